@@ -1,0 +1,194 @@
+#include "rmx_args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void rmx_die(int status, const char *prog, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: error: ", prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(status);
+}
+
+int rmx_parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !isfinite(v) || v < 0)
+        return -1;
+    double mult = 1.0;
+    if (*end) {
+        static const struct { const char *suffix; double mult; } units[] = {
+            {"K", 1024.0}, {"KiB", 1024.0}, {"KB", 1e3},
+            {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1e6},
+            {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
+            {"B", 1.0}};
+        size_t i;
+        for (i = 0; i < sizeof units / sizeof units[0]; i++)
+            if (strcasecmp(end, units[i].suffix) == 0)
+                break;
+        if (i == sizeof units / sizeof units[0])
+            return -1;
+        mult = units[i].mult;
+    }
+    v *= mult;
+    if (v != floor(v) || v > 1.8e19)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static void usage(const char *prog, const char *summary, const rmx_arg *spec, size_t nspec)
+{
+    printf("usage: %s [options]\n%s\n\noptions:\n", prog, summary);
+    for (size_t i = 0; i < nspec; i++) {
+        const char *meta = "";
+        switch (spec[i].type) {
+        case RMX_ARG_FLAG: meta = ""; break;
+        case RMX_ARG_INT: meta = " N"; break;
+        case RMX_ARG_DOUBLE: meta = " X"; break;
+        case RMX_ARG_SIZE: meta = " SIZE"; break;
+        case RMX_ARG_STRING: meta = " TEXT"; break;
+        case RMX_ARG_SIZE_LIST: meta = " SIZE,SIZE,..."; break;
+        case RMX_ARG_CHOICE: meta = " WORD"; break;
+        }
+        printf("  --%s%s\n      %s", spec[i].name, meta, spec[i].help);
+        if (spec[i].type == RMX_ARG_CHOICE)
+            printf(" (%s)", spec[i].choices);
+        putchar('\n');
+    }
+    printf("  --help\n      show this text\n");
+}
+
+static int in_range(const rmx_arg *a, double v)
+{
+    return a->min > a->max || (v >= a->min && v <= a->max);
+}
+
+static void range_error(const char *prog, const rmx_arg *a, const char *val)
+{
+    rmx_die(2, prog, "--%s: %s is out of range [%.15g, %.15g]", a->name, val, a->min, a->max);
+}
+
+static void set_value(const char *prog, const rmx_arg *a, const char *val)
+{
+    char *end;
+    switch (a->type) {
+    case RMX_ARG_FLAG:
+        *(int *)a->dest = 1;
+        return;
+    case RMX_ARG_INT: {
+        errno = 0;
+        long long v = strtoll(val, &end, 10);
+        if (end == val || *end || errno)
+            rmx_die(2, prog, "--%s: '%s' is not a whole number", a->name, val);
+        if (!in_range(a, (double)v))
+            range_error(prog, a, val);
+        *(long long *)a->dest = v;
+        return;
+    }
+    case RMX_ARG_DOUBLE: {
+        errno = 0;
+        double v = strtod(val, &end);
+        if (end == val || *end || errno || !isfinite(v))
+            rmx_die(2, prog, "--%s: '%s' is not a number", a->name, val);
+        if (!in_range(a, v))
+            range_error(prog, a, val);
+        *(double *)a->dest = v;
+        return;
+    }
+    case RMX_ARG_SIZE: {
+        size_t v;
+        if (rmx_parse_size(val, &v))
+            rmx_die(2, prog, "--%s: '%s' is not a size (examples: 4096, 64K, 8MiB, 1GB)", a->name, val);
+        if (!in_range(a, (double)v))
+            range_error(prog, a, val);
+        *(size_t *)a->dest = v;
+        return;
+    }
+    case RMX_ARG_STRING:
+        *(const char **)a->dest = val;
+        return;
+    case RMX_ARG_CHOICE: {
+        size_t len = strlen(val);
+        for (const char *c = a->choices; c && *c;) {
+            const char *bar = strchr(c, '|');
+            size_t wl = bar ? (size_t)(bar - c) : strlen(c);
+            if (wl == len && strncmp(c, val, len) == 0) {
+                *(const char **)a->dest = val;
+                return;
+            }
+            c = bar ? bar + 1 : NULL;
+        }
+        rmx_die(2, prog, "--%s: '%s' is not one of %s", a->name, val, a->choices);
+    }
+    case RMX_ARG_SIZE_LIST: {
+        rmx_size_list *list = a->dest;
+        size_t cap = 1;
+        for (const char *p = val; *p; p++)
+            cap += *p == ',';
+        list->v = malloc(cap * sizeof *list->v);
+        if (!list->v)
+            rmx_die(1, prog, "out of memory");
+        list->n = 0;
+        char *copy = strdup(val), *save = NULL;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            size_t v;
+            if (rmx_parse_size(tok, &v))
+                rmx_die(2, prog, "--%s: '%s' is not a size (examples: 4096, 64K, 8MiB)", a->name, tok);
+            if (!in_range(a, (double)v))
+                range_error(prog, a, tok);
+            list->v[list->n++] = v;
+        }
+        free(copy);
+        if (list->n == 0)
+            rmx_die(2, prog, "--%s: empty list", a->name);
+        return;
+    }
+    }
+}
+
+void rmx_args_parse(const char *prog, const char *summary, int argc, char **argv, int first,
+                    const rmx_arg *spec, size_t nspec)
+{
+    for (int i = first; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(prog, summary, spec, nspec);
+            exit(0);
+        }
+        if (strncmp(arg, "--", 2) != 0)
+            rmx_die(2, prog, "unexpected argument '%s' (options start with --; see --help)", arg);
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const rmx_arg *a = NULL;
+        for (size_t k = 0; k < nspec; k++)
+            if (strlen(spec[k].name) == len && strncmp(spec[k].name, name, len) == 0)
+                a = &spec[k];
+        if (!a)
+            rmx_die(2, prog, "unknown option '--%.*s' (see --help)", (int)len, name);
+        if (a->type == RMX_ARG_FLAG) {
+            if (eq)
+                rmx_die(2, prog, "--%s takes no value", a->name);
+            set_value(prog, a, NULL);
+            continue;
+        }
+        const char *val = eq ? eq + 1 : NULL;
+        if (!val) {
+            if (i + 1 >= argc)
+                rmx_die(2, prog, "--%s needs a value (see --help)", a->name);
+            val = argv[++i];
+        }
+        set_value(prog, a, val);
+    }
+}

@@ -1,0 +1,19 @@
+/* Run one function on T pinned threads at once and time the slowest:
+ * the harness of every kernel that loads all cores. */
+#ifndef RMX_THREADS_H
+#define RMX_THREADS_H
+
+#include <stddef.h>
+
+/* fn(ctx, thread_index, nthreads) does one thread's share; returns 0 on success. */
+typedef int (*rmx_thread_fn)(void *ctx, int tid, int nthreads);
+
+/* Starts nthreads threads (thread i pinned to the i-th allowed CPU), releases
+ * them together and returns the wall time from the release until the last one
+ * finished, or a negative value if any thread failed or could not start. */
+double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads);
+
+/* Number of CPUs this process may run on (its affinity mask). */
+int rmx_cpus_allowed(void);
+
+#endif

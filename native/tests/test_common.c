@@ -1,0 +1,151 @@
+/* Unit tests of native/common, run by tests/test_native.py. Prints one line per
+ * check and "N passed, M failed"; exit status 1 if anything failed. */
+#include "rmx_args.h"
+#include "rmx_json.h"
+#include "rmx_stats.h"
+#include "rmx_timer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(cond, what)                                        \
+    do {                                                         \
+        if (cond) {                                              \
+            passed++;                                            \
+        } else {                                                 \
+            failed++;                                            \
+            printf("FAIL %s:%d %s\n", __FILE__, __LINE__, what); \
+        }                                                        \
+    } while (0)
+
+static int near(double a, double b, double tol) { return fabs(a - b) <= tol; }
+
+static void test_summary(void)
+{
+    const double x[] = {4, 1, 3, 2, 5};
+    rmx_summary s;
+    rmx_summarize(x, 5, &s);
+    CHECK(s.n == 5, "n");
+    CHECK(s.min == 1 && s.max == 5, "min/max");
+    CHECK(s.median == 3, "odd median");
+    CHECK(near(s.mean, 3.0, 1e-12), "mean");
+    CHECK(near(s.sd, sqrt(2.5), 1e-12), "sample sd");
+    /* half-width = t(4) * sd / sqrt(5) = 2.776 * 1.5811 / 2.2361 */
+    CHECK(near(s.ci_hi - s.mean, 2.776 * sqrt(2.5) / sqrt(5.0), 1e-9), "ci half-width");
+    CHECK(near(s.ci_half_rel, (s.ci_hi - s.mean) / 3.0, 1e-12), "relative half-width");
+    CHECK(x[0] == 4, "input untouched");
+
+    const double y[] = {2, 1, 4, 3};
+    rmx_summarize(y, 4, &s);
+    CHECK(s.median == 2.5, "even median");
+
+    rmx_summarize(y, 1, &s);
+    CHECK(s.sd == 0 && isinf(s.ci_half_rel), "single sample");
+    rmx_summarize(y, 0, &s);
+    CHECK(isnan(s.mean), "empty");
+    CHECK(near(rmx_t95(1), 12.706, 1e-9) && near(rmx_t95(1000), 1.962, 1e-3), "t quantiles");
+}
+
+static double constant_sample(void *ctx)
+{
+    int *calls = ctx;
+    ++*calls;
+    return 1.0;
+}
+
+static double noisy_sample(void *ctx)
+{
+    int *calls = ctx;
+    ++*calls;
+    return (*calls % 2) ? 1.0 : 2.0; /* never converges to 2% */
+}
+
+static double failing_sample(void *ctx)
+{
+    (void)ctx;
+    return -1.0;
+}
+
+static void test_repeat(void)
+{
+    rmx_repeat_rule r = rmx_repeat_default();
+    rmx_samples s;
+    int calls = 0;
+    rmx_samples_init(&s);
+    CHECK(rmx_repeat(constant_sample, &calls, &r, &s) == 0, "constant samples meet the target");
+    CHECK(s.n == r.min_reps && calls == (int)(r.min_reps + r.warmup), "stops at min_reps, warm-up not kept");
+    rmx_samples_free(&s);
+
+    r.max_reps = 40;
+    r.budget = 0;
+    calls = 0;
+    CHECK(rmx_repeat(noisy_sample, &calls, &r, &s) == 1, "noisy samples stop at the cap");
+    CHECK(s.n == 40, "cap respected");
+    rmx_samples_free(&s);
+    CHECK(rmx_repeat(failing_sample, NULL, &r, &s) == -1, "failure propagates");
+    rmx_samples_free(&s);
+}
+
+static void test_sizes(void)
+{
+    size_t v = 0;
+    CHECK(rmx_parse_size("4096", &v) == 0 && v == 4096, "plain");
+    CHECK(rmx_parse_size("64K", &v) == 0 && v == 65536, "K");
+    CHECK(rmx_parse_size("8MiB", &v) == 0 && v == 8388608, "MiB");
+    CHECK(rmx_parse_size("1GB", &v) == 0 && v == 1000000000, "GB");
+    CHECK(rmx_parse_size("1.5K", &v) == 0 && v == 1536, "fraction");
+    CHECK(rmx_parse_size("-1", &v) != 0, "negative refused");
+    CHECK(rmx_parse_size("12Q", &v) != 0, "bad suffix refused");
+    CHECK(rmx_parse_size("abc", &v) != 0, "not a number refused");
+    CHECK(rmx_parse_size("0.3", &v) != 0, "fractional bytes refused");
+}
+
+static void test_json(void)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    rmx_json j;
+    rmx_json_init(&j, f);
+    rmx_json_obj_begin(&j, NULL);
+    rmx_json_str(&j, "s", "a\"b\\c\n");
+    rmx_json_int(&j, "i", -3);
+    rmx_json_num(&j, "nan", NAN);
+    const double v[] = {1.5, 2};
+    rmx_json_nums(&j, "v", v, 2);
+    rmx_json_obj_begin(&j, "o");
+    rmx_json_bool(&j, "t", 1);
+    rmx_json_null(&j, "z");
+    rmx_json_obj_end(&j);
+    rmx_json_obj_end(&j);
+    fclose(f);
+    const char *want = "{\"s\":\"a\\\"b\\\\c\\n\",\"i\":-3,\"nan\":null,\"v\":[1.5,2],\"o\":{\"t\":true,\"z\":null}}\n";
+    CHECK(strcmp(buf, want) == 0, "json line");
+    if (strcmp(buf, want) != 0)
+        printf("  got:  %s  want: %s", buf, want);
+    free(buf);
+}
+
+static void test_timer(void)
+{
+    double a = rmx_now();
+    rmx_spin(0.01);
+    double b = rmx_now();
+    CHECK(b - a >= 0.01 && b - a < 1.0, "spin lasts what it says");
+    CHECK(rmx_timer_resolution() > 0 && rmx_timer_resolution() < 1e-3, "resolution");
+}
+
+int main(void)
+{
+    test_summary();
+    test_repeat();
+    test_sizes();
+    test_json();
+    test_timer();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

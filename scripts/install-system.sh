@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages rmax builds against and measures with.
+# Quick when everything is present: apt-get runs only for what is missing.
+set -euo pipefail
+
+packages=(
+    build-essential cmake ninja-build pkg-config
+    python3 python3-venv python3-dev
+    openmpi-bin libopenmpi-dev             # MPI (default launcher: mpirun)
+    mpich                                  # second MPI implementation (mpiexec.mpich)
+    libopenblas-dev libblas-dev            # system BLAS (libblas.so.3 alternatives)
+    libblis4-pthread libatlas3-base libblas3   # other BLAS to compare at run time
+    hwloc libhwloc-dev                     # topology (lstopo) for the inventory
+    ethtool iproute2 procps                # NIC settings, network namespaces
+    sqlite3                                # results store inspection by hand
+    slurm-client                           # srun and sbatch for the Slurm launcher
+    hpcc netpipe-openmpi netpipe-tcp       # peer tools the benchmarks compare against
+
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    echo "rmax: missing system packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+fi
+echo "rmax: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

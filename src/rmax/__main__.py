@@ -1,0 +1,3 @@
+from rmax.cli import main
+
+main()

@@ -1,0 +1,91 @@
+"""The one path every benchmark takes: start a stored run, launch the kernel
+under the watchdog, parse its JSON lines, complete the run.
+
+Nothing is lost: the row exists from the start; a failed launch, a wrong
+answer or an interrupt each leave it with the matching status."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+from rmax.errors import RunFailed
+from rmax.launch import THREAD_VARIABLES, LaunchSpec, prepare, run_job
+from rmax.store import Store, open_store
+from rmax.store.runs import RunRecord
+
+# Variables that change what a kernel measures; recorded with every run.
+RECORDED_VARIABLES = (*THREAD_VARIABLES, "LD_LIBRARY_PATH", "OMPI_MCA_btl", "OMPI_MCA_pml", "UCX_TLS",
+                      "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "SLURM_JOB_ID")
+
+
+@dataclass
+class Parsed:
+    """What a family's parser makes of the kernel's JSON records."""
+
+    summary: dict
+    samples: dict
+    status: str = "ok"          # or "invalid" when the kernel's own validation failed
+    error: str | None = None
+
+
+def parse_json_lines(text: str) -> list[dict]:
+    records = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a rank's stray output interleaved with ours; the parser checks completeness
+    return records
+
+
+def environment(spec: LaunchSpec) -> dict:
+    """The environment a kernel ran in: thread settings, loader path, MPI and BLAS knobs."""
+    env = {k: os.environ[k] for k in RECORDED_VARIABLES if k in os.environ}
+    env.update(spec.rank_env())
+    return env
+
+
+def fingerprint() -> str | None:
+    try:
+        from rmax.inventory import collect, fingerprint as fp
+
+        return fp(collect(measure=False))
+    except Exception:  # an inventory problem must not stop a measurement; the run just has no fingerprint
+        return None
+
+
+def run_kernel(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[dict]], Parsed], *,
+               launcher: str | None = None, timeout: float = 600.0, store: Store | None = None,
+               parent: str | None = None, label: str | None = None,
+               on_stdout: Callable[[str], None] | None = None) -> RunRecord:
+    """Run one kernel as one stored run; raises RunFailed when it fails (after storing it)."""
+    argv = prepare(spec, launcher)  # refuses bad input before a run is stored
+    own_store = store is None
+    store = store or open_store()
+    try:
+        hosts = [h.name for h in spec.hosts] if spec.hosts else [os.uname().nodename]
+        with store.start_run(kind, params=params, hosts=hosts, parent=parent, label=label,
+                             environment=environment(spec), fingerprint=fingerprint(), argv=argv) as run:
+            result = run_job(argv, timeout, env=spec.rank_env(), on_stdout=on_stdout)
+            if not result.ok:
+                err = result.failure(kind)
+                run.finish("failed", str(err))
+                raise err
+            records = parse_json_lines(result.stdout)
+            if not records:
+                err = RunFailed(f"{kind} printed no results", hint="run with --debug to see the kernel's output")
+                run.finish("failed", str(err))
+                raise err
+            parsed = parse(records)
+            run.update(summary=parsed.summary, samples=parsed.samples)
+            if parsed.status != "ok":
+                run.finish(parsed.status, parsed.error)
+        return store.get(run.id)
+    finally:
+        if own_store:
+            store.close()

@@ -1,0 +1,101 @@
+"""The `rmax` group, its global options, and how errors reach the user.
+
+Exit codes: 0 success, 1 a run failed, 2 usage error or unusable input,
+130 interrupted. Errors are one line with a hint; tracebacks only with --debug."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import sys
+
+import click
+
+from rmax import __version__
+from rmax.errors import RmaxError
+
+# name -> module that defines a click command of that name; imported lazily so
+# `rmax --help` and quick commands do not pay for numpy and matplotlib.
+COMMANDS = {
+    "info": ("rmax.cli.info", "node inventory: CPU, caches, memory, NICs, MPI, BLAS, Rpeak"),
+    "runs": ("rmax.cli.runs", "list, show, export and delete stored runs"),
+    "bench": ("rmax.cli.bench", "run one benchmark family and store the result"),
+    "launch": ("rmax.cli.launch", "check where MPI ranks land through a launcher"),
+    "hpl": ("rmax.cli.hpl", "run HPL (rmax-hpl, hpcc or xhpl) from an HPL.dat and store every test"),
+    "vcluster": ("rmax.cli.vcluster", "a virtual cluster of network namespaces on this machine"),
+    "topology": ("rmax.cli.topology", "infer switch groups from measured latency and bandwidth"),
+    "slurm": ("rmax.cli.slurm", "write sbatch scripts that run rmax inside an allocation"),
+    "net": ("rmax.cli.netdoctor", "NIC settings on every node and what they cost"),
+    "experiment": ("rmax.cli.experiment", "measure before and after a setting change (e.g. MTU)"),
+    "scale": ("rmax.cli.scale", "measure speedup vs ranks and fit the generalised Amdahl model"),
+    "model": ("rmax.cli.model", "speedup curves and HPL performance predictions from models"),
+    "cost": ("rmax.cli.cost", "dollars per GFLOPS and MFLOPS per watt, with what-if alternatives"),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module = importlib.import_module(COMMANDS[name][0])
+        return getattr(module, "command")
+
+    def format_commands(self, ctx, formatter):
+        # One-line summaries without importing every command module.
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="rmax")
+@click.option("--debug", is_flag=True, help="Show tracebacks and launcher commands.")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False), envvar="RMAX_DB",
+              help="Results store (default $RMAX_DB or $XDG_DATA_HOME/rmax/results.db).")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool, db_path: str | None) -> None:
+    """rmax measures, models and tunes Linux compute clusters.
+
+    Every measurement is stored; `rmax runs list` shows them."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+    if db_path:
+        os.environ["RMAX_DB"] = db_path
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in argv or os.environ.get("RMAX_DEBUG") == "1"
+    # SIGTERM and SIGHUP end a run like Ctrl-C does, so it is stored as interrupted.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _raise_interrupt)
+    try:
+        cli.main(args=argv, prog_name="rmax", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        click.echo("rmax: interrupted", err=True)
+        sys.exit(130)
+    except RmaxError as e:
+        if debug:
+            raise
+        click.echo(f"rmax: error: {e.message}" + (f"\n  hint: {e.hint}" if e.hint else ""), err=True)
+        sys.exit(e.exit_code)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as e:  # a bug: say so in one line, keep the traceback for --debug
+        if debug:
+            raise
+        click.echo(f"rmax: internal error: {type(e).__name__}: {e} (run with --debug for the traceback)", err=True)
+        sys.exit(1)

@@ -1,0 +1,46 @@
+"""`rmax bench NAME`: one benchmark family, printed and stored.
+
+Each family's commands live in their own module; this table maps a command
+name to its module and summary, so `rmax bench --help` stays fast."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+BENCHMARKS: dict[str, tuple[str, str]] = {
+    "peakflops": ("rmax.cli.bench_node", "measured FMA-throughput peak, one core and all cores"),
+    "cpurate": ("rmax.cli.bench_node", "floating-point rate vs vector length; cache boundaries"),
+    "dgemm": ("rmax.cli.bench_node", "BLAS DGEMM rate vs size and vs inner dimension k"),
+    "blas": ("rmax.cli.bench_node", "every installed BLAS side by side"),
+    "stream": ("rmax.cli.bench_node", "STREAM Copy, Scale, Add, Triad bandwidth"),
+    "memlat": ("rmax.cli.bench_node", "memory load latency vs working-set size"),
+    "memcopy": ("rmax.cli.bench_node", "memcpy bandwidth vs buffer size"),
+    "oslat": ("rmax.cli.bench_node", "operating-system latencies, lmbench style"),
+    "net": ("rmax.cli.bench_net", "point-to-point latency and bandwidth per layer (MPI, TCP, UDP)"),
+    "coll": ("rmax.cli.bench_net", "collectives vs message size and process count"),
+    "ring": ("rmax.cli.bench_net", "natural and random ring latency and bandwidth"),
+    "bisect": ("rmax.cli.bench_net", "bisection bandwidth over random bisections"),
+    "matrix": ("rmax.cli.bench_net", "all-pairs latency and bandwidth matrices"),
+}
+
+
+class BenchGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(BENCHMARKS)
+
+    def get_command(self, ctx, name):
+        if name not in BENCHMARKS:
+            return None
+        module = importlib.import_module(BENCHMARKS[name][0])
+        return getattr(module, name.replace("-", "_") + "_cmd")
+
+    def format_commands(self, ctx, formatter):
+        with formatter.section("Benchmarks"):
+            formatter.write_dl([(n, BENCHMARKS[n][1]) for n in self.list_commands(ctx)])
+
+
+@click.group("bench", cls=BenchGroup)
+def command():
+    """Run one benchmark family and store the result."""

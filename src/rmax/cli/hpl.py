@@ -1,0 +1,80 @@
+"""`rmax hpl`: run HPL (rmax-hpl, hpcc or a user's xhpl) from an HPL.dat and store every test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rmax.cli.launch_options import launch_options, spec_from_options
+from rmax.cli.output import console, fmt, json_option, print_json
+from rmax.errors import RmaxError
+
+
+@click.group("hpl")
+def command():
+    """Run HPL from an HPL.dat and store every test."""
+
+
+@command.command("run")
+@click.argument("dat", required=False, type=click.Path(dir_okay=False))
+@click.option("--engine", default="rmax", show_default=True, metavar="rmax|hpcc|xhpl:PATH",
+              help="Which HPL implementation runs the tests.")
+@click.option("--blas", default=None, metavar="NAME|PATH", help="BLAS for this run: openblas, blis, atlas, reference or a path.")
+@click.option("--label", default=None, help="A note stored with the run.")
+@launch_options(default_np="the largest grid's P x Q")
+@json_option
+def run_cmd(dat, engine, blas, label, as_json, launcher, timeout, **opts):
+    """Run every test of HPL.dat (default ./HPL.dat; a .json file with the same fields works too).
+
+    Example: rmax hpl run HPL.dat --np 2 --engine rmax"""
+    from rmax.hpl import dat as hpl_dat
+    from rmax.hpl.run import run_hpl
+    from rmax.store import open_store
+
+    path = Path(dat or "HPL.dat")
+    if not path.exists():
+        raise RmaxError(f"{path} not found", hint="give an HPL.dat path, or run in a folder that has one")
+    cfg = hpl_dat.read(path)
+    spec = spec_from_options([], default_np=cfg.max_ranks, **opts)
+    blas_info = {}
+    if blas:
+        from rmax import blas as blas_mod
+
+        lib = blas_mod.resolve(blas)
+        spec.env.update(blas_mod.env_for(lib))
+        blas_info = {"requested": blas, **blas_mod.loaded(spec.env)}
+    echo = None if as_json else (lambda line: click.echo(line, nl=False))
+    with open_store() as store:
+        outcome = run_hpl(cfg, spec, store, engine=engine, launcher=launcher, timeout=timeout, label=label,
+                          blas=blas_info, on_line=echo)
+    rec = outcome.run
+    if as_json:
+        print_json({**rec.as_dict(), "tests": [t.as_dict() for t in outcome.tests]})
+    else:
+        from rich.table import Table
+
+        t = Table(title=f"HPL via {rec.params['engine']}, {rec.params['np']} ranks (run {rec.id[:8]})")
+        for col in ("Test run", "T/V", "N", "NB", "P x Q", "Time (s)", "GFLOPS", "Residual", "Check"):
+            t.add_column(col)
+        for tr in outcome.tests:
+            p, s = tr.params, tr.summary
+            t.add_row(tr.id[:8], p["code"], str(p["n"]), str(p["nb"]), f"{p['p']} x {p['q']}", fmt(s["time_s"]),
+                      fmt(s["gflops"]), fmt(s["residual"], ".4g"), s["verdict"])
+        console.print(t)
+    if rec.status != "ok":
+        raise RmaxError(f"HPL run {rec.id[:8]} {rec.status}: {rec.error}", exit_code=1)
+
+
+@command.command("engines")
+@json_option
+def engines_cmd(as_json):
+    """List the HPL engines."""
+    from rmax.hpl.engines import ENGINES
+
+    rows = [{"name": n, "summary": c.summary} for n, c in sorted(ENGINES.items())]
+    if as_json:
+        print_json(rows)
+    else:
+        for r in rows:
+            console.print(f"{r['name']:<6} {r['summary']}")

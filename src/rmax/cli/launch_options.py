@@ -1,0 +1,45 @@
+"""The launch options every MPI command shares, and the LaunchSpec they make."""
+
+from __future__ import annotations
+
+import click
+
+from rmax.errors import RmaxError
+from rmax.launch import REGISTRY, LaunchSpec, local_slots, parse_hosts, read_hostfile
+
+
+def launch_options(default_np: str = "cores"):
+    """--np, --hosts, --hostfile, --launcher, --bind, --blas-threads, --oversubscribe, --timeout."""
+
+    def decorate(f):
+        opts = [
+            click.option("--np", "np", type=int, default=None,
+                         help=f"MPI ranks (default: {default_np})."),
+            click.option("--hosts", default=None, metavar="H:N,...", help="Hosts and slots, e.g. a:2,b:2."),
+            click.option("--hostfile", type=click.Path(), default=None, help="Hostfile ('host slots=N' lines)."),
+            click.option("--launcher", type=click.Choice(sorted(REGISTRY)), default=None,
+                         help="Launcher (default: srun inside Slurm, else mpirun)."),
+            click.option("--bind", type=click.Choice(["core", "socket", "none"]), default="core", show_default=True,
+                         help="Process binding."),
+            click.option("--blas-threads", type=int, default=1, show_default=True, help="BLAS threads per rank."),
+            click.option("--oversubscribe", is_flag=True, help="Allow more ranks than slots."),
+            click.option("--timeout", type=float, default=600.0, show_default=True,
+                         help="Seconds before the watchdog kills the job."),
+        ]
+        for o in reversed(opts):
+            f = o(f)
+        return f
+
+    return decorate
+
+
+def spec_from_options(program: list[str], np: int | None, hosts: str | None, hostfile: str | None,
+                      bind: str, blas_threads: int, oversubscribe: bool, default_np: int | None = None,
+                      **_ignored) -> LaunchSpec:
+    if hosts and hostfile:
+        raise RmaxError("give --hosts or --hostfile, not both")
+    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else None
+    if np is None:
+        np = default_np or (sum(h.slots for h in host_list) if host_list else local_slots())
+    return LaunchSpec(program=program, np=np, hosts=host_list, hostfile=hostfile, bind=bind,
+                      blas_threads=blas_threads, oversubscribe=oversubscribe)

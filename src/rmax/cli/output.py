@@ -1,0 +1,53 @@
+"""Printing conventions shared by the commands: --json, rich tables, progress."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from contextlib import contextmanager
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+
+
+def _clean(obj):
+    """JSON cannot say NaN: a value that could not be measured is null."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def print_json(data) -> None:
+    sys.stdout.write(json.dumps(_clean(data), indent=2, default=str) + "\n")
+
+
+@contextmanager
+def progress(description: str, total: float | None = None):
+    """A progress bar on stderr (hidden when stderr is not a terminal); yields an advance(n) function."""
+    bar = Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
+                   TextColumn("{task.percentage:>3.0f}%" if total else ""), TimeElapsedColumn(),
+                   console=err_console, transient=True, disable=not err_console.is_terminal)
+    with bar:
+        task = bar.add_task(description, total=total)
+
+        def advance(n: float = 1, description: str | None = None) -> None:
+            bar.update(task, advance=n, **({"description": description} if description else {}))
+
+        yield advance
+
+
+def fmt(value, spec: str = ".2f", none: str = "—") -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return none
+    return format(value, spec)

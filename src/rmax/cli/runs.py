@@ -1,0 +1,154 @@
+"""`rmax runs`: the stored runs: list, show, export, delete."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+
+import click
+
+from rmax.cli.output import console, json_option, print_json
+from rmax.errors import RmaxError
+from rmax.store import STATUSES, open_store
+
+
+@click.group("runs")
+def command():
+    """List, show, export and delete stored runs."""
+
+
+def _headline(summary: dict) -> str:
+    """A short text of a run's summary for the list view."""
+    parts = []
+    for k, v in list(summary.items())[:2]:
+        if isinstance(v, dict) and "median" in v:
+            parts.append(f"{k} {v['median']:.4g}" + (f" {v['unit']}" if v.get("unit") else ""))
+        elif isinstance(v, (int, float, str)) and not isinstance(v, bool):
+            parts.append(f"{k}={v}")
+    return "; ".join(parts)
+
+
+@command.command("list")
+@click.option("--kind", default=None, help="Only runs of this kind (e.g. peakflops).")
+@click.option("--status", type=click.Choice(STATUSES), default=None)
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
+@json_option
+def list_cmd(kind, status, limit, as_json):
+    """List stored runs, newest first.
+
+    Example: rmax runs list --kind peakflops --status ok"""
+    with open_store() as store:
+        runs = store.list(kind=kind, status=status, limit=limit)
+    if as_json:
+        print_json([r.as_dict() for r in runs])
+        return
+    if not runs:
+        console.print("no runs stored yet")
+        return
+    from rich.table import Table
+
+    t = Table()
+    for col in ("ID", "Kind", "Status", "Started (UTC)", "Duration (s)", "Hosts", "Summary"):
+        t.add_column(col)
+    style = {"ok": "green", "failed": "red", "invalid": "red", "interrupted": "yellow", "running": "cyan"}
+    for r in runs:
+        t.add_row(r.id[:8], r.kind, f"[{style[r.status]}]{r.status}[/]", r.started_at[:19].replace("T", " "),
+                  f"{r.duration:.1f}" if r.duration is not None else "—", ",".join(r.hosts), _headline(r.summary))
+    console.print(t)
+
+
+@command.command("show")
+@click.argument("run_id")
+@json_option
+def show(run_id, as_json):
+    """Everything stored about one run (an id prefix or 'latest').
+
+    Example: rmax runs show latest"""
+    with open_store() as store:
+        rec = store.get(run_id)
+        children = store.children(rec.id)
+    d = rec.as_dict()
+    d["children"] = [c.id for c in children]
+    if as_json:
+        print_json(d)
+        return
+    for k in ("id", "kind", "status", "started_at", "ended_at", "duration_s", "hosts", "label", "parent",
+              "fingerprint", "error"):
+        if d.get(k) not in (None, [], ""):
+            console.print(f"[bold]{k}[/]: {d[k]}")
+    for k in ("params", "summary", "environment"):
+        if d[k]:
+            console.print(f"[bold]{k}[/]:")
+            console.print_json(json.dumps(d[k], default=str))
+    if rec.argv:
+        console.print(f"[bold]argv[/]: {' '.join(rec.argv)}")
+    if children:
+        console.print(f"[bold]runs in it[/]: {', '.join(c.id[:8] + ' ' + c.kind for c in children)}")
+    n = sum(len(v) if isinstance(v, list) else 1 for v in rec.samples.values())
+    console.print(f"[bold]raw samples[/]: {n} in {len(rec.samples)} series (rmax runs show --json {rec.id[:8]})")
+
+
+@command.command("export")
+@click.argument("run_ids", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True)
+@click.option("--kind", default=None, help="Only runs of this kind.")
+@click.option("--out", type=click.Path(dir_okay=False, writable=True), default=None, help="File (default stdout).")
+def export(run_ids, fmt, kind, out):
+    """Export runs (all, or the ids given) as JSON or CSV (one row per summary metric).
+
+    Example: rmax runs export --format csv --out runs.csv"""
+    with open_store() as store:
+        runs = [store.get(i) for i in run_ids] if run_ids else store.list(kind=kind)
+    if fmt == "json":
+        text = json.dumps([r.as_dict() for r in runs], indent=2, default=str) + "\n"
+    else:
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(["run_id", "kind", "status", "started_at", "metric", "statistic", "value", "unit"])
+        for r in runs:
+            for metric, v in _flatten(r.summary):
+                stat = metric.rsplit(".", 1)[-1] if "." in metric else ""
+                name = metric.rsplit(".", 1)[0] if stat else metric
+                w.writerow([r.id, r.kind, r.status, r.started_at, name, stat, v, _unit(r.summary, name)])
+        text = buf.getvalue()
+    if out:
+        try:
+            with open(out, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise RmaxError(f"cannot write {out}: {e.strerror}") from None
+    else:
+        sys.stdout.write(text)
+
+
+def _flatten(d: dict, prefix: str = ""):
+    for k, v in d.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict):
+            yield from _flatten(v, name + ".")
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            yield name, v
+
+
+def _unit(summary: dict, name: str) -> str:
+    node = summary
+    for part in name.split("."):
+        node = node.get(part, {}) if isinstance(node, dict) else {}
+    return node.get("unit", "") if isinstance(node, dict) else ""
+
+
+@command.command("delete")
+@click.argument("run_id")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def delete(run_id, yes):
+    """Delete a run and the runs grouped under it.
+
+    Example: rmax runs delete 3fa2c1d0 --yes"""
+    with open_store() as store:
+        rec = store.get(run_id)
+        if not yes and not click.confirm(f"delete run {rec.id[:8]} ({rec.kind}, {rec.started_at[:19]})?"):
+            raise RmaxError("nothing deleted", exit_code=1)
+        store.delete(rec.id)
+    console.print(f"deleted {rec.id}")

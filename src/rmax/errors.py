@@ -1,0 +1,23 @@
+"""Errors that reach the user as one line with a hint, never a traceback."""
+
+
+class RmaxError(Exception):
+    """Bad input or an unusable environment: exit status 2 unless told otherwise."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, hint: str | None = None, exit_code: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+    def __str__(self) -> str:
+        return self.message + (f" ({self.hint})" if self.hint else "")
+
+
+class RunFailed(RmaxError):
+    """A measurement ran and failed (crashed, timed out, wrong answer): exit status 1."""
+
+    exit_code = 1

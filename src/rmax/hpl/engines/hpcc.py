@@ -1,0 +1,54 @@
+"""HPC Challenge's HPL section (Debian's hpcc), the reference implementation here.
+
+hpcc reads hpccinf.txt (HPL.dat's 31 lines, a separator, then PTRANS sizes)
+from its working directory and appends to hpccoutf.txt; it always runs all of
+its tests, so a run takes longer than HPL alone."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from rmax.errors import RmaxError
+from rmax.hpl.dat import HplConfig, render
+from rmax.hpl.engines.base import Engine, EngineRun, register
+from rmax.hpl.output import parse_output
+
+SUMMARY_LINE = re.compile(r"^(\w+)=(\S+)\s*$")
+
+
+def summary_values(text: str) -> dict[str, str]:
+    """The key=value lines of hpcc's summary block (HPL_Tflops, StarSTREAM_Triad, ...)."""
+    return {m.group(1): m.group(2) for m in map(SUMMARY_LINE.match, text.splitlines()) if m}
+
+
+def hpl_section(text: str) -> str:
+    """The part of hpccoutf.txt that HPL wrote (between its Begin/End markers when present)."""
+    start = text.find("Begin of HPL section")
+    end = text.find("End of HPL section")
+    return text[start:end] if 0 <= start < end else text
+
+
+@register
+class Hpcc(Engine):
+    name = "hpcc"
+    summary = "HPC Challenge's HPL (Debian package hpcc), the reference"
+
+    def program(self, workdir: Path, cfg: HplConfig) -> list[str]:
+        binary = shutil.which("hpcc")
+        if not binary:
+            raise RmaxError("hpcc not found: the hpcc engine needs it", hint="apt-get install hpcc")
+        ptrans = ["#" * 8 + " separator line, ignored " + "#" * 8,
+                  "1            how many PTRANS problem sizes",
+                  f"{min(cfg.ns) // 2 or 1}         PTRANS sizes",
+                  "1            how many PTRANS block sizes",
+                  f"{cfg.nbs[0]}          PTRANS block sizes"]
+        (workdir / "hpccinf.txt").write_text(render(cfg) + "\n".join(ptrans) + "\n")
+        return [binary]
+
+    def collect(self, workdir: Path, stdout: str) -> EngineRun:
+        out = workdir / "hpccoutf.txt"
+        text = out.read_text() if out.exists() else ""
+        section = hpl_section(text)
+        return EngineRun(parse_output(section), [], section, {"hpcc_summary": summary_values(text)} if text else {})

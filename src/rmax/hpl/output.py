@@ -1,0 +1,62 @@
+"""Parsing HPL's text output, as any HPL output parser would: the result lines
+(`WR11C2R4  N NB P Q Time Gflops`) and the residual line that follows each.
+Works for xhpl, hpcc's HPL section and rmax-hpl alike."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+RESULT = re.compile(r"^(W[RC]\d\d[LCR]\d[LCR]\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.eE+\-]+)\s*$")
+RESIDUAL = re.compile(r"^\|\|Ax-b\|\|_oo/\(eps\*\(\|\|A\|\|_oo\*\|\|x\|\|_oo\+\|\|b\|\|_oo\)\*N\)=\s*([0-9.eE+\-naNifINF]+)"
+                      r"\s*\.+\s*(PASSED|FAILED)")
+SUMMARY = re.compile(r"^Finished\s+(\d+)\s+tests")
+
+
+@dataclass
+class HplResult:
+    code: str
+    n: int
+    nb: int
+    p: int
+    q: int
+    time: float
+    gflops: float
+    residual: float | None = None
+    verdict: str | None = None   # PASSED, FAILED, or None when the check was skipped
+
+    @property
+    def variant(self) -> dict:
+        """The parameters encoded in the result code."""
+        c = self.code
+        return {"pmap": "RC".index(c[1]), "depth": int(c[2]), "bcast": int(c[3]), "rfact": "LCR".index(c[4]),
+                "ndiv": int(c[5]), "pfact": "LCR".index(c[6]), "nbmin": int(c[7:])}
+
+
+def parse_output(text: str) -> list[HplResult]:
+    results: list[HplResult] = []
+    for line in text.splitlines():
+        line = line.strip()
+        m = RESULT.match(line)
+        if m:
+            code, n, nb, p, q, t, g = m.groups()
+            results.append(HplResult(code, int(n), int(nb), int(p), int(q), float(t), float(g)))
+            continue
+        m = RESIDUAL.match(line)
+        if m and results and results[-1].verdict is None:
+            results[-1].residual = float(m.group(1))
+            results[-1].verdict = m.group(2)
+    return results
+
+
+def finished_count(text: str) -> int | None:
+    for line in text.splitlines():
+        m = SUMMARY.match(line.strip())
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def gflops(n: int, seconds: float) -> float:
+    """HPL's operation count: 2/3 N^3 + 3/2 N^2 flops."""
+    return (2.0 / 3.0 * n ** 3 + 1.5 * n ** 2) / seconds / 1e9

@@ -1,0 +1,94 @@
+"""Network interfaces: name, driver, link speed, MTU and interrupt coalescing."""
+
+from __future__ import annotations
+
+import os
+
+from rmax.inventory.probe import int_or_none, listdir, read_value, run
+
+SYS_NET = "/sys/class/net"
+
+
+def parse_ethtool_coalesce(text: str) -> dict:
+    """`ethtool -c IFACE` -> {'rx-usecs': 0, 'adaptive-rx': 'off', ...}; 'n/a' fields are left out."""
+    out: dict = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("Coalesce parameters"):
+            continue
+        if line.startswith(("Adaptive", "CQE mode")):
+            # 'Adaptive RX: off  TX: n/a' holds two fields on one line
+            prefix = "adaptive" if line.startswith("Adaptive") else "cqe-mode"
+            body = line.split(None, 1)[1] if prefix == "adaptive" else line[len("CQE mode"):]
+            parts = body.replace(":", " ").split()
+            for name, value in zip(parts[::2], parts[1::2]):
+                if value != "n/a":
+                    out[f"{prefix}-{name.lower()}"] = value
+            continue
+        key, sep, value = line.partition(":")
+        value = value.strip()
+        if sep and value and value != "n/a":
+            out[key.strip()] = int(value) if value.lstrip("-").isdigit() else value
+    return out
+
+
+def parse_ethtool_info(text: str) -> dict:
+    """`ethtool -i IFACE` -> {'driver': 'virtio_net', 'version': '1.0.0', ...}."""
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and value.strip():
+            out[key.strip()] = value.strip()
+    return out
+
+
+def link_speed(name: str, root: str = SYS_NET) -> tuple[int | None, str | None]:
+    """Link speed in Mbit/s as the driver reports it."""
+    value, why = read_value(f"{root}/{name}/speed")
+    if value is None:
+        return None, f"driver reports no link speed ({why.split(': ', 1)[-1]})"
+    speed = int_or_none(value)
+    if speed is None or speed <= 0:
+        return None, f"driver reports no link speed (sysfs speed = {value}; usual for virtio and virtual links)"
+    return speed, None
+
+
+def collect_nic(name: str, root: str = SYS_NET) -> dict:
+    d = f"{root}/{name}"
+    reasons: dict[str, str] = {}
+    has_device = os.path.exists(f"{d}/device")
+    driver = None
+    if has_device:
+        link = os.path.realpath(f"{d}/device/driver")
+        driver = os.path.basename(link) if os.path.exists(link) else None
+    info_text, why_info = run(["ethtool", "-i", name], timeout=3)
+    info = parse_ethtool_info(info_text) if info_text else {}
+    driver = driver or info.get("driver")
+    if driver is None:
+        reasons["driver"] = ("no driver: virtual interface" if not has_device else
+                             why_info or "no driver link in sysfs")
+    speed, why = link_speed(name, root)
+    if speed is None:
+        reasons["speed_mbps"] = why
+    mtu = int_or_none(read_value(f"{d}/mtu")[0])
+    if mtu is None:
+        reasons["mtu"] = f"{d}/mtu unreadable"
+    co_text, why_co = run(["ethtool", "-c", name], timeout=3)
+    coalesce = parse_ethtool_coalesce(co_text) if co_text else None
+    if coalesce is None:
+        reasons["coalesce"] = why_co
+    kind = "loopback" if read_value(f"{d}/type")[0] == "772" else ("device" if has_device else "virtual")
+    entry = {"name": name, "kind": kind, "driver": driver, "bus_info": info.get("bus-info") or None,
+             "speed_mbps": speed, "mtu": mtu, "operstate": None, "address": None, "coalesce": coalesce,
+             "reasons": reasons}
+    if entry["bus_info"] is None:
+        reasons["bus_info"] = "not on a bus: virtual interface" if not has_device else (why_info or "not reported")
+    for field in ("operstate", "address"):
+        entry[field], why = read_value(f"{d}/{field}")
+        if entry[field] is None:
+            reasons[field] = why
+    return entry
+
+
+def interface_names(root: str = SYS_NET) -> list[str]:
+    return listdir(root)

@@ -1,0 +1,219 @@
+"""Rpeak = cores x clock x DP flops/cycle, with its derivation, and the measured peak.
+
+Flops/cycle come from the widest ISA (SSE2 4, AVX 8, AVX2+FMA 16, AVX-512 16 with one
+FMA unit, 32 with two). The FMA-unit count is not in the CPU flags, so it is measured
+(one core's AVX-512 FMA rate over its AVX2 FMA rate: about 2 means two 512-bit units)
+or stated as assumed. In a VM the clock cpuinfo shows may not be the one the cores run
+at; the measured FMA peak exposes that, and `basis` says which peak "% of peak"
+figures should use."""
+
+from __future__ import annotations
+
+import json
+
+from rmax.inventory.probe import run
+
+DP_FLOPS_PER_CYCLE = {"sse2": 4, "avx": 8, "avx2": 16}
+AVX512_FLOPS_PER_CYCLE = {1: 16, 2: 32}
+ISA_LABEL = {"sse2": "SSE2", "avx": "AVX", "avx2": "AVX2+FMA", "avx512": "AVX-512"}
+
+# rmax-node peakflops settings: short blocks so the whole measurement takes about 1 s
+PEAKFLOPS_ARGS = ["--precision", "double", "--budget", "0.05", "--sample-time", "0.01"]
+
+
+def widest_isa(flags: set[str] | list[str]) -> str | None:
+    flags = set(flags)
+    if "avx512f" in flags:
+        return "avx512"
+    if "avx2" in flags and "fma" in flags:
+        return "avx2"
+    if "avx" in flags:
+        return "avx"
+    if "sse2" in flags:
+        return "sse2"
+    return None
+
+
+def dp_flops_per_cycle(isa: str, fma_units: int | None = None) -> int:
+    if isa == "avx512":
+        return AVX512_FLOPS_PER_CYCLE[fma_units or 2]
+    return DP_FLOPS_PER_CYCLE[isa]
+
+
+def fma_units_from_ratio(ratio: float) -> int | None:
+    """AVX-512 over AVX2 one-core FMA rate: ~2 -> two 512-bit units, ~1 -> one; else unknown."""
+    if ratio >= 1.5:
+        return 2
+    if ratio >= 0.7:
+        return 1
+    return None
+
+
+def choose_clock(cpufreq_max_hz: float | None, model_name_ghz: float | None,
+                 cpuinfo_mhz: float | None) -> tuple[float | None, str | None]:
+    """(Hz, which source). The highest sustained clock the system states: cpufreq's max,
+    else the nominal clock in the model name, else what cpuinfo reports."""
+    if cpufreq_max_hz:
+        return cpufreq_max_hz, "cpufreq cpuinfo_max_freq"
+    if model_name_ghz:
+        return model_name_ghz * 1e9, "model name '@ x.xxGHz'"
+    if cpuinfo_mhz:
+        return cpuinfo_mhz * 1e6, "/proc/cpuinfo 'cpu MHz'"
+    return None, None
+
+
+def nominal_gflops(cores: int, clock_hz: float, flops_per_cycle: int) -> float:
+    return cores * clock_hz * flops_per_cycle / 1e9
+
+
+def parse_peakflops(text: str) -> list[dict]:
+    """rmax-node peakflops JSON lines -> rows with the median and how many blocks it is over."""
+    rows = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        rec = json.loads(line)
+        s = rec.get("summary", {})
+        rows.append({"isa": rec["isa"], "precision": rec["precision"], "threads": rec["threads"],
+                     "fused": bool(rec.get("fused")), "median_gflops": s.get("median"), "n": s.get("n"),
+                     "min_gflops": s.get("min"), "max_gflops": s.get("max"), "ci95": s.get("ci95"),
+                     "validated": rec.get("validated")})
+    return rows
+
+
+def measure_peak(timeout: float = 60) -> tuple[list[dict] | None, str | None]:
+    """Run the FMA-throughput kernels (about 1 s); (rows, None) or (None, why not)."""
+    from rmax.errors import RmaxError
+    from rmax.native import executable
+    try:
+        exe = executable("rmax-node")
+    except RmaxError as e:
+        return None, str(e)
+    out, why = run([exe, "peakflops", "--json", "-", *PEAKFLOPS_ARGS], timeout=timeout)
+    if out is None:
+        return None, why
+    try:
+        rows = parse_peakflops(out)
+    except (ValueError, KeyError) as e:
+        return None, f"rmax-node peakflops printed unparsable JSON: {e}"
+    return (rows, None) if rows else (None, "rmax-node peakflops printed no measurements")
+
+
+def _row(rows: list[dict], isa: str, one_core: bool) -> dict | None:
+    cands = [r for r in rows if r["isa"] == isa and r["precision"] == "double"]
+    if not cands:
+        return None
+    return min(cands, key=lambda r: r["threads"]) if one_core else max(cands, key=lambda r: r["threads"])
+
+
+def derive(cpu: dict, rows: list[dict] | None, measure_reason: str | None) -> dict:
+    """The Rpeak section: nominal value with its derivation, measured peak, and which to trust."""
+    reasons: dict[str, str] = {}
+    isa = widest_isa(cpu.get("flags", []))
+    cores = cpu.get("cores")
+
+    units, units_source, units_detail = None, None, None
+    if isa == "avx512":
+        one512, one256 = (_row(rows, "avx512", True), _row(rows, "avx2", True)) if rows else (None, None)
+        if one512 and one256 and one256["median_gflops"]:
+            ratio = one512["median_gflops"] / one256["median_gflops"]
+            units = fma_units_from_ratio(ratio)
+            units_source = "measured"
+            units_detail = (f"AVX-512 / AVX2 one-core DP FMA rate = {one512['median_gflops']:.1f} / "
+                            f"{one256['median_gflops']:.1f} = {ratio:.2f} (medians of {one512['n']} and "
+                            f"{one256['n']} blocks)")
+        if units is None:
+            units, units_source = 2, "assumed"
+            units_detail = ("assumed 2 (as on most AVX-512 server parts), not measured: "
+                            + (measure_reason or "the AVX-512/AVX2 rate ratio was inconclusive"))
+    fpc = dp_flops_per_cycle(isa, units) if isa else None
+    clock_hz, clock_source = choose_clock(cpu.get("cpufreq_max_hz"), cpu.get("model_name_ghz"),
+                                          cpu.get("cpuinfo_mhz"))
+    nominal = None
+    if None in (cores, clock_hz, fpc):
+        missing = [n for n, v in (("cores", cores), ("clock", clock_hz), ("flops/cycle", fpc)) if v is None]
+        reasons["nominal_gflops"] = f"unknown {', '.join(missing)}"
+        formula = None
+    else:
+        nominal = nominal_gflops(cores, clock_hz, fpc)
+        formula = (f"{cores} cores x {clock_hz / 1e9:.3f} GHz ({clock_source}) x {fpc} DP flops/cycle "
+                   f"({ISA_LABEL[isa]}" + (f", {units} FMA units {units_source}" if isa == "avx512" else "")
+                   + f") = {nominal:.1f} GFLOPS")
+    if isa is None:
+        reasons["isa"] = "no SSE2 or wider in the CPU flags"
+    if clock_hz is None:
+        reasons["clock_hz"] = "no cpufreq, no '@ GHz' in the model name and no 'cpu MHz' in /proc/cpuinfo"
+
+    measured = None
+    if rows:
+        by_isa = []
+        for r in rows:
+            per = DP_FLOPS_PER_CYCLE.get(r["isa"]) if r["isa"] != "avx512" else (fpc if isa == "avx512" else None)
+            # only fused (FMA) kernels map cleanly to flops/cycle; SSE2 mul+add can use extra adders
+            eff = r["median_gflops"] * 1e9 / (per * r["threads"]) if per and r["fused"] else None
+            by_isa.append({**r, "flops_per_cycle": per if r["fused"] else None, "effective_clock_hz": eff})
+        one, allc = (_row(rows, isa, True), _row(rows, isa, False)) if isa in ("avx512", "avx2", "sse2") else (None, None)
+        measured = {
+            "statistic": "median of timed blocks",
+            "isa": isa,
+            "one_core_gflops": one["median_gflops"] if one else None,
+            "one_core_n": one["n"] if one else None,
+            "all_cores_gflops": allc["median_gflops"] if allc else None,
+            "all_cores_n": allc["n"] if allc else None,
+            "all_cores_threads": allc["threads"] if allc else None,
+            "effective_clock_hz": (one["median_gflops"] * 1e9 / fpc) if one and fpc else None,
+            "rows": by_isa,
+        }
+    else:
+        reasons["measured"] = measure_reason or "not measured"
+
+    problems = []
+    if measured and nominal and measured["all_cores_gflops"] and cores:
+        one_nominal = nominal / cores
+        if measured["all_cores_gflops"] > nominal or (measured["one_core_gflops"] or 0) > one_nominal:
+            one_row, all_row = _row(rows, isa, True), _row(rows, isa, False)
+            problems.append(
+                f"the measured {ISA_LABEL[isa]} FMA peak exceeds it: {all_row['median_gflops']:.1f} GFLOPS on "
+                f"{all_row['threads']} threads and {one_row['median_gflops']:.1f} on one core (medians of "
+                f"{all_row['n']} and {one_row['n']} blocks) against {nominal:.1f} nominal "
+                f"({one_nominal:.1f} per core); by FMA throughput the cores run at about "
+                f"{measured['effective_clock_hz'] / 1e9:.2f} GHz, not the {clock_hz / 1e9:.2f} GHz of {clock_source}")
+    if cpu.get("hypervisor_flag") and not cpu.get("cpufreq_max_hz"):
+        problems.append("this is a VM (hypervisor flag) without cpufreq, so the clock it shows is the "
+                        "hypervisor's figure, not a measured one")
+    trustworthy = not problems
+    warning = ("nominal Rpeak is not trustworthy here: " + "; ".join(problems)) if problems else None
+
+    if measured and measured["all_cores_gflops"] and (not trustworthy or nominal is None):
+        basis = "measured"
+        reason = ("nominal Rpeak is not trustworthy here, so % of peak uses the measured all-core FMA peak "
+                  "(median)" if not trustworthy else
+                  f"nominal Rpeak is unknown ({reasons.get('nominal_gflops')}), so the measured peak is used")
+    elif trustworthy:
+        basis, reason = "nominal", "no reason to doubt the nominal clock"
+    else:
+        basis, reason = "nominal", ("nominal Rpeak is doubtful but nothing was measured "
+                                    f"({measure_reason or 'no measurement'}); run without --no-measure")
+    gflops = measured["all_cores_gflops"] if basis == "measured" else nominal
+    if gflops is None:
+        reasons["gflops"] = reasons.get("nominal_gflops", "unknown")
+
+    out = {
+        "cores": cores, "isa": isa, "clock_hz": clock_hz, "clock_source": clock_source,
+        "clock_candidates": {"cpufreq_max_hz": cpu.get("cpufreq_max_hz"),
+                             "model_name_hz": cpu["model_name_ghz"] * 1e9 if cpu.get("model_name_ghz") else None,
+                             "cpuinfo_hz": cpu["cpuinfo_mhz"] * 1e6 if cpu.get("cpuinfo_mhz") else None},
+        "fma_units": units, "fma_units_source": units_source, "fma_units_detail": units_detail,
+        "flops_per_cycle": fpc, "nominal_gflops": nominal, "formula": formula,
+        "measured": measured, "trustworthy": trustworthy, "warning": warning,
+        "basis": basis, "basis_reason": reason, "gflops": gflops, "reasons": reasons,
+    }
+    why_null = {"warning": "no warning: nothing contradicts the nominal Rpeak",
+                "fma_units": "the FMA-unit count matters only for AVX-512",
+                "formula": reasons.get("nominal_gflops"), "clock_source": reasons.get("clock_hz")}
+    why_null["fma_units_source"] = why_null["fma_units_detail"] = why_null["fma_units"]
+    for key, value in out.items():
+        if value is None and key not in reasons:
+            reasons[key] = why_null.get(key) or "not known"
+    return out

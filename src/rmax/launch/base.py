@@ -1,0 +1,105 @@
+"""The launch interface: turn "run this executable on these ranks and hosts"
+into an argv. A launcher is one small class registered by name; its only job
+is the argv prefix (ReFrame's pattern), so adding one is adding one class."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from rmax.errors import RmaxError
+from rmax.launch.hosts import Host, local_slots
+
+# Every BLAS/OpenMP thread variable is set explicitly for each rank: an unset
+# one lets OpenBLAS start a thread per core in every rank and oversubscribe.
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_NUM_THREADS", "MKL_NUM_THREADS")
+BINDINGS = ("core", "socket", "none")
+
+
+@dataclass
+class LaunchSpec:
+    """What to run: the program's argv and where its ranks go."""
+
+    program: list[str]
+    np: int = 1
+    hosts: list[Host] | None = None       # None: this host only
+    hostfile: str | None = None           # given as is to the launcher when set
+    ranks_per_node: int | None = None
+    bind: str = "core"
+    blas_threads: int = 1
+    env: dict[str, str] = field(default_factory=dict)   # extra variables for every rank
+    oversubscribe: bool = False
+    extra_args: list[str] = field(default_factory=list)  # launcher-specific, e.g. from the virtual cluster
+    blas_kernels: bool = True             # let rmax choose the BLAS's widest kernels (rmax.blas.kernel_env)
+
+    @property
+    def slots(self) -> int:
+        return sum(h.slots for h in self.hosts) if self.hosts else local_slots()
+
+    def rank_env(self) -> dict[str, str]:
+        env = {v: str(self.blas_threads) for v in THREAD_VARIABLES}
+        env.update(self.env)
+        if self.blas_kernels:
+            from rmax.blas import kernel_env
+
+            env.update(kernel_env(env))
+        return env
+
+    def validate(self) -> None:
+        if self.np < 1:
+            raise RmaxError(f"--np must be at least 1, not {self.np}")
+        if self.bind not in BINDINGS:
+            raise RmaxError(f"binding '{self.bind}' is not one of {', '.join(BINDINGS)}")
+        if self.blas_threads < 1:
+            raise RmaxError(f"BLAS threads must be at least 1, not {self.blas_threads}")
+        if self.ranks_per_node is not None and self.ranks_per_node < 1:
+            raise RmaxError(f"ranks per node must be at least 1, not {self.ranks_per_node}")
+        if not self.oversubscribe and self.np > self.slots:
+            where = ", ".join(f"{h.name}:{h.slots}" for h in self.hosts) if self.hosts else f"this host has {self.slots}"
+            raise RmaxError(f"{self.np} ranks requested but only {self.slots} slots ({where})",
+                            hint="use fewer ranks, add hosts, or pass --oversubscribe")
+
+
+class Launcher(ABC):
+    name: ClassVar[str]
+    command: ClassVar[str]        # the executable looked up on PATH
+    package: ClassVar[str]        # the Debian package that provides it
+    summary: ClassVar[str]
+
+    def path(self) -> str:
+        found = shutil.which(self.command)
+        if not found:
+            raise RmaxError(f"{self.command} not found: the {self.name} launcher needs it",
+                            hint=f"apt-get install {self.package}")
+        return found
+
+    def available(self) -> bool:
+        return shutil.which(self.command) is not None
+
+    @abstractmethod
+    def prefix(self, spec: LaunchSpec) -> list[str]:
+        """The launcher's argv up to (not including) the program."""
+
+    def argv(self, spec: LaunchSpec) -> list[str]:
+        spec.validate()
+        return [*self.prefix(spec), *spec.extra_args, *spec.program]
+
+
+REGISTRY: dict[str, type[Launcher]] = {}
+
+
+def register(cls: type[Launcher]) -> type[Launcher]:
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def get_launcher(name: str | None = None) -> Launcher:
+    """The named launcher, or the default: srun inside a Slurm allocation, else mpirun."""
+    if name is None:
+        name = "srun" if os.environ.get("SLURM_JOB_ID") else "mpirun"
+    if name not in REGISTRY:
+        raise RmaxError(f"unknown launcher '{name}'", hint=f"one of: {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[name]()

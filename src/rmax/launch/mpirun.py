@@ -1,0 +1,36 @@
+"""Open MPI's mpirun: the default launcher."""
+
+from __future__ import annotations
+
+import os
+
+from rmax.launch.base import LaunchSpec, Launcher, register
+
+
+@register
+class OpenMpiRun(Launcher):
+    name = "mpirun"
+    command = "mpirun"
+    package = "openmpi-bin"
+    summary = "Open MPI's mpirun (default outside Slurm)"
+
+    def prefix(self, spec: LaunchSpec) -> list[str]:
+        argv = [self.path(), "-np", str(spec.np)]
+        if os.geteuid() == 0:
+            argv.append("--allow-run-as-root")
+        if spec.oversubscribe:
+            argv.append("--oversubscribe")
+        if spec.hostfile:
+            argv += ["--hostfile", spec.hostfile]
+        elif spec.hosts:
+            argv += ["--host", ",".join(f"{h.name}:{h.slots}" for h in spec.hosts)]
+        # A rank with several BLAS threads needs that many cores bound to it (PE=n).
+        mapping = f"ppr:{spec.ranks_per_node}:node" if spec.ranks_per_node else None
+        if spec.bind == "core" and spec.blas_threads > 1:
+            mapping = f"{mapping or 'slot'}:PE={spec.blas_threads}"
+        if mapping:
+            argv += ["--map-by", mapping]
+        argv += ["--bind-to", spec.bind]
+        for k, v in spec.rank_env().items():
+            argv += ["-x", f"{k}={v}"]
+        return argv

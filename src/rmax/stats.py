@@ -1,0 +1,65 @@
+"""Summary statistics of raw samples, matching native/common/rmx_stats.c.
+
+Every number rmax shows is one of these statistics of kept samples; the
+field names say which (DESIGN.md: median by default, best-of where a standard
+demands it)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from scipy import stats as _st
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    min: float
+    median: float
+    mean: float
+    sd: float
+    max: float
+    ci95: tuple[float, float]
+
+    @property
+    def ci_half_rel(self) -> float:
+        """95% CI half-width relative to the median."""
+        if self.n < 2 or self.median == 0:
+            return math.inf
+        return (self.ci95[1] - self.ci95[0]) / 2 / abs(self.median)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["ci95"] = list(self.ci95)
+        return d
+
+
+def summarize(samples) -> Summary:
+    x = sorted(float(v) for v in samples)
+    n = len(x)
+    if n == 0:
+        nan = math.nan
+        return Summary(0, nan, nan, nan, nan, nan, (nan, nan))
+    median = x[n // 2] if n % 2 else (x[n // 2 - 1] + x[n // 2]) / 2
+    mean = sum(x) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in x) / (n - 1)) if n > 1 else 0.0
+    if n > 1:
+        half = float(_st.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+        ci = (mean - half, mean + half)
+    else:
+        ci = (mean, mean)
+    return Summary(n, x[0], median, mean, sd, x[-1], ci)
+
+
+def differ_significantly(a, b, alpha: float = 0.05) -> tuple[bool, float]:
+    """Welch's t-test between two sample sets: (significant, p-value).
+
+    With fewer than two samples on either side nothing can be said: (False, nan)."""
+    a, b = list(a), list(b)
+    if len(a) < 2 or len(b) < 2:
+        return False, math.nan
+    if len(set(a)) == 1 and len(set(b)) == 1:
+        return a[0] != b[0], 0.0 if a[0] != b[0] else 1.0
+    p = float(_st.ttest_ind(a, b, equal_var=False).pvalue)
+    return p < alpha, p

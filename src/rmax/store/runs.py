@@ -1,0 +1,177 @@
+"""One run's record and its lifecycle: written when it starts, completed when it ends.
+
+A run whose process died without finishing (SIGKILL, power loss) still says
+`running`; the next time the store is opened on that host, a row whose process
+is gone is marked `interrupted`."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rmax.errors import RmaxError
+
+if TYPE_CHECKING:
+    from rmax.store.store import Store
+
+STATUSES = ("running", "ok", "failed", "invalid", "interrupted")
+FINAL = ("ok", "failed", "invalid", "interrupted")
+JSON_COLUMNS = ("hosts", "params", "summary", "samples", "argv", "environment")
+
+
+def utcnow() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def process_identity(pid: int | None = None) -> str | None:
+    """boot id + start time of a process: unlike a pid, never reused."""
+    pid = pid or os.getpid()
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        start = stat.rsplit(")", 1)[1].split()[19]
+        return f"{boot}:{start}"
+    except (OSError, IndexError):
+        return None
+
+
+@dataclass
+class RunRecord:
+    id: str
+    kind: str
+    status: str
+    started_at: str
+    ended_at: str | None = None
+    hosts: list = field(default_factory=list)
+    params: dict = field(default_factory=dict)
+    summary: dict = field(default_factory=dict)
+    samples: dict = field(default_factory=dict)
+    fingerprint: str | None = None
+    argv: list = field(default_factory=list)
+    error: str | None = None
+    pid: int | None = None
+    hostname: str | None = None
+    parent: str | None = None
+    environment: dict = field(default_factory=dict)
+    label: str | None = None
+    proc_start: str | None = None
+
+    @classmethod
+    def from_row(cls, row) -> "RunRecord":
+        d = dict(row)
+        for c in JSON_COLUMNS:
+            d[c] = json.loads(d[c]) if d.get(c) else ({} if c not in ("hosts", "argv") else [])
+        return cls(**d)
+
+    @property
+    def duration(self) -> float | None:
+        if not self.ended_at:
+            return None
+        return (datetime.fromisoformat(self.ended_at) - datetime.fromisoformat(self.started_at)).total_seconds()
+
+    def as_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["duration_s"] = self.duration
+        return d
+
+
+class Run:
+    """A run in progress. Use as a context manager:
+
+        with store.start_run("peakflops", params=...) as run:
+            run.record(summary=..., samples=...)
+        # ok on normal exit; failed on an exception; interrupted on Ctrl-C or SIGTERM
+    """
+
+    def __init__(self, store: "Store", record: RunRecord):
+        self.store = store
+        self.record = record
+        self.id = record.id
+
+    def update(self, **fields: Any) -> None:
+        """Store fields now (summary, samples, params, hosts, argv, environment, fingerprint)."""
+        for k, v in fields.items():
+            setattr(self.record, k, v)
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        vals = [json.dumps(v) if k in JSON_COLUMNS else v for k, v in fields.items()]
+        self.store.con.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*vals, self.id))
+
+    def finish(self, status: str, error: str | None = None) -> None:
+        if status not in FINAL:
+            raise ValueError(f"not a final status: {status}")
+        self.record.status, self.record.error, self.record.ended_at = status, error, utcnow()
+        self.store.con.execute("UPDATE runs SET status = ?, error = ?, ended_at = ? WHERE id = ?",
+                               (status, error, self.record.ended_at, self.id))
+
+    @property
+    def finished(self) -> bool:
+        return self.record.status != "running"
+
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, etype, exc, tb) -> bool:
+        if self.finished:
+            return False
+        if etype is None:
+            self.finish("ok")
+        elif issubclass(etype, (KeyboardInterrupt, SystemExit)):
+            self.finish("interrupted", "interrupted by a signal" if etype is KeyboardInterrupt else str(exc))
+        else:
+            self.finish("failed", str(exc) or etype.__name__)
+        return False
+
+
+def new_record(kind: str, **fields: Any) -> RunRecord:
+    return RunRecord(id=str(uuid.uuid4()), kind=kind, status="running", started_at=utcnow(),
+                     pid=os.getpid(), hostname=socket.gethostname(), proc_start=process_identity(), **fields)
+
+
+def _alive(pid: int, identity: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return identity is None or process_identity(pid) == identity
+
+
+def reap_orphans(store: "Store") -> int:
+    """Mark `running` rows of this host whose process is gone as interrupted."""
+    host = socket.gethostname()
+    rows = store.con.execute("SELECT id, pid, proc_start FROM runs WHERE status = 'running' AND hostname = ?",
+                             (host,)).fetchall()
+    reaped = 0
+    for r in rows:
+        if r["pid"] and not _alive(r["pid"], r["proc_start"]):
+            store.con.execute(
+                "UPDATE runs SET status = 'interrupted', error = ? WHERE id = ? AND status = 'running'",
+                (f"process {r['pid']} ended without finishing the run (killed or crashed)", r["id"]))
+            reaped += 1
+    return reaped
+
+
+def resolve_id(store: "Store", prefix: str) -> str:
+    """A full run id from a unique prefix (like git's short hashes) or 'latest'."""
+    if prefix == "latest":
+        row = store.con.execute("SELECT id FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
+        if not row:
+            raise RmaxError("the results store has no runs yet", hint="run 'rmax info' or a benchmark first")
+        return row["id"]
+    if not prefix or any(c not in "0123456789abcdef-" for c in prefix.lower()):
+        raise RmaxError(f"'{prefix}' is not a run id", hint="see 'rmax runs list'")
+    rows = store.con.execute("SELECT id FROM runs WHERE id LIKE ? LIMIT 3", (prefix.lower() + "%",)).fetchall()
+    if not rows:
+        raise RmaxError(f"no run with id {prefix}", hint="see 'rmax runs list'")
+    if len(rows) > 1:
+        raise RmaxError(f"run id prefix {prefix} is ambiguous", hint="give more characters")
+    return rows[0]["id"]
+
+

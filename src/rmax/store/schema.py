@@ -1,0 +1,40 @@
+"""The store's schema as a list of forward migrations.
+
+The database's `PRAGMA user_version` is the number of migrations applied. A
+new release appends a migration; it never edits an old one, so any older
+store can be brought forward step by step."""
+
+MIGRATIONS: list[str] = [
+    # 1: one row per run, written when the run starts.
+    """
+    CREATE TABLE runs (
+        id           TEXT PRIMARY KEY,
+        kind         TEXT NOT NULL,
+        status       TEXT NOT NULL,
+        started_at   TEXT NOT NULL,
+        ended_at     TEXT,
+        hosts        TEXT NOT NULL DEFAULT '[]',
+        params       TEXT NOT NULL DEFAULT '{}',
+        summary      TEXT NOT NULL DEFAULT '{}',
+        samples      TEXT NOT NULL DEFAULT '{}',
+        fingerprint  TEXT,
+        argv         TEXT NOT NULL DEFAULT '[]',
+        error        TEXT,
+        pid          INTEGER,
+        hostname     TEXT
+    );
+    CREATE INDEX runs_kind_started ON runs(kind, started_at);
+    """,
+    # 2: runs grouped under a parent (a survey, a tuning session), the environment
+    #    they were measured in, a user label, and the owning process's start time
+    #    so a recycled pid is never mistaken for the run's process.
+    """
+    ALTER TABLE runs ADD COLUMN parent TEXT REFERENCES runs(id) ON DELETE CASCADE;
+    ALTER TABLE runs ADD COLUMN environment TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE runs ADD COLUMN label TEXT;
+    ALTER TABLE runs ADD COLUMN proc_start TEXT;
+    CREATE INDEX runs_parent ON runs(parent);
+    """,
+]
+
+LATEST = len(MIGRATIONS)

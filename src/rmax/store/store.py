@@ -1,0 +1,65 @@
+"""The Store: start runs, find them, delete them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rmax.store.db import connect, default_path
+from rmax.store.runs import JSON_COLUMNS, Run, RunRecord, new_record, reap_orphans, resolve_id
+
+
+class Store:
+    def __init__(self, path: Path | str | None = None):
+        self.path = Path(path) if path else default_path()
+        self.con = connect(self.path)
+        reap_orphans(self)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start_run(self, kind: str, **fields: Any) -> Run:
+        """Insert the run's row now, status running, and return its handle."""
+        rec = new_record(kind, **fields)
+        cols = list(rec.__dict__)
+        vals = [json.dumps(v) if c in JSON_COLUMNS else v for c, v in rec.__dict__.items()]
+        self.con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)
+        return Run(self, rec)
+
+    def get(self, id_or_prefix: str) -> RunRecord:
+        run_id = resolve_id(self, id_or_prefix)
+        return RunRecord.from_row(self.con.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
+
+    def list(self, kind: str | None = None, status: str | None = None, parent: str | None = None,
+             limit: int | None = None) -> list[RunRecord]:
+        where, args = [], []
+        for col, val in (("kind", kind), ("status", status), ("parent", parent)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                args.append(val)
+        sql = "SELECT * FROM runs" + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY started_at DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [RunRecord.from_row(r) for r in self.con.execute(sql, args)]
+
+    def children(self, run_id: str) -> list[RunRecord]:
+        rows = self.con.execute("SELECT * FROM runs WHERE parent = ? ORDER BY started_at", (run_id,))
+        return [RunRecord.from_row(r) for r in rows]
+
+    def delete(self, id_or_prefix: str) -> str:
+        """Delete a run and the runs grouped under it; returns the full id."""
+        run_id = resolve_id(self, id_or_prefix)
+        self.con.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        return run_id
+
+
+def open_store(path: Path | str | None = None) -> Store:
+    return Store(path)

@@ -1,0 +1,125 @@
+"""The CLI as a user meets it: help, exit codes, errors, stored runs, and a run killed mid-way."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from conftest import assert_one_line_error, run_cli
+
+from rmax.store import open_store
+
+
+def test_help_lists_every_command_with_a_summary():
+    from rmax.cli.app import COMMANDS
+
+    text = " ".join(run_cli("--help", check=True).stdout.split())  # summaries may wrap
+    for name, (_, summary) in COMMANDS.items():
+        assert f"{name} {summary}" in text
+    # every command's own help works too (imports the module for real)
+    for name in COMMANDS:
+        assert run_cli(name, "--help").returncode == 0
+
+
+def test_usage_errors_exit_2():
+    proc = run_cli("nosuchcommand")
+    assert proc.returncode == 2 and "No such command" in proc.stderr
+    proc = run_cli("bench", "peakflops", "--budget", "-3")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_bench_peakflops_is_stored_and_shown(db):
+    proc = run_cli("bench", "peakflops", "--budget", "0.1", "--isa", "sse2", "--json", check=True)
+    rec = json.loads(proc.stdout)
+    assert rec["status"] == "ok" and rec["kind"] == "peakflops"
+    assert set(rec["summary"]) == {"sse2/double/1", "sse2/double/2", "sse2/single/1", "sse2/single/2"} or \
+        len(os.sched_getaffinity(0)) == 1
+    assert rec["summary"]["sse2/double/1"]["statistic"] == "median"
+    assert len(rec["samples"]["sse2/double/1"]) == rec["summary"]["sse2/double/1"]["n"]
+    assert rec["environment"]["OPENBLAS_NUM_THREADS"] == "1" and rec["argv"][0].endswith("rmax-node")
+
+    listed = json.loads(run_cli("runs", "list", "--json", check=True).stdout)
+    assert [r["id"] for r in listed] == [rec["id"]]
+    shown = json.loads(run_cli("runs", "show", rec["id"][:8], "--json", check=True).stdout)
+    assert shown["summary"] == rec["summary"]
+    table = run_cli("runs", "show", "latest", check=True).stdout
+    assert rec["id"] in table and "peakflops" in table
+
+    csv_text = run_cli("runs", "export", "--format", "csv", check=True).stdout
+    header, *rows = csv_text.strip().splitlines()
+    assert header == "run_id,kind,status,started_at,metric,statistic,value,unit"
+    assert any(",sse2/double/1,median," in r and r.endswith(",GFLOPS") for r in rows)
+    exported = json.loads(run_cli("runs", "export", "--format", "json", check=True).stdout)
+    assert exported[0]["id"] == rec["id"]
+
+    run_cli("runs", "delete", rec["id"], "--yes", check=True)
+    assert json.loads(run_cli("runs", "list", "--json", check=True).stdout) == []
+
+
+def test_run_killed_with_sigkill_is_found_interrupted(db):
+    proc = subprocess.Popen([sys.executable, "-m", "rmax", "bench", "peakflops", "--budget", "60"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 30
+    run_id = None
+    while time.monotonic() < deadline and run_id is None:
+        time.sleep(0.2)
+        if db.exists():
+            with open_store() as s:
+                running = s.list(status="running")
+            run_id = running[0].id if running else None
+    assert run_id, "the run never appeared in the store"
+    os.killpg(proc.pid, signal.SIGKILL)  # rmax and its kernel, mid-way
+    proc.wait()
+    listed = json.loads(run_cli("runs", "list", "--json", check=True).stdout)
+    assert [(r["id"], r["status"]) for r in listed] == [(run_id, "interrupted")]
+
+
+def test_sigterm_marks_the_run_interrupted(db):
+    proc = subprocess.Popen([sys.executable, "-m", "rmax", "bench", "peakflops", "--budget", "60"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if db.exists():
+            with open_store() as s:
+                if s.list(status="running"):
+                    break
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "interrupted" in err
+    with open_store() as s:
+        (rec,) = s.list()
+    assert rec.status == "interrupted" and rec.ended_at
+
+
+def test_bad_run_ids_and_stores(db, tmp_path):
+    assert_one_line_error(run_cli("runs", "show", "deadbeef"), 2, "no run with id deadbeef")
+    bad = tmp_path / "corrupt.db"
+    bad.write_bytes(b"garbage" * 1000)
+    assert_one_line_error(run_cli("runs", "list", env={"RMAX_DB": str(bad)}), 2, "damaged", "mv ")
+    assert bad.read_bytes() == b"garbage" * 1000
+    assert_one_line_error(run_cli("runs", "list", env={"RMAX_DB": "/dev/null/x.db"}), 2, "cannot create")
+
+
+def test_launch_errors(db):
+    assert_one_line_error(run_cli("launch", "check", "--np", "64"), 2, "64 ranks requested", "--oversubscribe")
+    assert_one_line_error(run_cli("launch", "check", "--hosts", "no-such-node.invalid:1"), 2, "unknown host")
+    assert_one_line_error(run_cli("launch", "check", "--np", "1", env={"PATH": "/nonexistent"}), 2,
+                          "mpirun not found", "apt-get install openmpi-bin")
+    with open_store() as s:
+        assert s.list() == []  # refused input never becomes a run
+
+
+def test_launch_check_two_ranks(db):
+    rec = json.loads(run_cli("launch", "check", "--np", "2", "--json", check=True).stdout)
+    assert rec["status"] == "ok" and rec["summary"]["ranks"] == 2 and rec["summary"]["allreduce_ok"]
+
+
+def test_watchdog_timeout_is_a_failed_run(db):
+    proc = run_cli("bench", "peakflops", "--budget", "30", "--timeout", "1")
+    assert_one_line_error(proc, 1, "timed out")
+    with open_store() as s:
+        (rec,) = s.list()
+    assert rec.status == "failed" and "timed out" in rec.error

@@ -1,0 +1,105 @@
+"""HPL.dat reading/writing, result parsing and the hpcc engine (the reference) driven by rmax."""
+
+import json
+
+import pytest
+from conftest import assert_one_line_error, run_cli
+
+from rmax.errors import RmaxError
+from rmax.hpl.dat import HplConfig, parse, read, render
+from rmax.hpl.output import gflops, parse_output
+
+SAMPLE_OUTPUT = """
+T/V                N    NB     P     Q               Time                 Gflops
+--------------------------------------------------------------------------------
+WR11C2R4       10000   192     1     2               4.46             1.4940e+02
+HPL_pdgesv() start time Sat Nov 21 10:00:00 2026
+
+--------------------------------------------------------------------------------
+||Ax-b||_oo/(eps*(||A||_oo*||x||_oo+||b||_oo)*N)=   2.70174331e-03 ...... PASSED
+================================================================================
+WC02L3R16        997    32     2     1               0.05             1.3000e+01
+||Ax-b||_oo/(eps*(||A||_oo*||x||_oo+||b||_oo)*N)=   2.10000000e+01 ...... FAILED
+"""
+
+
+def test_render_parse_roundtrip_keeps_every_field():
+    cfg = HplConfig(ns=[1, 97, 1000], nbs=[1, 64], pmap=1, grids=[(1, 2), (2, 1), (1, 1)], threshold=-1.0,
+                    pfacts=[0, 1, 2], nbmins=[1, 8], ndivs=[2, 3], rfacts=[0, 2], bcasts=[0, 5], depths=[0, 3],
+                    swap=0, swap_threshold=32, l1_form=1, u_form=1, equilibration=0, alignment=16,
+                    output_file="out.txt", device=7)
+    assert parse(render(cfg)) == cfg
+
+
+def test_loop_order_and_variant_code():
+    cfg = HplConfig(ns=[100, 200], nbs=[8], grids=[(1, 1), (1, 2)], depths=[0, 1], pfacts=[1], rfacts=[2])
+    tests = list(cfg.tests())
+    assert [(t["p"], t["q"], t["n"], t["depth"]) for t in tests][:4] == [(1, 1, 100, 0), (1, 1, 100, 1),
+                                                                          (1, 1, 200, 0), (1, 1, 200, 1)]
+    assert cfg.variant_code(tests[1]) == "WR11R2C4"
+
+
+def _lines(cfg=None):
+    return render(cfg or HplConfig()).splitlines()
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda l: l[:20], "ends at line 20"),
+    (lambda l: l[:5] + ["abc  Ns"] + l[6:], "'abc' is not a number"),
+    (lambda l: l[:4] + ["21  sizes"] + l[5:], "must be 1..20"),
+    (lambda l: l[:5] + ["-5  Ns"] + l[6:], "N must be >= 0"),
+    (lambda l: l[:7] + ["0  NBs"] + l[8:], "NB must be >= 1"),
+    (lambda l: l[:4] + ["2", "1000"] + l[6:], "expected 2 value(s), found 1"),
+])
+def test_malformed_input_names_the_line(edit, words):
+    with pytest.raises(RmaxError, match=words.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        parse("\n".join(edit(_lines())))
+
+
+def test_reference_clamping_of_switches():
+    lines = _lines()
+    lines[25], lines[27], lines[29], lines[30] = "7", "5", "9", "-2"
+    cfg = parse("\n".join(lines))
+    assert (cfg.swap, cfg.l1_form, cfg.equilibration, cfg.alignment) == (1, 0, 1, 4)
+
+
+def test_json_input(tmp_path):
+    p = tmp_path / "hpl.json"
+    p.write_text(json.dumps({"ns": [500], "nbs": [64], "grids": [[1, 2]]}))
+    cfg = read(p)
+    assert cfg.ns == [500] and cfg.grids == [(1, 2)]
+    p.write_text(json.dumps({"ns": [500], "nb": 3}))
+    with pytest.raises(RmaxError, match="unknown HPL field"):
+        read(p)
+
+
+def test_output_parser_reads_results_and_verdicts():
+    res = parse_output(SAMPLE_OUTPUT)
+    assert [(r.code, r.n, r.nb, r.p, r.q, r.verdict) for r in res] == [
+        ("WR11C2R4", 10000, 192, 1, 2, "PASSED"), ("WC02L3R16", 997, 32, 2, 1, "FAILED")]
+    assert res[0].gflops == pytest.approx(149.4) and res[0].residual == pytest.approx(2.70174331e-03)
+    assert res[1].variant == {"pmap": 1, "depth": 0, "bcast": 2, "rfact": 0, "ndiv": 3, "pfact": 2, "nbmin": 16}
+    assert gflops(10000, 4.46) == pytest.approx(149.5, rel=1e-3)
+
+
+def test_hpcc_engine_runs_the_reference_and_stores_each_test(db, tmp_path):
+    cfg = HplConfig(ns=[400], nbs=[32, 64], grids=[(1, 2)])
+    dat = tmp_path / "HPL.dat"
+    dat.write_text(render(cfg))
+    proc = run_cli("hpl", "run", str(dat), "--engine", "hpcc", "--json", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert rec["status"] == "ok" and rec["summary"]["tests"] == 2 and rec["summary"]["passed"] == 2
+    assert [t["params"]["nb"] for t in rec["tests"]] == [32, 64]
+    assert all(t["parent"] == rec["id"] and t["summary"]["gflops"] > 0 for t in rec["tests"])
+    assert "HPL_Tflops" in rec["summary"]["hpcc_summary"]
+
+
+def test_hpl_run_bad_input(db, tmp_path):
+    assert_one_line_error(run_cli("hpl", "run", str(tmp_path / "none.dat")), 2, "not found")
+    dat = tmp_path / "HPL.dat"
+    dat.write_text(render(HplConfig(grids=[(2, 2)])))
+    assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "2"), 2, "needs 4 ranks")
+    assert_one_line_error(run_cli("hpl", "run", str(dat), "--engine", "linpack"), 2, "unknown HPL engine")
+    assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "4", "--oversubscribe", "--engine",
+                                  f"xhpl:{tmp_path}/nope"), 2, "not an executable")

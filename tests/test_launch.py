@@ -1,0 +1,124 @@
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from rmax.errors import RmaxError, RunFailed
+from rmax.launch import LaunchSpec, get_launcher, local_slots, parse_hosts, prepare, read_hostfile, run_job
+from rmax.launch.hosts import Host
+
+
+def test_parse_hosts_and_merge():
+    assert parse_hosts("a:2,b:4,a:1") == [Host("a", 3), Host("b", 4)]
+    assert parse_hosts("localhost") == [Host("localhost", local_slots())]
+
+
+@pytest.mark.parametrize("text, words", [("a:0", "at least one slot"), ("a:x", "not a whole number"),
+                                         ("a,,b", "empty host"), ("bad host", "not a valid host name")])
+def test_parse_hosts_errors(text, words):
+    with pytest.raises(RmaxError, match=words):
+        parse_hosts(text)
+
+
+def test_hostfile_formats(tmp_path):
+    f = tmp_path / "hosts"
+    f.write_text("# cluster\nn1 slots=4\nn2:2   # mpich style\nn3\n\n")
+    assert read_hostfile(f) == [Host("n1", 4), Host("n2", 2), Host("n3", 1)]
+    f.write_text("n1 cores=4\n")
+    with pytest.raises(RmaxError, match="unknown hostfile field"):
+        read_hostfile(f)
+    with pytest.raises(RmaxError, match="cannot read hostfile"):
+        read_hostfile(tmp_path / "missing")
+
+
+def test_mpirun_argv_sets_threads_binding_and_hosts():
+    spec = LaunchSpec(program=["/bin/prog", "--x"], np=4, hosts=[Host("a", 2), Host("b", 2)], blas_threads=1)
+    argv = get_launcher("mpirun").argv(spec)
+    assert argv[0].endswith("mpirun") and argv[-2:] == ["/bin/prog", "--x"]
+    assert argv[argv.index("-np") + 1] == "4"
+    assert argv[argv.index("--host") + 1] == "a:2,b:2"
+    assert "OPENBLAS_NUM_THREADS=1" in argv and "OMP_NUM_THREADS=1" in argv
+    assert argv[argv.index("--bind-to") + 1] == "core"
+    assert ("--allow-run-as-root" in argv) == (os.geteuid() == 0)
+    two = get_launcher("mpirun").argv(LaunchSpec(program=["p"], np=1, blas_threads=2))
+    assert two[two.index("--map-by") + 1] == "slot:PE=2"
+
+
+def test_mpiexec_and_srun_argv(monkeypatch):
+    spec = LaunchSpec(program=["p"], np=2, hosts=[Host("a", 1), Host("b", 1)], blas_threads=2, ranks_per_node=1)
+    m = get_launcher("mpiexec").argv(spec)
+    assert m[m.index("-hosts") + 1] == "a:1,b:1" and m[m.index("-ppn") + 1] == "1"
+    assert ["-genv", "OPENBLAS_NUM_THREADS", "2"] == m[m.index("-genv"):m.index("-genv") + 3]
+    with pytest.raises(RmaxError, match="inside a Slurm allocation"):
+        get_launcher("srun").argv(spec)
+    if shutil.which("srun") is None:
+        pytest.skip("srun is not installed here")
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    s = get_launcher("srun").argv(spec)
+    assert "--ntasks" in s and "--cpus-per-task=2" in s and "--nodelist" in s
+
+
+def test_default_launcher_follows_slurm(monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    assert get_launcher().name == "mpirun"
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    assert get_launcher().name == "srun"
+    with pytest.raises(RmaxError, match="unknown launcher"):
+        get_launcher("pbs")
+
+
+def test_more_ranks_than_slots_is_refused_before_launch():
+    with pytest.raises(RmaxError, match="only 2 slots"):
+        prepare(LaunchSpec(program=["p"], np=3, hosts=[Host("localhost", 2)]), "mpirun")
+    prepare(LaunchSpec(program=["p"], np=3, hosts=[Host("localhost", 2)], oversubscribe=True), "mpirun")
+
+
+def test_unknown_host_is_named():
+    with pytest.raises(RmaxError, match="unknown host 'no-such-node.invalid'"):
+        prepare(LaunchSpec(program=["p"], np=1, hosts=[Host("no-such-node.invalid", 1)]), "mpirun")
+
+
+def test_missing_launcher_names_the_package(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(RmaxError) as e:
+        prepare(LaunchSpec(program=["p"], np=1), "mpirun")
+    assert "apt-get install openmpi-bin" in e.value.hint
+
+
+def test_watchdog_kills_the_group_and_names_the_step(tmp_path):
+    marker = tmp_path / "child.pid"
+    script = f"echo 'rmax-step: setup' >&2; echo 'rmax-step: exchange' >&2; sleep 60 & echo $! > {marker}; wait"
+    t0 = time.monotonic()
+    result = run_job(["sh", "-c", script], timeout=1.0)
+    assert time.monotonic() - t0 < 10
+    assert result.timed_out and result.last_step == "exchange" and result.steps == ["setup", "exchange"]
+    child = int(marker.read_text())
+    time.sleep(0.2)
+    assert not os.path.exists(f"/proc/{child}") or "Z" in open(f"/proc/{child}/stat").read().split()[2]
+    err = result.failure("demo")
+    assert isinstance(err, RunFailed) and "in step 'exchange'" in str(err)
+
+
+def test_failed_job_reports_known_causes():
+    result = run_job(["sh", "-c", "echo 'x: error while loading shared libraries: libblas.so.3: cannot open shared object file' >&2; exit 127"], timeout=10)
+    assert not result.ok and "BLAS" in str(result.failure("demo"))
+    with pytest.raises(RmaxError, match="not found"):
+        run_job(["/nonexistent/prog"], timeout=5)
+
+
+def test_mpirun_really_runs_two_ranks():
+    argv = prepare(LaunchSpec(program=["sh", "-c", "echo rank $OMPI_COMM_WORLD_RANK threads $OPENBLAS_NUM_THREADS"], np=2), "mpirun")
+    result = run_job(argv, timeout=60)
+    assert result.ok, result.stderr_tail
+    assert sorted(result.stdout.split("\n")[:2]) == ["rank 0 threads 1", "rank 1 threads 1"]
+
+
+def test_mpich_mpiexec_really_runs_two_ranks():
+    if shutil.which("mpiexec.mpich") is None:
+        pytest.skip("MPICH is not installed")
+    argv = prepare(LaunchSpec(program=["sh", "-c", "echo rank $PMI_RANK threads $OPENBLAS_NUM_THREADS"], np=2), "mpiexec")
+    result = run_job(argv, timeout=60)
+    assert result.ok, result.stderr_tail
+    assert sorted(result.stdout.strip().split("\n")) == ["rank 0 threads 1", "rank 1 threads 1"]
