@@ -12,7 +12,7 @@ WERROR := $(if $(CI),ON,OFF)
 .PHONY: run test install system clean
 
 run: install
-	$(BIN)/rmax info
+	$(BIN)/rmax survey
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

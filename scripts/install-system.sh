@@ -14,6 +14,7 @@ packages=(
     ethtool iproute2 procps                # NIC settings, network namespaces
     sqlite3                                # results store inspection by hand
     slurm-client                           # srun and sbatch for the Slurm launcher
+    chromium fonts-dejavu-core             # report tests render the HTML report headless
     hpcc netpipe-openmpi netpipe-tcp       # peer tools the benchmarks compare against
 
 )

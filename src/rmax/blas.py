@@ -267,10 +267,12 @@ def _kernel_fixes(name: str | None, info: dict) -> list[tuple[dict, str]]:
             width, hint = ("AVX-512", "SkylakeX") if avx512 else ("AVX2", "Haswell")
             fixes.append(({"OPENBLAS_CORETYPE": hint},
                           f"OpenBLAS picked core '{info['openblas_core']}', which does not use this CPU's {width} "
-                          f"(it does not know this CPU model); OPENBLAS_CORETYPE={hint} selects the right kernels"))
+                          f"(it does not know this CPU model); OPENBLAS_CORETYPE={hint} selects the right kernels, "
+                          "and rmax sets it for the jobs it launches"))
     if name == "blis" and info.get("blis_note") and "avx512f" in flags:
         fixes.append(({"BLIS_ARCH_TYPE": "skx"},
-                      f"BLIS: {info['blis_note'].rstrip('.')}; BLIS_ARCH_TYPE=skx selects the AVX-512 kernels"))
+                      f"BLIS: {info['blis_note'].rstrip('.')}; BLIS_ARCH_TYPE=skx selects the AVX-512 kernels, "
+                      "and rmax sets it for the jobs it launches"))
     return fixes
 
 

@@ -26,3 +26,17 @@ def parse(records: list[dict]) -> Parsed:
     if bad:
         return Parsed(summary, samples, "invalid", f"validation failed for {', '.join(bad)}")
     return Parsed(summary, samples)
+
+
+def run(*, quick: bool = False, store=None, parent: str | None = None, spec=None, launcher: str | None = None,
+        timeout: float = 600.0, budget: float | None = None, on_stdout=None):
+    """Measure and store one peakflops run (the entry point of `rmax bench peakflops` and of a survey)."""
+    from rmax.bench.runner import run_kernel
+    from rmax.launch import LaunchSpec
+
+    budget = budget if budget is not None else (0.2 if quick else 1.0)
+    program = argv(budget, "both" if not quick else "double")
+    spec = LaunchSpec(program=program, np=1, hosts=spec.hosts if spec else None)
+    return run_kernel("peakflops", spec, params={"budget": budget, "quick": quick}, parse=parse,
+                      launcher=launcher or ("local" if spec.hosts is None else None), timeout=timeout,
+                      store=store, parent=parent, on_stdout=on_stdout)

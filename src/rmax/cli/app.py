@@ -18,7 +18,10 @@ from rmax.errors import RmaxError
 # name -> module that defines a click command of that name; imported lazily so
 # `rmax --help` and quick commands do not pay for numpy and matplotlib.
 COMMANDS = {
+    "survey": ("rmax.cli.survey", "characterise the cluster: inventory, benchmarks, HPL, in one stored survey"),
     "info": ("rmax.cli.info", "node inventory: CPU, caches, memory, NICs, MPI, BLAS, Rpeak"),
+    "report": ("rmax.cli.report", "self-contained HTML report of a survey, made from the store"),
+    "compare": ("rmax.cli.compare", "two runs or surveys side by side, with the significance of each change"),
     "runs": ("rmax.cli.runs", "list, show, export and delete stored runs"),
     "bench": ("rmax.cli.bench", "run one benchmark family and store the result"),
     "launch": ("rmax.cli.launch", "check where MPI ranks land through a launcher"),

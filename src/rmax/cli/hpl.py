@@ -22,9 +22,13 @@ def command():
               help="Which HPL implementation runs the tests.")
 @click.option("--blas", default=None, metavar="NAME|PATH", help="BLAS for this run: openblas, blis, atlas, reference or a path.")
 @click.option("--label", default=None, help="A note stored with the run.")
+@click.option("--placement", type=click.Choice(["natural", "topology"]), default="natural", show_default=True,
+              help="natural: ranks in hostfile order; topology: process rows (flat grids) or columns inside switches.")
+@click.option("--topology", "topology_file", type=click.Path(dir_okay=False), default=None,
+              help="cluster.toml with the switch groups for --placement topology (default: the latest inference).")
 @launch_options(default_np="the largest grid's P x Q")
 @json_option
-def run_cmd(dat, engine, blas, label, as_json, launcher, timeout, **opts):
+def run_cmd(dat, engine, blas, label, placement, topology_file, as_json, launcher, timeout, **opts):
     """Run every test of HPL.dat (default ./HPL.dat; a .json file with the same fields works too).
 
     Example: rmax hpl run HPL.dat --np 2 --engine rmax"""
@@ -45,7 +49,14 @@ def run_cmd(dat, engine, blas, label, as_json, launcher, timeout, **opts):
         spec.env.update(blas_mod.env_for(lib))
         blas_info = {"requested": blas, **blas_mod.loaded(spec.env)}
     echo = None if as_json else (lambda line: click.echo(line, nl=False))
-    with open_store() as store:
+    from contextlib import nullcontext
+
+    from rmax.topology.hplplace import hpl_rankfile
+
+    placing = hpl_rankfile(cfg, spec, launcher, topology_file) if placement == "topology" else nullcontext()
+    with placing as how, open_store() as store:
+        if how and not as_json:
+            console.print(how)
         outcome = run_hpl(cfg, spec, store, engine=engine, launcher=launcher, timeout=timeout, label=label,
                           blas=blas_info, on_line=echo)
     rec = outcome.run

@@ -185,13 +185,18 @@ def derive(cpu: dict, rows: list[dict] | None, measure_reason: str | None) -> di
     trustworthy = not problems
     warning = ("nominal Rpeak is not trustworthy here: " + "; ".join(problems)) if problems else None
 
-    if measured and measured["all_cores_gflops"] and (not trustworthy or nominal is None):
+    # % of peak must never be flattered: when the nominal figure is doubtful, the larger of
+    # the two peaks is the basis (a measured peak below nominal may only mean a busy machine).
+    m_all = measured["all_cores_gflops"] if measured else None
+    if m_all and (nominal is None or (not trustworthy and m_all > nominal)):
         basis = "measured"
-        reason = ("nominal Rpeak is not trustworthy here, so % of peak uses the measured all-core FMA peak "
-                  "(median)" if not trustworthy else
-                  f"nominal Rpeak is unknown ({reasons.get('nominal_gflops')}), so the measured peak is used")
+        reason = ("the measured all-core FMA peak (median) exceeds the nominal Rpeak, so % of peak uses it"
+                  if nominal else f"nominal Rpeak is unknown ({reasons.get('nominal_gflops')}), so the measured peak is used")
     elif trustworthy:
         basis, reason = "nominal", "no reason to doubt the nominal clock"
+    elif m_all:
+        basis, reason = "nominal", (f"nominal Rpeak is doubtful, but the measured peak ({m_all:.1f} GFLOPS) is below "
+                                    "it (a busy machine measures low), so % of peak uses the larger, nominal figure")
     else:
         basis, reason = "nominal", ("nominal Rpeak is doubtful but nothing was measured "
                                     f"({measure_reason or 'no measurement'}); run without --no-measure")

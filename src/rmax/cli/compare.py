@@ -1,0 +1,49 @@
+"""`rmax compare A B`: the before/after time trial, in the terminal and as HTML."""
+
+from __future__ import annotations
+
+import click
+
+from rmax.cli.output import console, json_option, print_json
+
+
+@click.command("compare")
+@click.argument("a")
+@click.argument("b")
+@click.option("--html", "html_dir", type=click.Path(file_okay=False), default=None,
+              help="Also write the comparison as an HTML page into this folder.")
+@click.option("--all", "show_all", is_flag=True, help="Show every metric, not only those that changed significantly.")
+@json_option
+def command(a, b, html_dir, show_all, as_json):
+    """Compare two runs or two surveys (ids, prefixes or 'latest'), each metric with its change
+    and whether the change is significant given the samples (Welch's t-test, p < 0.05).
+
+    Example: rmax compare 3fa2c1d0 77b0e912"""
+    from rmax.compare import compare
+    from rmax.store import open_store
+
+    with open_store() as store:
+        ra, rb, changes = compare(store, a, b)
+    if as_json:
+        print_json({"a": ra.id, "b": rb.id, "changes": [c.as_dict() for c in changes]})
+    else:
+        from rich.table import Table
+
+        shown = [c for c in changes if show_all or c.significant is not False]
+        t = Table(title=f"{ra.kind} {ra.id[:8]} -> {rb.kind} {rb.id[:8]} ({len(changes)} metrics paired, "
+                        f"{sum(bool(c.significant) for c in changes)} significant)")
+        for col in ("Kind", "Host", "Metric", "A (median)", "B (median)", "Change", "n A/B", "p", "Significant"):
+            t.add_column(col)
+        for c in shown:
+            sig = {True: "[bold]yes[/]", False: "no", None: "n/a (too few samples)"}[c.significant]
+            t.add_row(c.kind, c.host, c.metric, f"{c.a:.4g} {c.unit}", f"{c.b:.4g} {c.unit}", f"{100 * c.change:+.1f}%",
+                      f"{c.n_a}/{c.n_b}", f"{c.p_value:.3g}" if c.p_value is not None else "—", sig)
+        console.print(t)
+        if not show_all and len(shown) < len(changes):
+            console.print(f"{len(changes) - len(shown)} metric(s) without a significant change hidden (--all shows them)")
+    if html_dir:
+        from rmax.report.compare_page import write_compare
+
+        path = write_compare(ra, rb, changes, html_dir)
+        if not as_json:
+            console.print(f"comparison written: {path}")

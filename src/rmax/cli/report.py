@@ -1,0 +1,29 @@
+"""`rmax report`: a self-contained HTML report of a survey (or any run), from the store alone."""
+
+from __future__ import annotations
+
+import click
+
+from rmax.cli.output import console
+
+
+@click.command("report")
+@click.argument("run_id", default="latest-survey", required=False)
+@click.option("--out", type=click.Path(file_okay=False), default="rmax-report", show_default=True,
+              help="Folder for index.html and data/.")
+def command(run_id, out):
+    """Write the HTML report of a survey (default: the latest) with inline plots and CSV/JSON data.
+
+    Example: rmax report latest --out report/"""
+    from rmax.errors import RmaxError
+    from rmax.report.build import write_report
+    from rmax.store import open_store
+
+    with open_store() as store:
+        if run_id == "latest-survey":
+            surveys = store.list(kind="survey", limit=1)
+            if not surveys:
+                raise RmaxError("no survey stored yet", hint="run 'rmax survey' first, or name a run id")
+            run_id = surveys[0].id
+        path = write_report(store, run_id, out)
+    console.print(f"report written: {path}")

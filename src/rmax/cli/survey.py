@@ -1,0 +1,70 @@
+"""`rmax survey`: inventory, node and network benchmarks and HPL, stored as one survey."""
+
+from __future__ import annotations
+
+import click
+
+from rmax.cli.output import console, err_console, json_option, print_json
+from rmax.errors import RmaxError
+from rmax.launch import REGISTRY, parse_hosts, read_hostfile
+
+
+@click.command("survey")
+@click.option("--hosts", default=None, metavar="H:N,...", help="Nodes and their slots (default: this node).")
+@click.option("--hostfile", type=click.Path(), default=None, help="Hostfile ('host slots=N' lines).")
+@click.option("--quick", is_flag=True, help="About one minute on one node instead of about five.")
+@click.option("--budget", type=click.FloatRange(10), default=None, help="Seconds for the whole survey.")
+@click.option("--steps", default=None, metavar="A,B,...", help="Only these steps (see --list-steps).")
+@click.option("--list-steps", is_flag=True, help="List the steps and exit.")
+@click.option("--launcher", type=click.Choice(sorted(REGISTRY)), default=None)
+@click.option("--timeout", type=float, default=900.0, show_default=True, help="Watchdog per step job (s).")
+@click.option("--label", default=None, help="A note stored with the survey.")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Also write the HTML report here.")
+@json_option
+def command(hosts, hostfile, quick, budget, steps, list_steps, launcher, timeout, label, out, as_json):
+    """Characterise this node (or the nodes given): inventory, node benchmarks, network benchmarks
+    when there are several nodes, and HPL at a sensible N; all stored as one survey.
+
+    Example: rmax survey --quick"""
+    from rmax.store import open_store
+    from rmax.survey.steps import STEPS, by_name
+    from rmax.survey.workflow import run_survey
+
+    if list_steps:
+        for s in STEPS:
+            console.print(f"{s.name:<10} {s.title}")
+        return
+    if hosts and hostfile:
+        raise RmaxError("give --hosts or --hostfile, not both")
+    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else None
+    chosen = by_name(steps.split(",") if steps else None)
+
+    marks = {"ok": "[green]ok[/]", "failed": "[red]failed[/]", "invalid": "[red]invalid[/]",
+             "skipped": "[dim]skipped[/]", "interrupted": "[yellow]interrupted[/]"}
+    status = err_console.status("survey starting")
+
+    def on_step(name, event, info):
+        if event == "start":
+            status.update(f"survey: {name} ({info['title']})")
+            return
+        detail = info.get("reason") or info.get("error") or (f"{info['seconds']:.1f} s" if "seconds" in info else "")
+        err_console.print(f"  {name:<10} {marks.get(event, event)}  {detail}")
+
+    with open_store() as store:
+        with status:
+            rec = run_survey(store, chosen, hosts=host_list, quick=quick, budget=budget, launcher=launcher,
+                             timeout=timeout, label=label, on_step=on_step)
+        if out:
+            from rmax.report.build import write_report
+
+            write_report(store, rec.id, out)
+    if as_json:
+        print_json(rec.as_dict())
+    else:
+        from rmax.survey.summary import render_summary
+
+        render_summary(rec, console)
+        if out:
+            console.print(f"report: {out}/index.html")
+    if rec.status != "ok":
+        raise RmaxError(f"survey {rec.id[:8]} {rec.status}: {rec.error}", exit_code=1)

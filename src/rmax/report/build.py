@@ -1,0 +1,95 @@
+"""Building the HTML report of a survey (or any run with the runs under it) from the store."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import jinja2
+
+from rmax import __version__
+from rmax.errors import RmaxError
+from rmax.report import sections as _registered  # noqa: F401  (registers the builders)
+from rmax.report.section import BUILDERS, Section, Table
+from rmax.report.sections.generic import generic_section
+from rmax.store import Store
+from rmax.store.runs import RunRecord
+
+NUMBER = re.compile(r"^-?[0-9][0-9.,eE+\-]*( x -?[0-9]+)?$")
+STATUS_WORDS = ("ok", "failed", "invalid", "interrupted", "skipped", "running")
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("rmax.report", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    env.tests["number_like"] = lambda v: isinstance(v, str) and bool(NUMBER.match(v))
+    return env
+
+
+def collect_sections(parent: RunRecord, runs: list[RunRecord]) -> list[Section]:
+    """One or more sections per run kind, then the survey's own steps."""
+    by_kind: dict[str, list[RunRecord]] = {}
+    for r in runs:
+        by_kind.setdefault(r.kind, []).append(r)
+    out: list[Section] = []
+    done = set()
+    for kind, recs in by_kind.items():
+        fn = BUILDERS.get(kind)
+        if fn in done:
+            continue
+        if fn:
+            done.add(fn)
+            group = [r for r in runs if BUILDERS.get(r.kind) is fn]
+            out.extend(fn(group))
+        else:
+            out.append(generic_section(kind, recs))
+    if parent.kind == "survey":
+        from rmax.report.summary import steps_section, summary_section
+
+        out.append(summary_section(parent, runs))
+        out.append(steps_section(parent, runs))
+    return sorted(out, key=lambda s: s.order)
+
+
+def _write_data(out: Path, sections: list[Section]) -> None:
+    data_dir = out / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for s in sections:
+        for name, rows in s.data.items():
+            (data_dir / f"{name}.json").write_text(json.dumps(rows, indent=1, default=str))
+            keys = list(dict.fromkeys(k for r in rows for k in r))
+            with open(data_dir / f"{name}.csv", "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=keys)
+                w.writeheader()
+                for r in rows:
+                    w.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
+
+
+def write_report(store: Store, run_id: str, out_dir: str | Path) -> Path:
+    """Write index.html and data/ for the run (a survey: with all its runs) into out_dir."""
+    parent = store.get(run_id)
+    runs = store.children(parent.id)
+    for child in list(runs):  # an HPL execution's tests sit one level further down
+        runs.extend(store.children(child.id))
+    if parent.kind != "survey":
+        runs = [parent, *runs]
+    sections = collect_sections(parent, runs)
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_data(out, sections)
+    except OSError as e:
+        raise RmaxError(f"cannot write the report into {out}: {e.strerror}") from None
+    title = parent.label or f"{parent.kind} {parent.id[:8]}"
+    subtitle = (f"{parent.kind} {parent.id} on {', '.join(parent.hosts) or 'this node'}; started "
+                f"{parent.started_at} UTC; status {parent.status}" + (f" ({parent.error})" if parent.error else ""))
+    html = _env().get_template("report.html.j2").render(
+        title=title, subtitle=subtitle, sections=sections, version=__version__, store=str(store.path),
+        status_words=STATUS_WORDS)
+    (out / "index.html").write_text(html)
+    return out / "index.html"
+
+
+__all__ = ["write_report", "collect_sections", "Section", "Table"]

@@ -1,0 +1,72 @@
+"""matplotlib figures as inline SVG text (no files, no network needed to view them)."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: reports are made on headless nodes
+import matplotlib.pyplot as plt  # noqa: E402
+
+plt.rcParams.update({"figure.figsize": (7.0, 3.6), "axes.grid": True, "grid.alpha": 0.3, "font.size": 9,
+                     "svg.fonttype": "none"})
+
+
+def figure():
+    fig, ax = plt.subplots()
+    return fig, ax
+
+
+def to_svg(fig) -> str:
+    buf = io.StringIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="svg")
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]  # drop the XML prolog so it can sit inside HTML
+
+
+def line_plot(series: dict[str, tuple[list, list]], xlabel: str, ylabel: str, logx: bool = False,
+              logy: bool = False, vlines: dict[str, float] | None = None, title: str | None = None) -> str:
+    fig, ax = figure()
+    for label, (x, y) in series.items():
+        ax.plot(x, y, marker="o", markersize=2.5, linewidth=1.2, label=label)
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    for label, x in (vlines or {}).items():
+        ax.axvline(x, linestyle="--", linewidth=0.8, color="gray")
+        ax.annotate(label, (x, 1), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=7)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    if len(series) > 1:
+        ax.legend(fontsize=7)
+    return to_svg(fig)
+
+
+def bar_plot(labels: list[str], values: list[float], ylabel: str, title: str | None = None) -> str:
+    fig, ax = figure()
+    ax.bar(range(len(values)), values)
+    ax.set_xticks(range(len(values)), labels, rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    return to_svg(fig)
+
+
+def heatmap(matrix: list[list[float]], labels: list[str], cbar_label: str, title: str | None = None) -> str:
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(5.0, 4.2))
+    data = np.array(matrix, dtype=float)
+    im = ax.imshow(data, cmap="viridis")
+    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
+    ax.set_yticks(range(len(labels)), labels, fontsize=6)
+    fig.colorbar(im, ax=ax, label=cbar_label)
+    if title:
+        ax.set_title(title)
+    return to_svg(fig)

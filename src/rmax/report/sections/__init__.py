@@ -1,0 +1,3 @@
+"""Section builders, one module per family; importing this package registers them."""
+
+from rmax.report.sections import generic, hpl, inventory, peakflops  # noqa: F401

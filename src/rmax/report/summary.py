@@ -1,0 +1,75 @@
+"""The survey's own sections: the cluster summary with "what limits this
+cluster", and the list of steps (interrupted or failed ones included)."""
+
+from __future__ import annotations
+
+from rmax.report.section import Section, Table
+from rmax.store.runs import RunRecord
+from rmax.survey.headline import headline, percent_of_peak
+
+
+def _find(rows: list[dict], prefix: str) -> dict | None:
+    return next((r for r in rows if r["metric"].startswith(prefix)), None)
+
+
+def what_limits(rows: list[dict], runs: list[RunRecord]) -> list[str]:
+    """Sentences, each with its numbers, on whether compute, memory or network bounds HPL here."""
+    out = []
+    hpl = _find(rows, "HPL Rmax")
+    dgemm = _find(rows, "DGEMM bound")
+    peak = _find(rows, "Peak used for % of peak")
+    if hpl and dgemm and dgemm["value"]:
+        frac = hpl["value"] / dgemm["value"]
+        verdict = ("compute bounds HPL here: it runs close to the DGEMM rate of all cores"
+                   if frac >= 0.85 else
+                   "HPL falls well short of the DGEMM bound: panel factorisation, pivoting and communication "
+                   "cost more than the trailing update at this N (a larger N or another grid should help)")
+        out.append(f"HPL reaches {hpl['value']:.1f} GFLOPS, {100 * frac:.0f}% of the DGEMM bound "
+                   f"({dgemm['value']:.1f} GFLOPS): {verdict}.")
+    elif hpl and peak:
+        out.append(f"HPL reaches {hpl['value']:.1f} GFLOPS, {100 * hpl['value'] / peak['value']:.0f}% of the "
+                   f"peak used for % of peak ({peak['value']:.1f} GFLOPS); no DGEMM run to separate compute "
+                   "from overheads.")
+    triad = _find(rows, "STREAM Triad")
+    if triad and peak and triad["value"]:
+        # Bytes per flop the memory can feed: DGEMM reuses each byte many times, STREAM-like codes do not.
+        bpf = triad["value"] * 1e9 / (peak["value"] * 1e9)
+        out.append(f"Memory: STREAM Triad {triad['value']:.1f} GB/s against a {peak['value']:.0f} GFLOPS peak is "
+                   f"{bpf:.3f} bytes per flop; codes needing more than that (sparse, stencil) are memory-bound here, "
+                   "HPL is not.")
+    lat = _find(rows, "MPI latency")
+    bw = _find(rows, "MPI bandwidth")
+    if lat and bw:
+        out.append(f"Network: {lat['value']:.2f} us latency and {bw['value']:.0f} MB/s at 1 MiB between nodes; "
+                   "see the HPL model (rmax model hpl) for the share of HPL time this costs at larger scale.")
+    elif len({h for r in runs for h in r.hosts}) <= 1:
+        out.append("Network: one node only, so no interconnect was measured.")
+    return out
+
+
+def summary_section(survey: RunRecord, runs: list[RunRecord]) -> Section:
+    rows = headline(runs)
+    pct = percent_of_peak(rows)
+    if pct:
+        rows.append(pct)
+    sec = Section(key="summary", title="Cluster summary", order=0)
+    s = survey.summary
+    sec.notes.append(f"{len(s.get('nodes', []))} node(s): {', '.join(s.get('nodes', []))}; {s.get('ranks')} ranks.")
+    sec.tables.append(Table(["Metric", "Value", "Unit", "Statistic"],
+                            [[r["metric"], f"{r['value']:.4g}", r["unit"], r["statistic"]] for r in rows]))
+    limits = what_limits(rows, runs)
+    sec.tables.append(Table(["What limits this cluster"], [[t] for t in limits] or [["Not enough measurements to say."]]))
+    sec.data["headline"] = rows
+    return sec
+
+
+def steps_section(survey: RunRecord, runs: list[RunRecord]) -> Section:
+    sec = Section(key="steps", title="Survey steps", order=95)
+    steps = survey.summary.get("steps", [])
+    rows = [[e["step"], e.get("title", ""), e["status"], f"{e['seconds']:.1f}" if "seconds" in e else "",
+             e.get("reason") or e.get("error") or ""] for e in steps]
+    if survey.status == "interrupted":
+        sec.notes.append("This survey was interrupted; the steps that finished before are shown.")
+    sec.tables.append(Table(["Step", "What", "Status", "Seconds", "Note"], rows))
+    sec.data["steps"] = steps
+    return sec

@@ -1,0 +1,1 @@
+"""`rmax survey`: the whole characterisation of a cluster as one stored survey."""

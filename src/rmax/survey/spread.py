@@ -1,0 +1,50 @@
+"""Spread across nodes: a synchronous code runs at the pace of its slowest node
+(seed 02), so every per-node metric is compared across nodes and slow nodes
+are flagged."""
+
+from __future__ import annotations
+
+import statistics
+
+from rmax.store.runs import RunRecord
+
+SLOW = 0.10   # flagged when this much worse than the median node
+
+
+def _medians(summary: dict, prefix: str = ""):
+    """(metric, median, unit) for every summary entry that carries a median."""
+    for key, val in summary.items():
+        if isinstance(val, dict):
+            if "median" in val and isinstance(val["median"], (int, float)):
+                yield prefix + key, float(val["median"]), val.get("unit", "")
+            else:
+                yield from _medians(val, f"{prefix}{key}.")
+
+
+def node_spread(runs: list[RunRecord]) -> dict:
+    """Per benchmark kind and metric: value on each node, median, and the nodes more than 10% worse.
+
+    "Worse" is lower for rates and bandwidths and higher for times and latencies (by unit)."""
+    by_kind: dict[str, list[RunRecord]] = {}
+    for r in runs:
+        if r.status == "ok" and len(r.hosts) == 1 and r.kind not in ("info", "hpl-test"):
+            by_kind.setdefault(r.kind, []).append(r)
+    out: dict = {}
+    for kind, recs in by_kind.items():
+        if len({r.hosts[0] for r in recs}) < 2:
+            continue
+        values: dict[str, dict] = {}
+        for r in recs:
+            for metric, median, unit in _medians(r.summary):
+                values.setdefault(metric, {"unit": unit, "nodes": {}})["nodes"][r.hosts[0]] = median
+        for metric, v in values.items():
+            nodes = v["nodes"]
+            if len(nodes) < 2:
+                continue
+            mid = statistics.median(nodes.values())
+            lower_is_better = v["unit"] in ("s", "us", "ns", "seconds")
+            slow = [h for h, x in nodes.items()
+                    if mid and ((x > mid * (1 + SLOW)) if lower_is_better else (x < mid * (1 - SLOW)))]
+            out[f"{kind}:{metric}"] = {"unit": v["unit"], "median": mid, "nodes": nodes, "slow": slow,
+                                       "statistic": "each node's median; median across nodes"}
+    return out

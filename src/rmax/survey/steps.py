@@ -1,0 +1,197 @@
+"""The steps of a survey, in order, registered by name. A step stores its
+own runs under the survey; a step that fails is recorded and the survey goes
+on, so one broken benchmark never costs the others' results."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import sys
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from rmax.errors import RmaxError
+from rmax.launch import Host, LaunchSpec
+from rmax.store.runs import RunRecord
+from rmax.survey.context import SurveyContext
+
+STEPS: list[type["Step"]] = []
+
+
+def register(cls):
+    STEPS.append(cls)
+    return cls
+
+
+class Step(ABC):
+    name: ClassVar[str]
+    title: ClassVar[str]
+    share: ClassVar[float] = 0.05    # the part of the survey's budget it may use
+
+    def skip_reason(self, ctx: SurveyContext) -> str | None:
+        """Why this step does not apply here (None: it runs)."""
+        return None
+
+    @abstractmethod
+    def run(self, ctx: SurveyContext) -> list[RunRecord]:
+        ...
+
+
+@register
+class Inventory(Step):
+    name, title = "inventory", "node inventory and Rpeak"
+
+    def run(self, ctx):
+        from rmax.inventory import collect, fingerprint
+
+        records = []
+        for host in ctx.nodes:
+            with ctx.store.start_run("info", parent=ctx.survey_id, hosts=[host.name]) as run:
+                if ctx.hosts is None:
+                    inv = collect(measure=True)
+                else:
+                    inv = _remote_inventory(ctx, host)
+                run.update(summary=inv, fingerprint=fingerprint(inv))
+            records.append(ctx.store.get(run.id))
+        first = records[0].summary
+        ctx.facts["rpeak"] = first.get("rpeak", {})
+        ctx.facts["mem_available"] = min((r.summary.get("memory", {}).get("available_bytes") or 0) for r in records)
+        return records
+
+
+def _remote_inventory(ctx: SurveyContext, host: Host) -> dict:
+    """`rmax info --json` on another node, through the launcher (rmax installed at the same path there)."""
+    import json
+
+    from rmax.launch import prepare, run_job
+
+    spec = LaunchSpec(program=[sys.executable, "-m", "rmax", "info", "--json"], np=1, hosts=[Host(host.name, 1)])
+    job = run_job(prepare(spec, ctx.launcher), ctx.timeout, env=spec.rank_env())
+    if not job.ok:
+        raise job.failure(f"inventory of {host.name}")
+    return json.loads(job.stdout)
+
+
+class NodeBench(Step):
+    """A node microbenchmark on every node (one process per node), from rmax.bench.<module>."""
+
+    module: ClassVar[str]
+
+    def family(self):
+        try:
+            return importlib.import_module(f"rmax.bench.{self.module}")
+        except ModuleNotFoundError:
+            return None
+
+    def skip_reason(self, ctx):
+        mod = self.family()
+        return None if mod and hasattr(mod, "run") else f"rmax.bench.{self.module} is not available"
+
+    def run(self, ctx):
+        mod = self.family()
+        out = []
+        for host in ctx.nodes:
+            spec = ctx.node_spec([], host) if ctx.hosts else None
+            out.append(mod.run(quick=ctx.quick, store=ctx.store, parent=ctx.survey_id, spec=spec,
+                               launcher=ctx.launcher, timeout=ctx.timeout))
+        return out
+
+
+def _node_step(name: str, module: str, title: str, share: float):
+    cls = type(f"Node_{name}", (NodeBench,), {"name": name, "module": module, "title": title, "share": share})
+    return register(cls)
+
+
+_node_step("peakflops", "peakflops", "measured FMA peak", 0.03)
+_node_step("cpurate", "cpurate", "CPU rate vs vector length", 0.12)
+_node_step("stream", "stream", "STREAM memory bandwidth", 0.05)
+_node_step("dgemm", "dgemm", "DGEMM vs size and k", 0.10)
+_node_step("memlat", "memlat", "memory latency staircase", 0.08)
+_node_step("memcopy", "memcopy", "memcpy bandwidth vs size", 0.05)
+_node_step("oslat", "oslat", "operating-system latencies", 0.08)
+
+
+class NetBench(Step):
+    """A network benchmark over the nodes (skipped on one node)."""
+
+    module: ClassVar[str]
+    ranks: ClassVar[str] = "all"   # "pair": the first two nodes, one rank each; "all": one rank per node
+
+    def skip_reason(self, ctx):
+        if not ctx.multi_node:
+            return "one node: no network to measure"
+        try:
+            mod = importlib.import_module(f"rmax.bench.{self.module}")
+        except ModuleNotFoundError:
+            return f"rmax.bench.{self.module} is not available"
+        return None if hasattr(mod, "run") else f"rmax.bench.{self.module} has no run()"
+
+    def run(self, ctx):
+        mod = importlib.import_module(f"rmax.bench.{self.module}")
+        nodes = ctx.nodes[:2] if self.ranks == "pair" else ctx.nodes
+        spec = LaunchSpec(program=[], np=len(nodes), hosts=[Host(h.name, 1) for h in nodes])
+        return [mod.run(spec, quick=ctx.quick, store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher,
+                        timeout=ctx.timeout)]
+
+
+def _net_step(name: str, title: str, ranks: str, share: float):
+    cls = type(f"Net_{name}", (NetBench,), {"name": name, "module": name, "title": title, "ranks": ranks,
+                                            "share": share})
+    return register(cls)
+
+
+_net_step("net", "point-to-point latency and bandwidth", "pair", 0.08)
+_net_step("coll", "collectives vs process count", "all", 0.06)
+_net_step("ring", "ring latency and bandwidth", "all", 0.03)
+_net_step("matrix", "all-pairs latency and bandwidth", "all", 0.05)
+
+
+@register
+class Hpl(Step):
+    name, title, share = "hpl", "HPL at a sensible N", 0.3
+
+    def engine(self) -> str:
+        from rmax.native import executable
+
+        try:
+            executable("rmax-hpl")
+            return "rmax"
+        except RmaxError:
+            return "hpcc"
+
+    def problem(self, ctx) -> tuple[int, int, int, int]:
+        """(N, NB, P, Q): N sized so HPL takes about the step's share of the budget, within 60% of memory."""
+        ranks = ctx.ranks
+        p = max(d for d in range(1, int(math.isqrt(ranks)) + 1) if ranks % d == 0)
+        q = ranks // p
+        nb = 192
+        rate = (ctx.facts.get("rpeak") or {}).get("gflops") or 10.0 * ranks
+        seconds = max(2.0, min(self.share * ctx.budget / 3, 60.0))
+        n = (1.5 * seconds * rate * 0.6e9) ** (1 / 3)
+        mem = ctx.facts.get("mem_available") or 0
+        if mem:
+            n = min(n, math.sqrt(0.6 * mem * len(ctx.nodes) / 8))
+        unit = nb * math.lcm(p, q)
+        return max(unit, int(n) // unit * unit), nb, p, q
+
+    def run(self, ctx):
+        from rmax.hpl.dat import HplConfig
+        from rmax.hpl.run import run_hpl
+
+        n, nb, p, q = self.problem(ctx)
+        cfg = HplConfig(ns=[n], nbs=[nb], grids=[(p, q)])
+        spec = LaunchSpec(program=[], np=p * q, hosts=ctx.hosts)
+        outcome = run_hpl(cfg, spec, ctx.store, engine=self.engine(), launcher=ctx.launcher,
+                          timeout=ctx.timeout, parent=ctx.survey_id)
+        return [outcome.run, *outcome.tests]
+
+
+def by_name(names: list[str] | None) -> list[Step]:
+    known = {s.name: s for s in STEPS}
+    if names:
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise RmaxError(f"unknown survey step(s): {', '.join(unknown)}", hint=f"steps: {', '.join(known)}")
+    return [cls() for cls in STEPS if not names or cls.name in names]
+
+

@@ -1,0 +1,32 @@
+"""The survey's closing summary panel in the terminal."""
+
+from __future__ import annotations
+
+from rich.panel import Panel
+from rich.table import Table
+
+from rmax.store import open_store
+from rmax.store.runs import RunRecord
+from rmax.survey.headline import headline, percent_of_peak
+
+
+def render_summary(rec: RunRecord, console) -> None:
+    with open_store() as store:
+        runs = store.children(rec.id)
+    rows = headline(runs)
+    pct = percent_of_peak(rows)
+    if pct:
+        rows.append(pct)
+    t = Table(show_header=True, box=None)
+    for col in ("Metric", "Value", "Unit", "Statistic"):
+        t.add_column(col, justify="right" if col == "Value" else "left")
+    for r in rows:
+        t.add_row(r["metric"], f"{r['value']:.4g}", r["unit"], r["statistic"])
+    steps = rec.summary.get("steps", [])
+    done = sum(s["status"] == "ok" for s in steps)
+    title = (f"survey {rec.id[:8]}: {len(rec.summary.get('nodes', []))} node(s), {rec.summary.get('ranks')} ranks, "
+             f"{done}/{len(steps)} steps ok, {rec.status}")
+    console.print(Panel(t, title=title, expand=False))
+    slow = {k: v["slow"] for k, v in (rec.summary.get("spread") or {}).items() if v["slow"]}
+    for metric, nodes in slow.items():
+        console.print(f"[yellow]slow node(s)[/] for {metric}: {', '.join(nodes)} (more than 10% worse than the median node)")

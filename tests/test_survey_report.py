@@ -1,0 +1,136 @@
+"""rmax survey, rmax report and rmax compare, end to end with the real kernels and headless Chromium."""
+
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, assert_one_line_error, run_cli
+
+from rmax.store import open_store
+
+ARTIFACTS = ROOT / "build" / "test-artifacts"
+QUICK_STEPS = "inventory,peakflops,hpl"
+
+
+@pytest.fixture(scope="module")
+def survey(tmp_path_factory):
+    """One quick survey shared by the report tests (its own store)."""
+    db = tmp_path_factory.mktemp("survey") / "results.db"
+    env = {"RMAX_DB": str(db)}
+    proc = run_cli("survey", "--quick", "--steps", QUICK_STEPS, "--label", "<script>alert('x')</script> & co",
+                   "--json", env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), env
+
+
+def chromium(url: str, *extra: str) -> subprocess.CompletedProcess:
+    """Headless Chromium with a fresh profile and no background networking."""
+    binary = shutil.which("chromium")
+    if binary is None:
+        pytest.fail("chromium is not installed (scripts/install-system.sh installs it)")
+    profile = Path(subprocess.check_output(["mktemp", "-d"], text=True).strip())
+    try:
+        return subprocess.run([binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                               f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", *extra, url],
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_survey_stores_every_step_under_one_run(survey):
+    rec, env = survey
+    assert rec["kind"] == "survey" and rec["status"] == "ok"
+    steps = {s["step"]: s for s in rec["summary"]["steps"]}
+    assert [s for s in steps] == QUICK_STEPS.split(",")
+    assert all(s["status"] == "ok" for s in steps.values())
+    with open_store(env["RMAX_DB"]) as store:
+        kids = store.children(rec["id"])
+    assert {k.kind for k in kids} == {"info", "peakflops", "hpl"}
+    hpl = next(k for k in kids if k.kind == "hpl")
+    assert hpl.summary["passed"] == hpl.summary["tests"] == 1
+
+
+def test_report_renders_in_chromium_without_errors(survey, tmp_path):
+    rec, env = survey
+    out = tmp_path / "report"
+    run_cli("report", rec["id"][:8], "--out", str(out), env=env, check=True)
+    html = (out / "index.html").read_text()
+    # Self-contained: nothing to fetch (SVG namespaces are names, not requests).
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+    dom = chromium((out / "index.html").as_uri(), "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    console = [l for l in dom.stderr.splitlines() if "CONSOLE" in l]
+    assert console == []
+    for section in ("summary", "inventory", "peakflops", "hpl", "steps"):
+        assert f'data-section="{section}"' in dom.stdout
+    plots = re.findall(r'<div class="plot" data-plot="(\w+)">\s*<svg', dom.stdout)
+    assert "peakflops" in plots
+    # every data file the page links to exists and parses
+    for name in re.findall(r'href="data/([\w-]+)\.json"', html):
+        assert isinstance(json.loads((out / "data" / f"{name}.json").read_text()), list)
+        assert (out / "data" / f"{name}.csv").read_text().count("\n") >= 1
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "report.png"
+    chromium((out / "index.html").as_uri(), "--window-size=1200,2000", f"--screenshot={shot}")
+    assert shot.stat().st_size > 10_000
+
+
+def test_user_strings_are_escaped(survey, tmp_path):
+    rec, env = survey
+    out = tmp_path / "report"
+    run_cli("report", rec["id"], "--out", str(out), env=env, check=True)
+    html = (out / "index.html").read_text()
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; co" in html
+
+
+def test_interrupted_survey_keeps_its_finished_steps(db, tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "rmax", "survey", "--steps", "inventory,peakflops,hpl"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**__import__("os").environ, "PYTHONPATH": str(ROOT / "src")})
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.3)
+        if db.exists():
+            with open_store() as s:
+                if any(r.kind == "peakflops" and r.status == "running" for r in s.list()):
+                    break
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    with open_store() as s:
+        (survey,) = s.list(kind="survey")
+        kids = {k.kind: k for k in s.children(survey.id)}
+    assert survey.status == "interrupted"
+    assert kids["info"].status == "ok" and kids["peakflops"].status == "interrupted" and "hpl" not in kids
+    out = tmp_path / "report"
+    run_cli("report", survey.id, "--out", str(out), check=True)
+    html = (out / "index.html").read_text()
+    assert "This survey was interrupted" in html and 'data-section="inventory"' in html
+
+
+def test_compare_two_runs_with_significance(db, tmp_path):
+    ids = []
+    for _ in range(2):
+        r = json.loads(run_cli("bench", "peakflops", "--budget", "0.1", "--isa", "sse2", "--json", check=True).stdout)
+        ids.append(r["id"])
+    out = json.loads(run_cli("compare", ids[0], ids[1], "--json", check=True).stdout)
+    assert out["a"] == ids[0] and len(out["changes"]) == 4
+    for c in out["changes"]:
+        assert c["n_a"] >= 5 and c["n_b"] >= 5 and 0 <= c["p_value"] <= 1
+        assert c["significant"] == (c["p_value"] < 0.05)
+    run_cli("compare", ids[0][:8], ids[1][:8], "--html", str(tmp_path / "cmp"), check=True)
+    assert "Significant (p &lt; 0.05)" in (tmp_path / "cmp" / "index.html").read_text()
+    assert_one_line_error(run_cli("compare", ids[0], "nope"), 2, "not a run id")
+
+
+def test_survey_bad_input(db):
+    assert_one_line_error(run_cli("survey", "--steps", "inventory,warp"), 2, "unknown survey step")
+    assert_one_line_error(run_cli("survey", "--hosts", "a:1", "--hostfile", "x"), 2, "not both")
+    assert_one_line_error(run_cli("report"), 2, "no survey stored yet")
