@@ -385,3 +385,17 @@ if hasattr(lib, "mkl_get_version_string"):
     r["threads"] = call("mkl_get_max_threads", ctypes.c_int)
 print(json.dumps(r))
 """
+
+
+@functools.lru_cache(maxsize=16)
+def _brief(items: tuple[tuple[str, str], ...]) -> tuple[tuple[str, object], ...]:
+    info = loaded(dict(items))
+    return tuple((k, info.get(k)) for k in ("name", "path", "version", "config"))
+
+
+def loaded_brief(env: dict | None = None) -> dict:
+    """name, path, version and config of the BLAS a job gets under env (cached per environment):
+    what every stored run records as the BLAS it was measured with."""
+    keys = ("LD_LIBRARY_PATH", "OPENBLAS_CORETYPE", "BLIS_ARCH_TYPE", "OPENBLAS_NUM_THREADS")
+    merged = {**os.environ, **(env or {})}
+    return dict(_brief(tuple((k, merged[k]) for k in keys if k in merged)))

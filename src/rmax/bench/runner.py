@@ -45,9 +45,15 @@ def parse_json_lines(text: str) -> list[dict]:
 
 def environment(spec: LaunchSpec) -> dict:
     """The environment a kernel ran in: thread settings, loader path, MPI and BLAS knobs."""
+    from rmax.blas import loaded_brief
+
     env = {k: os.environ[k] for k in RECORDED_VARIABLES if k in os.environ}
     env.update(spec.rank_env())
-    return env
+    try:
+        blas = loaded_brief(env)
+    except Exception as e:  # recording the BLAS must never stop a measurement
+        blas = {"error": str(e)}
+    return {**env, "blas": blas}
 
 
 def fingerprint() -> str | None:
