@@ -26,6 +26,7 @@ COMMANDS = {
     "bench": ("rmax.cli.bench", "run one benchmark family and store the result"),
     "launch": ("rmax.cli.launch", "check where MPI ranks land through a launcher"),
     "hpl": ("rmax.cli.hpl", "run HPL (rmax-hpl, hpcc or xhpl) from an HPL.dat and store every test"),
+    "tune": ("rmax.cli.tune", "automatic HPL tuning: noise-aware, resumable, explained"),
     "vcluster": ("rmax.cli.vcluster", "a virtual cluster of network namespaces on this machine"),
     "topology": ("rmax.cli.topology", "infer switch groups from measured latency and bandwidth"),
     "slurm": ("rmax.cli.slurm", "write sbatch scripts that run rmax inside an allocation"),

@@ -56,8 +56,13 @@ class JobResult:
         for needle, message, hint in KNOWN_FAILURES:
             if needle in text:
                 return RunFailed(f"{what} failed: {message}", hint=hint)
-        last = next((l for l in reversed(self.stderr_tail) if l.strip() and not l.startswith(STEP_PREFIX)), "")
-        return RunFailed(f"{what} failed with exit status {self.returncode}" + (f": {last.strip()}" if last else ""))
+        return RunFailed(f"{what} failed with exit status {self.returncode}" + (f": {cause}" if (cause := self.cause()) else ""))
+
+    def cause(self) -> str:
+        """The most telling stderr line: one that says error, else the last with words in it
+        (launchers frame their messages in rule lines, which say nothing)."""
+        lines = [l.strip() for l in self.stderr_tail if not l.startswith(STEP_PREFIX) and any(c.isalpha() for c in l)]
+        return next((l for l in reversed(lines) if "error" in l.lower()), lines[-1] if lines else "")
 
 
 def _kill_group(proc: subprocess.Popen, grace: float = 2.0) -> None:

@@ -1,0 +1,257 @@
+/* rmax-hpl: types and entry points shared by the files of the HPL-compatible
+ * LU benchmark. Each .c file holds one concern (input, grid, generator, panel
+ * factorisation, broadcast, swaps, update, solve, check, output, driver). */
+#ifndef RMAX_HPL_H
+#define RMAX_HPL_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define HPL_PROG "rmax-hpl"
+#define HPL_MAXLIST 20
+
+enum { HPL_FACT_LEFT = 0, HPL_FACT_CROUT = 1, HPL_FACT_RIGHT = 2 };
+enum { HPL_BC_1RING, HPL_BC_1RINGM, HPL_BC_2RING, HPL_BC_2RINGM, HPL_BC_LONG, HPL_BC_LONGM, HPL_BC_COUNT };
+enum { HPL_SWAP_BINEXCH = 0, HPL_SWAP_LONG = 1, HPL_SWAP_MIX = 2 };
+
+/* Everything HPL.dat (or its JSON twin) holds, after clamping. */
+typedef struct {
+    char outfile[256];
+    int device;
+    int nn, n[HPL_MAXLIST];
+    int nnb, nb[HPL_MAXLIST];
+    int pmap;
+    int ngrid, p[HPL_MAXLIST], q[HPL_MAXLIST];
+    double thresh;
+    int npfact, pfact[HPL_MAXLIST];
+    int nnbmin, nbmin[HPL_MAXLIST];
+    int nndiv, ndiv[HPL_MAXLIST];
+    int nrfact, rfact[HPL_MAXLIST];
+    int nbcast, bcast[HPL_MAXLIST];
+    int ndepth, depth[HPL_MAXLIST];
+    int swap, swapthr, l1notran, unotran, equil, align;
+} hpl_input;
+
+/* The parameters of one test. */
+typedef struct {
+    int n, nb, pmap, p, q, depth, bcast, rfact, pfact, nbmin, ndiv;
+    int swap, swapthr, l1notran, unotran, equil, align;
+    double thresh;
+} hpl_params;
+
+/* Reads and validates `path` (HPL.dat format, or JSON when the file starts
+ * with '{'). Returns 0, or -1 with a one-line message in err. */
+int hpl_input_read(const char *path, hpl_input *in, char *err, size_t errlen);
+
+/* ---- process grid ---- */
+typedef struct {
+    MPI_Comm comm;     /* the P*Q ranks of this grid; MPI_COMM_NULL on idle ranks */
+    MPI_Comm row, col; /* my process row (ranked by column) and process column (ranked by row) */
+    int P, Q, myrow, mycol, iam, pmap;
+} hpl_grid;
+
+/* Collective over world: ranks >= P*Q get comm == MPI_COMM_NULL. */
+void hpl_grid_init(hpl_grid *g, MPI_Comm world, int P, int Q, int pmap);
+void hpl_grid_free(hpl_grid *g);
+/* Rank in g->comm of the process at (row, col). */
+int hpl_grid_rank(const hpl_grid *g, int row, int col);
+
+/* ---- block-cyclic index arithmetic (distribution starts on process 0) ---- */
+/* How many of the first n indices process iproc owns. */
+static inline int hpl_numroc(int n, int nb, int iproc, int nprocs)
+{
+    int nblocks = n / nb;
+    int num = (nblocks / nprocs) * nb;
+    int extra = nblocks % nprocs;
+    if (iproc < extra)
+        num += nb;
+    else if (iproc == extra)
+        num += n % nb;
+    return num;
+}
+static inline int hpl_owner(int g, int nb, int nprocs) { return (g / nb) % nprocs; }
+static inline int hpl_g2l(int g, int nb, int nprocs) { return (g / (nb * nprocs)) * nb + g % nb; }
+static inline int hpl_l2g(int l, int nb, int iproc, int nprocs)
+{
+    return ((l / nb) * nprocs + iproc) * nb + l % nb;
+}
+
+/* ---- generator ---- */
+/* Fills the local part of the N x (N+1) matrix [A|b] (column-major, lda). */
+void hpl_matgen(const hpl_grid *g, int n, int nb, double *a, int lda);
+
+/* ---- per-phase accounting ---- */
+enum { HPL_PH_PFACT, HPL_PH_SWAP, HPL_PH_BCAST, HPL_PH_UPDATE, HPL_PH_SOLVE, HPL_PH_CHECK, HPL_PH_COUNT };
+extern const char *const hpl_phase_names[HPL_PH_COUNT];
+typedef struct {
+    double t[HPL_PH_COUNT];
+    double bytes; /* bytes this rank sent */
+} hpl_stats;
+
+/* ---- BLAS through the Fortran ABI (hidden string lengths last) ---- */
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const double *alpha,
+            const double *a, const int *lda, const double *b, const int *ldb, const double *beta, double *c,
+            const int *ldc, size_t lta, size_t ltb);
+void dtrsm_(const char *side, const char *uplo, const char *ta, const char *diag, const int *m, const int *n,
+            const double *alpha, const double *a, const int *lda, double *b, const int *ldb, size_t l1, size_t l2,
+            size_t l3, size_t l4);
+void dtrsv_(const char *uplo, const char *ta, const char *diag, const int *n, const double *a, const int *lda,
+            double *x, const int *incx, size_t l1, size_t l2, size_t l3);
+void dgemv_(const char *ta, const int *m, const int *n, const double *alpha, const double *a, const int *lda,
+            const double *x, const int *incx, const double *beta, double *y, const int *incy, size_t l1);
+void dscal_(const int *n, const double *a, double *x, const int *incx);
+int idamax_(const int *n, const double *x, const int *incx);
+
+/* C = C - A * op(B), the workhorse, with the sizes as ints. */
+void hpl_gemm_nn_minus(int m, int n, int k, const double *a, int lda, const double *b, int ldb, double *c, int ldc);
+
+/* ---- panel broadcast: one variant per file, all behind start / test / wait ---- */
+typedef struct {
+    int phase, peer, recv; /* recv: 1 receive, 0 send */
+    size_t off, cnt;       /* doubles */
+} hpl_bc_op;
+
+typedef struct hpl_bcast {
+    MPI_Comm comm;
+    int root, me, size, tag;
+    double *buf;
+    size_t len;
+    hpl_bc_op *ops;
+    int nops, cap;
+    int next;              /* first op not yet posted */
+    int cur_phase;         /* phase being waited for, -1 when none */
+    MPI_Request *req;
+    int nreq;
+    int done;
+    double *bytes;         /* where to count bytes sent */
+} hpl_bcast;
+
+typedef void (*hpl_bc_plan_fn)(hpl_bcast *b);
+/* Relative rank helpers for the plans: rel 0 is the root. */
+int hpl_bc_abs(const hpl_bcast *b, int rel);
+int hpl_bc_rel(const hpl_bcast *b);
+void hpl_bc_add(hpl_bcast *b, int phase, int peer_rel, int recv, size_t off, size_t cnt);
+/* A chain members[0] -> members[1] -> ... forwarding the whole buffer. */
+void hpl_bc_plan_chain(hpl_bcast *b, const int *members, int n, int first_phase);
+/* Scatter then roll (ring allgather) of the buffer over members (members[0] has it). */
+void hpl_bc_plan_spread_roll(hpl_bcast *b, const int *members, int n, int first_phase);
+
+void hpl_bc_plan_1ring(hpl_bcast *b);
+void hpl_bc_plan_1ringm(hpl_bcast *b);
+void hpl_bc_plan_2ring(hpl_bcast *b);
+void hpl_bc_plan_2ringm(hpl_bcast *b);
+void hpl_bc_plan_long(hpl_bcast *b);
+void hpl_bc_plan_longm(hpl_bcast *b);
+/* Two chains from the root over the rel ranks [first, size). */
+void hpl_bc_plan_two_halves(hpl_bcast *b, int first);
+
+/* Starts broadcasting buf[0..len) from root over comm with the chosen topology. */
+void hpl_bcast_start(hpl_bcast *b, int variant, MPI_Comm comm, int root, double *buf, size_t len, int tag,
+                     double *bytes);
+/* Progresses without blocking; returns 1 once this rank's part is complete. */
+int hpl_bcast_test(hpl_bcast *b);
+void hpl_bcast_wait(hpl_bcast *b);
+void hpl_bcast_free(hpl_bcast *b);
+
+/* ---- the factorisation as a whole ---- */
+typedef struct {
+    const hpl_params *prm;
+    const hpl_grid *g;
+    double *a;          /* local [A|b], column-major */
+    int lda, mp, nq;    /* local rows, local columns (b included) */
+    hpl_stats *st;
+    int progress;       /* print progress on rank 0 */
+    double t0;          /* start time, for the progress rate */
+    double *uwork;      /* nb x nq: the U rows of the current update */
+    double *swbuf, *swtmp; /* 2 nb x nq each: row records in transit (P > 1) */
+} hpl_lu;
+
+/* One panel: its factors packed for the broadcast and the updates. */
+typedef struct {
+    int idx, jj, jb, pcol, prow;
+    int mrows;          /* local rows below the diagonal block on my process row */
+    double *buf;        /* [L1 jb*jb | ipiv jb | L2 mrows*jb (ld mrows)] */
+    size_t len;
+    hpl_bcast bc;
+    int in_flight;
+} hpl_panel;
+
+static inline double *hpl_panel_l1(const hpl_panel *p) { return p->buf; }
+static inline double *hpl_panel_ipiv(const hpl_panel *p) { return p->buf + (size_t)p->jb * p->jb; }
+static inline double *hpl_panel_l2(const hpl_panel *p) { return p->buf + (size_t)p->jb * p->jb + p->jb; }
+
+/* Factorises panel p (on its process column): recursive factorisation with the
+ * chosen variants, then packs buf. Writes L and U11 back into the matrix. */
+void hpl_pfact(hpl_lu *lu, hpl_panel *p);
+
+/* Panel factorisation internals, shared by the variant files. */
+typedef struct hpl_pf hpl_pf;
+typedef void (*hpl_pf_child)(hpl_pf *pf, int c, int w);
+struct hpl_pf {
+    double *a;          /* local rows with global index >= jj, panel columns */
+    int lda, m, jb, jj, nb, lr0; /* lr0: local index of a's first row */
+    int diag;           /* this process holds the diagonal block (rows 0..jb-1 of a) */
+    int P, myrow, prow;
+    MPI_Comm col;
+    double *t;          /* jb x jb replicated rows already pivoted (ld jb) */
+    int *ipiv;          /* global row chosen at each step */
+    double *work;       /* 2*jb+4 doubles for the pivot exchange */
+    int pfact, rfact, nbmin, ndiv;
+    MPI_Op op;
+    double *bytes;
+};
+void hpl_pf_leaf(hpl_pf *pf, int k);
+/* A[rows >= r0, J] -= A[rows >= r0, c:c+w] * T[c:c+w, J]   (J = [j0, j0+nj)) */
+void hpl_pf_upd_lower(hpl_pf *pf, int r0, int c, int w, int j0, int nj);
+/* T[c:c+w, J] = unit_lower(T[c:c+w, c:c+w])^-1 T[c:c+w, J] */
+void hpl_pf_upd_trsm(hpl_pf *pf, int c, int w, int j0, int nj);
+/* T[r:r+h, J] -= T[r:r+h, c:c+w] * T[c:c+w, J] */
+void hpl_pf_upd_tgemm(hpl_pf *pf, int r, int h, int c, int w, int j0, int nj);
+/* The three ways to walk columns [c0, c0+n) in np pieces; child(c, w)
+ * factors one piece whose columns are up to date with everything left of c. */
+void hpl_pf_left(hpl_pf *pf, int c0, int n, int np, hpl_pf_child child);
+void hpl_pf_crout(hpl_pf *pf, int c0, int n, int np, hpl_pf_child child);
+void hpl_pf_right(hpl_pf *pf, int c0, int n, int np, hpl_pf_child child);
+static inline int hpl_pf_piece(int c0, int n, int np, int i) { return c0 + (int)((long long)i * n / np); }
+
+/* Row interchanges of panel p applied to local columns [lc0, lc1): on return
+ * u holds the jb pivot rows of those columns (jb x nc, ld jb, or transposed
+ * nc x jb, ld nc, when !unotran) and rows displaced below the block are in place. */
+void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u);
+/* Applies panel p to local columns [lc0, lc1): swaps, triangular solve for U,
+ * DGEMM on the rows below. poll() is called between DGEMM chunks. */
+typedef void (*hpl_poll_fn)(void *ctx);
+void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn poll, void *pctx);
+
+/* LU of [A|b] then back substitution; x (length n, replicated) gets the solution. */
+void hpl_pdgesv(hpl_lu *lu, double *x);
+/* Solves U x = y with the factored local matrix; x replicated on return. */
+void hpl_solve(hpl_lu *lu, double *x);
+
+/* Scaled residual and norms; regenerates [A|b] into lu->a. */
+typedef struct {
+    double resid, rnorm, anorm_inf, anorm_1, xnorm_inf, xnorm_1, bnorm_inf;
+} hpl_check_result;
+void hpl_check(hpl_lu *lu, const double *x, hpl_check_result *r);
+
+/* ---- output ---- */
+typedef struct {
+    hpl_params prm;
+    double time, gflops;
+    int checked;
+    hpl_check_result chk;
+    const char *status; /* PASSED FAILED SKIPPED */
+    double ph_max[HPL_PH_COUNT], ph_min[HPL_PH_COUNT];
+    double bytes_total, bytes_max;
+    int ranks;
+    const char *skip_reason;
+} hpl_result;
+
+void hpl_variant_code(const hpl_params *p, char *code, size_t len);
+void hpl_out_banner(FILE *f, const hpl_input *in, int nranks);
+void hpl_out_result(FILE *f, const hpl_result *r);
+void hpl_out_summary(FILE *f, int ntests, int npass, int nfail, int nskip);
+void hpl_out_json(FILE *f, const hpl_result *r);
+
+#endif

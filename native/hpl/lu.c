@@ -1,0 +1,151 @@
+/* The right-looking blocked LU of [A|b] with look-ahead, then the solve.
+ *
+ * With look-ahead depth d, panel k+d is factored and its broadcast started
+ * before panel k's update of the rest of the matrix: the process column that
+ * owns panel k+d first brings just those columns up to date (with panels
+ * k..k+d-1), factors them, starts the broadcast, and only then runs the big
+ * trailing DGEMM, during which the broadcast progresses. d = 0 is the plain
+ * algorithm. b rides along as column N, so the forward substitution happens
+ * during the factorisation and only U x = y remains. */
+#include "hpl.h"
+#include "rmx_step.h"
+#include "rmx_timer.h"
+
+#include <stdlib.h>
+
+typedef struct {
+    hpl_lu *lu;
+    hpl_panel *slot; /* depth+1 panels, panel i in slot i % nslots */
+    int nslots;
+} driver;
+
+static hpl_panel *panel_of(driver *d, int idx) { return &d->slot[idx % d->nslots]; }
+
+/* Pushes every in-flight broadcast along; called between DGEMM chunks and while waiting. */
+static void poll_all(void *ctx)
+{
+    driver *d = ctx;
+    for (int i = 0; i < d->nslots; i++)
+        if (d->slot[i].in_flight)
+            hpl_bcast_test(&d->slot[i].bc);
+}
+
+static void wait_panel(driver *d, hpl_panel *p)
+{
+    if (!p->in_flight)
+        return;
+    const double t = rmx_now();
+    while (!hpl_bcast_test(&p->bc))
+        poll_all(d);
+    d->lu->st->t[HPL_PH_BCAST] += rmx_now() - t;
+}
+
+static void setup(driver *d, hpl_panel *p, int idx)
+{
+    const hpl_lu *lu = d->lu;
+    const int nb = lu->prm->nb, n = lu->prm->n;
+    p->idx = idx;
+    p->jj = idx * nb;
+    p->jb = n - p->jj < nb ? n - p->jj : nb;
+    p->pcol = idx % lu->g->Q;
+    p->prow = idx % lu->g->P;
+    p->mrows = lu->mp - hpl_numroc(p->jj + p->jb, nb, lu->g->myrow, lu->g->P);
+    p->len = (size_t)p->jb * p->jb + p->jb + (size_t)p->mrows * p->jb;
+}
+
+static void factor_and_send(driver *d, int idx)
+{
+    hpl_lu *lu = d->lu;
+    hpl_panel *p = panel_of(d, idx);
+    setup(d, p, idx);
+    if (lu->g->mycol == p->pcol) {
+        rmx_step("pfact");
+        hpl_pfact(lu, p);
+    }
+    rmx_step("bcast");
+    const double t = rmx_now();
+    hpl_bcast_start(&p->bc, lu->prm->bcast, lu->g->row, p->pcol, p->buf, p->len, 1 + idx % 30000,
+                    &lu->st->bytes);
+    p->in_flight = 1;
+    hpl_bcast_test(&p->bc);
+    lu->st->t[HPL_PH_BCAST] += rmx_now() - t;
+}
+
+/* Local column range of the global columns [g0, g1). */
+static void local_cols(const hpl_lu *lu, int g0, int g1, int *l0, int *l1)
+{
+    *l0 = hpl_numroc(g0, lu->prm->nb, lu->g->mycol, lu->g->Q);
+    *l1 = hpl_numroc(g1, lu->prm->nb, lu->g->mycol, lu->g->Q);
+}
+
+static void progress(const hpl_lu *lu, int col)
+{
+    if (!lu->progress || lu->g->iam != 0)
+        return;
+    const double n = lu->prm->n, r = n - col;
+    const double flops = 2.0 / 3.0 * (n * n * n - r * r * r);
+    const double el = rmx_now() - lu->t0;
+    fprintf(stderr, "%s: column %d of %d (%.1f%% of the work) %.2f GFLOPS\n", HPL_PROG, col, lu->prm->n,
+            100.0 * (1.0 - (r * r * r) / (n * n * n)), el > 0 ? flops / el / 1e9 : 0.0);
+}
+
+void hpl_pdgesv(hpl_lu *lu, double *x)
+{
+    const hpl_params *prm = lu->prm;
+    const int n = prm->n, nb = prm->nb, dep = prm->depth;
+    const int npan = (n + nb - 1) / nb;
+    driver d = {lu, NULL, dep + 1};
+    d.slot = calloc((size_t)d.nslots, sizeof *d.slot);
+    const size_t cap = (size_t)nb * nb + nb + (size_t)lu->mp * nb;
+    for (int i = 0; i < d.nslots && d.slot; i++) {
+        d.slot[i].buf = malloc(cap * sizeof(double));
+        if (!d.slot[i].buf)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (!d.slot)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+
+    for (int k = -dep; k < npan; k++) {
+        const int f = k + dep;
+        if (f < npan && dep > 0) {
+            /* Look-ahead: bring panel f's columns up to date, factor, send. */
+            hpl_panel tmp;
+            setup(&d, &tmp, f);
+            if (lu->g->mycol == tmp.pcol) {
+                int l0, l1;
+                local_cols(lu, tmp.jj, tmp.jj + tmp.jb, &l0, &l1);
+                for (int j = k < 0 ? 0 : k; j < f; j++) {
+                    hpl_panel *pj = panel_of(&d, j);
+                    wait_panel(&d, pj);
+                    rmx_step("update");
+                    hpl_update(lu, pj, l0, l1, NULL, NULL);
+                }
+            }
+            factor_and_send(&d, f);
+        } else if (f < npan) {
+            factor_and_send(&d, f);
+        }
+        if (k < 0)
+            continue;
+        hpl_panel *pk = panel_of(&d, k);
+        wait_panel(&d, pk);
+        int g0 = (f + 1) * nb;
+        if (g0 > n)
+            g0 = n;
+        int l0, l1;
+        local_cols(lu, g0, n + 1, &l0, &l1);
+        rmx_step("update");
+        hpl_update(lu, pk, l0, l1, poll_all, &d);
+        hpl_bcast_free(&pk->bc);
+        pk->in_flight = 0;
+        progress(lu, pk->jj + pk->jb);
+    }
+    for (int i = 0; i < d.nslots; i++)
+        free(d.slot[i].buf);
+    free(d.slot);
+
+    rmx_step("solve");
+    const double t = rmx_now();
+    hpl_solve(lu, x);
+    lu->st->t[HPL_PH_SOLVE] += rmx_now() - t;
+}

@@ -1,0 +1,272 @@
+/* Row interchanges of a factored panel applied to the columns to its right.
+ *
+ * The panel's pivots, applied in order, permute a few rows: the jb rows of
+ * the diagonal block receive the pivot rows (they become U, which every
+ * process of the column needs for its DGEMM), and the pivot rows' old places
+ * receive rows displaced from the diagonal block. Every process works out
+ * this permutation from ipiv, contributes the rows it holds as "records", and
+ * an all-gather over the process column gives everybody all records. The
+ * all-gather is where the SWAP variants differ:
+ *   binary exchange  recursive doubling, log2(P) steps (latency-bound sizes);
+ *   long             spread-roll: with equilibration the records are first
+ *                    collected and dealt out in equal pieces, then the pieces
+ *                    roll around the column in P-1 steps (bandwidth-bound);
+ *                    without, each process's own records roll as they are;
+ *   mix              binary exchange up to the threshold number of columns. */
+#include "hpl.h"
+#include "rmx_timer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SWAP_TAG 7
+
+typedef struct {
+    int nrec;       /* jb U rows, then displaced rows */
+    int *src, *dst; /* global source row; destination global row (-1 for U rows) */
+    int *grp, *idx; /* owning process row of the source; index within its group */
+    int *cnt, *off; /* records per group and first record of each group */
+} plan_t;
+
+static void make_plan(const hpl_lu *lu, const hpl_panel *p, plan_t *pl, int *mem)
+{
+    const int jb = p->jb, jj = p->jj, nb = lu->prm->nb, P = lu->g->P;
+    const double *ipiv = hpl_panel_ipiv(p);
+    int *pos = mem, *cont = mem + 2 * jb;
+    int npos = jb;
+    for (int i = 0; i < jb; i++)
+        pos[i] = cont[i] = jj + i;
+    for (int k = 0; k < jb; k++) {
+        const int q = (int)ipiv[k];
+        int b = -1;
+        if (q < jj + jb)
+            b = q - jj;
+        else
+            for (int i = jb; i < npos; i++)
+                if (pos[i] == q)
+                    b = i;
+        if (b < 0) {
+            b = npos++;
+            pos[b] = cont[b] = q;
+        }
+        const int t = cont[k];
+        cont[k] = cont[b];
+        cont[b] = t;
+    }
+    int *w = mem + 4 * jb;
+    pl->src = w;
+    pl->dst = w + 2 * jb;
+    pl->grp = w + 4 * jb;
+    pl->idx = w + 6 * jb;
+    pl->cnt = w + 8 * jb;
+    pl->off = w + 8 * jb + P;
+    pl->nrec = 0;
+    for (int i = 0; i < jb; i++) {
+        pl->src[pl->nrec] = cont[i];
+        pl->dst[pl->nrec++] = -1;
+    }
+    for (int i = jb; i < npos; i++)
+        if (cont[i] != pos[i]) {
+            pl->src[pl->nrec] = cont[i];
+            pl->dst[pl->nrec++] = pos[i];
+        }
+    for (int r = 0; r < P; r++)
+        pl->cnt[r] = 0;
+    for (int e = 0; e < pl->nrec; e++) {
+        pl->grp[e] = hpl_owner(pl->src[e], nb, P);
+        pl->idx[e] = pl->cnt[pl->grp[e]]++;
+    }
+    pl->off[0] = 0;
+    for (int r = 1; r <= P; r++)
+        pl->off[r] = pl->off[r - 1] + pl->cnt[r - 1];
+}
+
+/* Virtual rank in the power-of-two core of the binary exchange. */
+static int vrank(int r, int P2) { return r < P2 ? r : r - P2; }
+
+static size_t pack_set(double *out, const double *G, const plan_t *pl, int P, int P2, int who, int mask, int nc)
+{
+    size_t n = 0;
+    for (int r = 0; r < P; r++)
+        if ((vrank(r, P2) & mask) == (who & mask)) {
+            const size_t len = (size_t)pl->cnt[r] * nc;
+            if (out)
+                memcpy(out + n, G + (size_t)pl->off[r] * nc, len * sizeof *out);
+            n += len;
+        }
+    return n;
+}
+
+static void unpack_set(double *G, const double *in, const plan_t *pl, int P, int P2, int who, int mask, int nc)
+{
+    size_t n = 0;
+    for (int r = 0; r < P; r++)
+        if ((vrank(r, P2) & mask) == (who & mask)) {
+            const size_t len = (size_t)pl->cnt[r] * nc;
+            memcpy(G + (size_t)pl->off[r] * nc, in + n, len * sizeof *G);
+            n += len;
+        }
+}
+
+static void xchg(double *sb, size_t ns, int to, double *rb, size_t nr, int from, MPI_Comm c, double *bytes)
+{
+    MPI_Sendrecv(sb, (int)ns, MPI_DOUBLE, to, SWAP_TAG, rb, (int)nr, MPI_DOUBLE, from, SWAP_TAG, c,
+                 MPI_STATUS_IGNORE);
+    *bytes += 8.0 * (double)ns;
+}
+
+static void binary_exchange(hpl_lu *lu, const plan_t *pl, double *G, int nc)
+{
+    const int P = lu->g->P, me = lu->g->myrow;
+    MPI_Comm c = lu->g->col;
+    double *tmp = lu->swtmp, *bytes = &lu->st->bytes;
+    int P2 = 1;
+    while (2 * P2 <= P)
+        P2 *= 2;
+    const size_t all = (size_t)pl->nrec * nc;
+    if (me >= P2) {
+        /* Fold in, then receive the complete result from the partner. */
+        MPI_Send(G + (size_t)pl->off[me] * nc, pl->cnt[me] * nc, MPI_DOUBLE, me - P2, SWAP_TAG, c);
+        *bytes += 8.0 * pl->cnt[me] * nc;
+        MPI_Recv(G, (int)all, MPI_DOUBLE, me - P2, SWAP_TAG, c, MPI_STATUS_IGNORE);
+        return;
+    }
+    if (me + P2 < P)
+        MPI_Recv(G + (size_t)pl->off[me + P2] * nc, pl->cnt[me + P2] * nc, MPI_DOUBLE, me + P2, SWAP_TAG, c,
+                 MPI_STATUS_IGNORE);
+    for (int bit = 1; bit < P2; bit <<= 1) {
+        const int partner = me ^ bit, mask = ~(bit - 1);
+        const size_t ns = pack_set(tmp, G, pl, P, P2, me, mask, nc);
+        const size_t nr = pack_set(NULL, G, pl, P, P2, partner, mask, nc);
+        double *rb = tmp + ns;
+        xchg(tmp, ns, partner, rb, nr, partner, c, bytes);
+        unpack_set(G, rb, pl, P, P2, partner, mask, nc);
+    }
+    if (me + P2 < P) {
+        MPI_Send(G, (int)all, MPI_DOUBLE, me + P2, SWAP_TAG, c);
+        *bytes += 8.0 * (double)all;
+    }
+}
+
+static void spread_roll(hpl_lu *lu, const hpl_panel *p, const plan_t *pl, double *G, int nc)
+{
+    const int P = lu->g->P, me = lu->g->myrow, root = p->prow;
+    MPI_Comm c = lu->g->col;
+    double *bytes = &lu->st->bytes;
+    const int next = (me + 1) % P, prev = (me + P - 1) % P;
+    if (!lu->prm->equil) {
+        /* Each process's own records go round the ring as they are. */
+        for (int s = 1; s < P; s++) {
+            const int sg = ((me - s + 1) % P + P) % P, rg = ((me - s) % P + P) % P;
+            xchg(G + (size_t)pl->off[sg] * nc, (size_t)pl->cnt[sg] * nc, next, G + (size_t)pl->off[rg] * nc,
+                 (size_t)pl->cnt[rg] * nc, prev, c, bytes);
+        }
+        return;
+    }
+    /* Collect on the root, deal out P equal pieces, then roll the pieces. */
+    const size_t all = (size_t)pl->nrec * nc;
+    if (me == root) {
+        for (int r = 0; r < P; r++)
+            if (r != root)
+                MPI_Recv(G + (size_t)pl->off[r] * nc, pl->cnt[r] * nc, MPI_DOUBLE, r, SWAP_TAG, c,
+                         MPI_STATUS_IGNORE);
+    } else {
+        MPI_Send(G + (size_t)pl->off[me] * nc, pl->cnt[me] * nc, MPI_DOUBLE, root, SWAP_TAG, c);
+        *bytes += 8.0 * pl->cnt[me] * nc;
+    }
+#define POFF(k) ((size_t)(k) * all / (size_t)P)
+#define PCNT(k) (POFF((k) + 1) - POFF(k))
+    const int rel = (me - root + P) % P;
+    if (rel == 0) {
+        for (int k = 1; k < P; k++) {
+            MPI_Send(G + POFF(k), (int)PCNT(k), MPI_DOUBLE, (k + root) % P, SWAP_TAG, c);
+            *bytes += 8.0 * (double)PCNT(k);
+        }
+    } else {
+        MPI_Recv(G + POFF(rel), (int)PCNT(rel), MPI_DOUBLE, root, SWAP_TAG, c, MPI_STATUS_IGNORE);
+    }
+    for (int s = 1; s < P; s++) {
+        const int sp = ((rel - s + 1) % P + P) % P, rp = ((rel - s) % P + P) % P;
+        xchg(G + POFF(sp), PCNT(sp), next, G + POFF(rp), PCNT(rp), prev, c, bytes);
+    }
+#undef POFF
+#undef PCNT
+}
+
+void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u)
+{
+    const int nc = lc1 - lc0, jb = p->jb, nb = lu->prm->nb, P = lu->g->P, me = lu->g->myrow;
+    const int lda = lu->lda, unotran = lu->prm->unotran;
+    if (nc <= 0)
+        return;
+    int *mem = malloc((size_t)(12 * jb + 2 * P + 2) * sizeof *mem);
+    if (!mem)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    plan_t pl;
+    make_plan(lu, p, &pl, mem);
+    const double *a = lu->a + (size_t)lc0 * lda;
+    double *aw = lu->a + (size_t)lc0 * lda;
+
+    if (P == 1) {
+        /* Everything is local (local row = global row): read all sources
+         * before writing any row; tiles of columns keep the transposed
+         * stores within a few cache lines. */
+        enum { TILE = 16 };
+        for (int j0 = 0; j0 < nc; j0 += TILE) {
+            const int j1 = j0 + TILE < nc ? j0 + TILE : nc;
+            if (unotran)
+                for (int j = j0; j < j1; j++)
+                    for (int i = 0; i < jb; i++)
+                        u[i + (size_t)j * jb] = a[pl.src[i] + (size_t)j * lda];
+            else
+                for (int i = 0; i < jb; i++) {
+                    const double *row = a + pl.src[i];
+                    double *ui = u + (size_t)i * nc;
+                    for (int j = j0; j < j1; j++)
+                        ui[j] = row[(size_t)j * lda];
+                }
+            for (int j = j0; j < j1; j++)
+                for (int e = jb; e < pl.nrec; e++)
+                    aw[(size_t)j * lda + pl.dst[e]] = a[pl.src[e] + (size_t)j * lda];
+        }
+        (void)nb;
+        free(mem);
+        return;
+    }
+
+    /* Records grouped by owner; group r is cnt[r] x nc, column-major. */
+    double *G = lu->swbuf;
+    {
+        const int cm = pl.cnt[me];
+        double *mine = G + (size_t)pl.off[me] * nc;
+        for (int e = 0; e < pl.nrec; e++)
+            if (pl.grp[e] == me) {
+                const int lr = hpl_g2l(pl.src[e], nb, P), k = pl.idx[e];
+                for (int j = 0; j < nc; j++)
+                    mine[k + (size_t)j * cm] = a[lr + (size_t)j * lda];
+            }
+    }
+    const int sw = lu->prm->swap;
+    if (sw == HPL_SWAP_BINEXCH || (sw == HPL_SWAP_MIX && nc <= lu->prm->swapthr))
+        binary_exchange(lu, &pl, G, nc);
+    else
+        spread_roll(lu, p, &pl, G, nc);
+
+    for (int e = 0; e < pl.nrec; e++) {
+        const int g = pl.grp[e], cm = pl.cnt[g], k = pl.idx[e];
+        const double *rec = G + (size_t)pl.off[g] * nc + k;
+        if (e < jb) {
+            if (unotran)
+                for (int j = 0; j < nc; j++)
+                    u[e + (size_t)j * jb] = rec[(size_t)j * cm];
+            else
+                for (int j = 0; j < nc; j++)
+                    u[j + (size_t)e * nc] = rec[(size_t)j * cm];
+        } else if (hpl_owner(pl.dst[e], nb, P) == me) {
+            const int lr = hpl_g2l(pl.dst[e], nb, P);
+            for (int j = 0; j < nc; j++)
+                aw[lr + (size_t)j * lda] = rec[(size_t)j * cm];
+        }
+    }
+    free(mem);
+}

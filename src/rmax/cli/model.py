@@ -1,0 +1,271 @@
+"""`rmax model`: predictions from models, no measurement.
+
+    rmax model speedup   seed 03's generalised Amdahl curves (figures 1-3) as a table and an SVG
+    rmax model hpl       predicted HPL time, GFLOPS and efficiency from the scalability model"""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+from rmax.cli.output import console, fmt, json_option, print_json
+from rmax.errors import RmaxError
+
+
+@click.group("model")
+def command():
+    """Speedup curves and HPL performance predictions from models."""
+
+
+def _times(ctx, param, value: str | None) -> list[float] | None:
+    """A comma-separated list of non-negative times (several values draw several curves)."""
+    if value is None:
+        return None
+    out = []
+    for tok in value.split(","):
+        try:
+            v = float(tok)
+        except ValueError:
+            raise RmaxError(f"--{param.name}: '{tok}' is not a number") from None
+        if not math.isfinite(v) or v < 0:
+            raise RmaxError(f"--{param.name} must be a non-negative time, not {tok}")
+        out.append(v)
+    return out
+
+
+def table_points(max_n: int, extra=()) -> list[int]:
+    """Rows of the speedup table: powers of two up to max_n, max_n itself, and any extra N (best N)."""
+    pts = {1, max_n, *(e for e in extra if e and 1 <= e <= max_n)}
+    k = 2
+    while k < max_n:
+        pts.add(k)
+        k *= 2
+    return sorted(pts)
+
+
+@command.command("speedup")
+@click.option("--ts", required=True, callback=_times, help="Serial time Ts (seconds; a,b,... for several curves).")
+@click.option("--tp", required=True, callback=_times, help="Parallelisable time Tp (a,b,... for several curves).")
+@click.option("--tis", default="0", show_default=True, callback=_times,
+              help="Serial overhead per processor Tis (a,b,...).")
+@click.option("--tip", default="0", show_default=True, callback=_times, help="Parallel overhead per processor Tip.")
+@click.option("--quadratic", is_flag=True, help="Tis grows as N^2 (seed 03, figure 3) instead of N.")
+@click.option("--max-n", type=click.IntRange(1), default=128, show_default=True, help="Largest processor count.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, help="Write the curves to FILE.svg.")
+@json_option
+def speedup_cmd(ts, tp, tis, tip, quadratic, max_n, plot_path, as_json):
+    """Seed 03's speedup S(N) = (Ts + Tp) / (Ts + g(N) Tis + Tp/N + Tip), g(N) = N or N^2.
+
+    Seed 03's figures: --ts 10 --tp 10,100,1000,10000,100000 --tip 1 with --tis 0 (figure 1),
+    --tis 10 (figure 2) and --tis 10 --quadratic (figure 3)."""
+    from rmax.model.amdahl import AmdahlParams, best_n, speedup
+
+    form = "quadratic" if quadratic else ("linear" if any(tis) else "amdahl")
+    curves = [AmdahlParams(a, b, c, d, form) for a in ts for b in tp for c in tis for d in tip]
+    bests = [best_n(c.ts, c.tp, c.tis, c.tip, c.form, max_n=max_n) for c in curves]
+    rows = table_points(max_n, [b.n for b in bests])
+    data = [{"params": c.as_dict(), "best": b.as_dict(),
+             "points": [{"n": n, "speedup": float(speedup(n, c.ts, c.tp, c.tis, c.tip, c.form))} for n in rows]}
+            for c, b in zip(curves, bests)]
+    if plot_path:
+        import numpy as np
+
+        from rmax.model.plots import Curve, speedup_svg
+
+        ns = np.arange(1, max_n + 1)
+        speedup_svg(plot_path, [Curve(_label(c), ns.tolist(), speedup(ns, c.ts, c.tp, c.tis, c.tip, c.form).tolist())
+                                for c in curves],
+                    title=f"Generalised Amdahl speedup, Tis x {'N^2' if quadratic else 'N'}")
+    if as_json:
+        print_json({"model": "S(N) = (Ts + Tp) / (Ts + g(N) Tis + Tp/N + Tip)", "form": form, "curves": data,
+                    "plot": plot_path})
+        return
+    from rich.table import Table
+
+    t = Table(title=f"Speedup S(N), Tis {'x N^2' if quadratic else 'x N'} (seed 03, eq. 3)")
+    t.add_column("N", justify="right")
+    for c in curves:
+        t.add_column(_label(c), justify="right")
+    for i, n in enumerate(rows):
+        t.add_row(str(n), *[fmt(d["points"][i]["speedup"], ".3f") for d in data])
+    console.print(t)
+    for c, b in zip(curves, bests):
+        where = f"best N = {b.n} (S = {b.speedup:.3f})" if b.n else "no best N"
+        console.print(f"{_label(c)}: {where}; {b.note}")
+    if plot_path:
+        console.print(f"plot written to {plot_path}")
+
+
+def _label(c) -> str:
+    return f"Ts={c.ts:g} Tp={c.tp:g} Tis={c.tis:g} Tip={c.tip:g}"
+
+
+def _positive_int(name: str, v: int | None) -> None:
+    if v is not None and v < 1:
+        raise RmaxError(f"{name} must be at least 1, not {v}")
+
+
+def _n_list(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        ns = [int(t) for t in text.split(",")]
+    except ValueError:
+        raise RmaxError(f"--n: '{text}' is not a list of whole numbers") from None
+    for v in ns:
+        _positive_int("N", v)
+    return ns
+
+
+@command.command("hpl")
+@click.option("--nodes", type=int, default=1, show_default=True, help="Number of nodes.")
+@click.option("--ranks-per-node", type=int, default=None, help="MPI ranks per node (default: the node's cores).")
+@click.option("--grid", default=None, metavar="PxQ", help="Process grid (default: the most square with P <= Q).")
+@click.option("--nb", type=int, default=192, show_default=True, help="Block size NB.")
+@click.option("--n", "n_text", default=None, metavar="N[,N...]",
+              help="Problem size(s) (default: the largest fitting in 80% of the nodes' memory).")
+@click.option("--memory-per-node", type=float, default=None, metavar="GIB",
+              help="Memory per node in GiB (default: this node's, from the inventory).")
+@click.option("--alpha", type=float, default=None, help="Message latency, seconds (default: latest net run).")
+@click.option("--beta", type=float, default=None, help="Bandwidth, bytes/s (default: latest net run).")
+@click.option("--gamma", type=float, default=None,
+              help="Seconds per DGEMM flop of one process (default: latest dgemm run).")
+@click.option("--kappa", type=float, default=None,
+              help="Panel-factorisation cost per flop relative to DGEMM (default: calibrated on stored HPL runs).")
+@click.option("--no-calibration", is_flag=True, help="The reference's model alone (kappa = 0).")
+@click.option("--validate", is_flag=True, help="Also predict every stored HPL test and show the errors.")
+@json_option
+def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, beta, gamma, kappa, no_calibration,
+            validate, as_json):
+    """Predicted HPL time, GFLOPS and efficiency from HPL's scalability model.
+
+    Example: rmax model hpl --nodes 4 --grid 2x4 --nb 192 --alpha 25e-6 --beta 117e6 --gamma 1e-11"""
+    from rmax.model import hpl_model as hm
+    from rmax.model.inputs import hpl_observations, node_facts, resolve_rates
+    from rmax.store import open_store
+
+    _positive_int("--nodes", nodes)
+    _positive_int("--ranks-per-node", ranks_per_node)
+    _positive_int("--nb", nb)
+    ns = _n_list(n_text)
+    if memory_per_node is not None and memory_per_node <= 0:
+        raise RmaxError(f"--memory-per-node must be positive, not {memory_per_node}")
+    if kappa is not None and (kappa < 0 or not math.isfinite(kappa)):
+        raise RmaxError(f"--kappa must be non-negative, not {kappa}")
+    pq = hm.parse_grid(grid) if grid else None
+
+    try:  # memory, cores and Rpeak: optional when given on the command line
+        facts = node_facts()
+    except RmaxError:
+        facts = None
+    rpn = ranks_per_node or (facts.cores if facts else None)
+    if rpn is None:
+        raise RmaxError("ranks per node unknown", hint="give --ranks-per-node")
+    slots = nodes * rpn
+    p, q = pq or hm.square_grid(slots)
+    if p * q > slots:
+        raise RmaxError(f"grid {p}x{q} needs {p * q} processes, but {nodes} node(s) x {rpn} ranks give {slots}")
+    mem = memory_per_node * 2 ** 30 if memory_per_node else (facts.memory_bytes if facts else None)
+    if ns is None:
+        if mem is None:
+            raise RmaxError("memory per node unknown", hint="give --n or --memory-per-node")
+        ns = [hm.n_for_memory(nodes * mem, nb, p, q)]
+
+    store = open_store() if None in (alpha, beta, gamma) or (kappa is None and not no_calibration) or validate else None
+    try:
+        rates = resolve_rates(store, alpha, beta, gamma, nb)
+        a, b, g = rates["alpha"].value, rates["beta"].value, rates["gamma3"].value
+        hm.check_inputs(1, nb, p, q, a, b, g)
+        obs = hpl_observations(store, a, b, g) if store is not None else []
+    finally:
+        if store is not None:
+            store.close()
+    cal = None
+    if no_calibration:
+        k, k_note = 0.0, "not calibrated (--no-calibration): the reference's model"
+    elif kappa is not None:
+        k, k_note = kappa, "given (--kappa)"
+    elif obs:
+        cal = hm.calibrate_kappa([o for o, _ in obs])
+        k = cal.kappa
+        k_note = (f"calibrated on {cal.points} stored HPL test(s): rms error {cal.rms_rel_error:.1%} "
+                  f"(reference model alone {cal.rms_rel_error_uncalibrated:.1%})")
+    else:
+        k, k_note = 0.0, "not calibrated: no stored HPL runs (run `rmax hpl run` at a few N); the reference's model"
+
+    rpeak = facts.rpeak_gflops * nodes * min(1.0, p * q / slots) if facts and facts.rpeak_gflops else None
+    preds = []
+    for n in ns:
+        terms = hm.hpl_terms(n, nb, p, q, a, b, g, k)
+        ref = hm.hpl_terms(n, nb, p, q, a, b, g, 0.0)
+        gf = hm.predicted_gflops(n, terms.total_s)
+        preds.append({"n": n, "nb": nb, "p": p, "q": q, "terms": terms.as_dict(), "time_s": terms.total_s,
+                      "gflops": gf, "efficiency": hm.efficiency(terms),
+                      "reference_time_s": ref.total_s, "reference_gflops": hm.predicted_gflops(n, ref.total_s),
+                      "percent_of_rpeak": 100 * gf / rpeak if rpeak else None,
+                      "memory_fraction": 8.0 * n * n / (nodes * mem) if mem else None})
+    checks = None
+    if validate:
+        from rmax.model.hpl_validate import summarize_errors, validate as run_validation
+
+        checks = run_validation([o for o, _ in obs])
+    result = {"nodes": nodes, "ranks_per_node": rpn, "grid": [p, q],
+              "inputs": {k2: v.as_dict() for k2, v in rates.items()},
+              "kappa": {"value": k, "source": k_note, **({"calibration": cal.as_dict()} if cal else {})},
+              "rpeak_gflops": rpeak, "predictions": preds,
+              **({"validation": {"checks": [c.as_dict() for c in checks],
+                                 "summary": [summarize_errors(checks), summarize_errors(checks, 4000)]}}
+                 if checks is not None else {})}
+    if as_json:
+        print_json(result)
+        return
+    _print_hpl(result, checks)
+
+
+def _print_hpl(r: dict, checks) -> None:
+    from rich.table import Table
+
+    inp = r["inputs"]
+    console.print(f"alpha  = {inp['alpha']['value'] * 1e6:.3f} us per message   ({inp['alpha']['source']})")
+    console.print(f"beta   = {inp['beta']['value'] / 1e6:.1f} MB/s                 ({inp['beta']['source']})")
+    console.print(f"gamma3 = {inp['gamma3']['value']:.4g} s/flop = {1e-9 / inp['gamma3']['value']:.2f} GFLOPS "
+                  f"per process   ({inp['gamma3']['source']})")
+    console.print(f"kappa  = {r['kappa']['value']:.3g}   ({r['kappa']['source']})")
+    p, q = r["grid"]
+    t = Table(title=f"Predicted HPL, {r['nodes']} node(s) x {r['ranks_per_node']} ranks, grid {p} x {q}")
+    for col in ("N", "NB", "time (s)", "GFLOPS", "efficiency", "% of Rpeak", "memory used"):
+        t.add_column(col, justify="right")
+    for x in r["predictions"]:
+        t.add_row(str(x["n"]), str(x["nb"]), fmt(x["time_s"], ".4g"), fmt(x["gflops"], ".1f"),
+                  fmt(x["efficiency"], ".1%"), fmt(x["percent_of_rpeak"], ".1f"), fmt(x["memory_fraction"], ".0%"))
+    console.print(t)
+    t = Table(title="The predicted time's terms (s)")
+    for col in ("N", "DGEMM", "bandwidth", "latency", "panel (kappa)"):
+        t.add_column(col, justify="right")
+    for x in r["predictions"]:
+        tm = x["terms"]
+        t.add_row(str(x["n"]), fmt(tm["compute_s"], ".4g"), fmt(tm["bandwidth_s"], ".4g"), fmt(tm["latency_s"], ".4g"),
+                  fmt(tm["panel_s"], ".4g"))
+    console.print(t)
+    console.print("efficiency: the DGEMM term's share of the predicted time (1 = every flop at DGEMM speed)")
+    if checks is None:
+        return
+    if not checks:
+        console.print("validation: no stored ok HPL tests to compare with")
+        return
+    v = Table(title="Stored HPL tests vs the model")
+    for col in ("N", "measured s", "GFLOPS", "DGEMM/proc", "reference s", "error", "calibrated s", "error"):
+        v.add_column(col, justify="right")
+    for c in sorted(checks, key=lambda c: c.n):
+        v.add_row(f"{c.n}", fmt(c.measured_s, ".3g"), fmt(c.measured_gflops, ".1f"),
+                  fmt(1e-9 / c.gamma3, ".1f"), fmt(c.predicted_s, ".3g"), fmt(c.error, "+.1%"),
+                  fmt(c.calibrated_s, ".3g"), fmt(c.calibrated_error, "+.1%"))
+    console.print(v)
+    console.print("error = (predicted - measured) / measured time; calibrated: kappa fitted on the other tests; "
+                  "DGEMM/proc: the GFLOPS per process the test is modelled with")
+    for s in r["validation"]["summary"]:
+        ref, cal = s["reference"], s["calibrated"]
+        console.print(f"N >= {s['min_n']}: {ref['n']} test(s); mean |error| reference {fmt(ref['mean_abs'], '.1%')}"
+                      f" (max {fmt(ref['max_abs'], '.1%')}), calibrated leave-one-out "
+                      f"{fmt(cal['mean_abs'], '.1%')} (max {fmt(cal['max_abs'], '.1%')})")

@@ -1,0 +1,82 @@
+"""`rmax slurm script -- rmax survey ...`: an sbatch script that runs rmax inside
+an allocation. Inside it SLURM_JOB_ID is set, so rmax's default launcher is
+srun and every MPI kernel runs on the allocated nodes with no hostfile."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from rmax.cli.output import console
+from rmax.errors import RmaxError
+
+_TIME = re.compile(r"^(\d+-)?\d{1,2}(:\d{2}){0,2}$")
+
+
+def render(argv: list[str], *, nodes: int, ntasks_per_node: int | None, time: str, partition: str | None,
+           job_name: str, output: str, account: str | None, exclusive: bool, db: str | None) -> str:
+    if not argv:
+        raise RmaxError("no command to run", hint="rmax slurm script -- rmax survey")
+    if argv[0] != "rmax":
+        raise RmaxError(f"the script runs rmax commands, not '{argv[0]}'", hint="rmax slurm script -- rmax survey")
+    if nodes < 1:
+        raise RmaxError(f"--nodes must be at least 1, not {nodes}")
+    if ntasks_per_node is not None and ntasks_per_node < 1:
+        raise RmaxError(f"--ntasks-per-node must be at least 1, not {ntasks_per_node}")
+    if not _TIME.match(time):
+        raise RmaxError(f"--time '{time}' is not a Slurm time", hint="e.g. 30, 01:00:00 or 1-00:00:00")
+    lines = ["#!/bin/bash", f"#SBATCH --job-name={job_name}", f"#SBATCH --nodes={nodes}", f"#SBATCH --time={time}",
+             f"#SBATCH --output={output}"]
+    if ntasks_per_node:
+        lines.append(f"#SBATCH --ntasks-per-node={ntasks_per_node}")
+    if partition:
+        lines.append(f"#SBATCH --partition={partition}")
+    if account:
+        lines.append(f"#SBATCH --account={account}")
+    if exclusive:
+        lines.append("#SBATCH --exclusive")   # a benchmark shares its nodes with nobody
+    lines += ["# Written by `rmax slurm script`. Inside the allocation rmax launches with srun.",
+              "set -euo pipefail"]
+    if db:
+        lines.append(f"export RMAX_DB={shlex.quote(db)}")
+    # The same rmax that wrote the script, when it is not on the nodes' PATH.
+    rmax = shlex.quote(str(Path(sys.executable).parent / "rmax"))
+    lines.append(f"RMAX=${{RMAX:-{rmax}}}")
+    lines.append('"$RMAX" ' + " ".join(shlex.quote(a) for a in argv[1:]))
+    return "\n".join(lines) + "\n"
+
+
+@click.group("slurm")
+def command():
+    """Write sbatch scripts that run rmax inside an allocation."""
+
+
+@command.command("script", context_settings={"ignore_unknown_options": True})
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+@click.option("--nodes", type=int, default=1, show_default=True, help="Nodes to allocate.")
+@click.option("--ntasks-per-node", type=int, default=None, help="MPI ranks per node.")
+@click.option("--time", "time_", default="01:00:00", show_default=True, help="Time limit.")
+@click.option("--partition", default=None, help="Slurm partition.")
+@click.option("--account", default=None, help="Slurm account.")
+@click.option("--job-name", default="rmax", show_default=True)
+@click.option("--log", "log", default="rmax-%j.out", show_default=True, help="sbatch --output pattern.")
+@click.option("--exclusive/--shared", default=True, show_default=True, help="Whole nodes for the job.")
+@click.option("--db", default=None, help="RMAX_DB for the job (a path on a shared file system).")
+@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), default=None,
+              help="Write the script here (default: stdout).")
+def script_cmd(argv, nodes, ntasks_per_node, time_, partition, account, job_name, log, exclusive, db, out):
+    """Write an sbatch script running one rmax command.
+
+    Example: rmax slurm script --nodes 4 -o survey.sbatch -- rmax survey"""
+    text = render(list(argv), nodes=nodes, ntasks_per_node=ntasks_per_node, time=time_, partition=partition,
+                  job_name=job_name, output=log, account=account, exclusive=exclusive, db=db)
+    if out:
+        Path(out).write_text(text)
+        Path(out).chmod(0o755)
+        console.print(f"wrote {out}; submit it with: sbatch {out}")
+    else:
+        sys.stdout.write(text)

@@ -1,0 +1,129 @@
+"""`rmax topology`: infer switch groups from measurements; place ranks by them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rmax.cli.output import console, json_option, print_json
+from rmax.errors import RmaxError
+
+
+@click.group("topology")
+def command():
+    """Infer switch groups from measured latency and bandwidth; place ranks by them."""
+
+
+@command.command("infer")
+@click.argument("run_id", required=False)
+@click.option("--write", "write_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the groups as a cluster.toml.")
+@click.option("--min-ratio", type=float, default=1.2, show_default=True,
+              help="Smallest far/near ratio that counts as a switch boundary.")
+@json_option
+def infer_cmd(run_id, write_path, min_ratio, as_json):
+    """Group the nodes into switches from an all-pairs matrix run (default: the latest).
+
+    Example: rmax bench matrix --hostfile nodes && rmax topology infer --write cluster.toml"""
+    from rmax.store import open_store
+    from rmax.topology.declared import write_cluster_toml
+    from rmax.topology.infer import infer_groups
+    from rmax.topology.sources import latest_matrix_run, matrices
+
+    if min_ratio <= 1:
+        raise RmaxError(f"--min-ratio must be above 1, not {min_ratio}")
+    with open_store() as store:
+        source = latest_matrix_run(store, run_id)
+        hosts, lat, bw = matrices(source.summary)
+        result = infer_groups(lat, bw, hosts, min_ratio=min_ratio)
+        with store.start_run("topology", params={"source": source.id, "source_kind": source.kind,
+                                                 "min_ratio": min_ratio}, hosts=hosts, parent=None) as run:
+            run.update(summary=result.to_dict())
+        rec = store.get(run.id)
+    if write_path:
+        write_cluster_toml(write_path, result.groups, note=f"inferred by rmax topology infer (run {rec.id[:8]}) "
+                           f"from {source.kind} run {source.id[:8]}: {result.note}")
+    if as_json:
+        print_json(rec.as_dict())
+        return
+    console.print(f"from {source.kind} run {source.id[:8]} ({len(hosts)} hosts): {result.note}")
+    for i, g in enumerate(result.groups, 1):
+        console.print(f"  switch {i}: " + ", ".join(g))
+    if result.inconsistent_pairs:
+        console.print("  [yellow]far pairs inside a group[/]: " +
+                      ", ".join(f"{a}-{b}" for a, b in result.inconsistent_pairs) + " (retest them)")
+    console.print(f"stored as topology run {rec.id[:8]}" + (f"; written to {write_path}" if write_path else ""))
+
+
+def _grid(text: str) -> tuple[int, int]:
+    try:
+        p, q = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise RmaxError(f"--grid '{text}' is not PxQ", hint="e.g. --grid 2x4") from None
+    if p < 1 or q < 1:
+        raise RmaxError(f"--grid {text}: P and Q must be positive")
+    return p, q
+
+
+@command.command("place")
+@click.option("--grid", default=None, metavar="PxQ", help="HPL process grid to place (rows inside switches).")
+@click.option("--pmap", type=click.Choice(["row", "column"]), default="row", show_default=True,
+              help="HPL process mapping (HPL.dat line 9).")
+@click.option("--keep", type=click.Choice(["auto", "rows", "columns"]), default="auto", show_default=True,
+              help="Grid lines to keep inside a switch; auto = the heavier by HPL's model (rows when Q > 3P).")
+@click.option("--order", type=click.Choice(["block", "cyclic", "serpentine"]), default=None,
+              help="Rank order for collectives instead of an HPL grid.")
+@click.option("--topology", "topology_file", type=click.Path(dir_okay=False), default=None,
+              help="cluster.toml with [[switch]] groups (default: the latest `topology infer`).")
+@click.option("--hosts", default=None, metavar="H:N,...", help="Hosts and slots.")
+@click.option("--hostfile", type=click.Path(dir_okay=False), default=None, help="Hostfile.")
+@click.option("--vcluster", "use_vcluster", is_flag=True, help="Use the virtual cluster's hosts and declared switches.")
+@click.option("--rankfile", type=click.Path(dir_okay=False), default=None, help="Write an Open MPI rankfile here.")
+@json_option
+def place_cmd(grid, pmap, keep, order, topology_file, hosts, hostfile, use_vcluster, rankfile, as_json):
+    """Rank placement: an HPL grid with process rows inside switches, or a collective order.
+
+    Example: rmax topology place --grid 2x2 --vcluster --rankfile ranks.txt"""
+    from rmax.launch import parse_hosts, read_hostfile
+    from rmax.topology import placement as pl
+    from rmax.topology.sources import groups_for
+
+    if bool(grid) == bool(order):
+        raise RmaxError("give either --grid PxQ or --order block|cyclic|serpentine")
+    cpus = None
+    if use_vcluster:
+        from rmax.launch import local_slots
+        from rmax.vcluster import find
+
+        st = find(None)
+        host_list = read_hostfile(st.hostfile)
+        groups, source = groups_for(topology_file, "vcluster")
+        cpus = f"0-{local_slots() - 1}"   # virtual nodes share this machine's cores: do not pin
+    else:
+        if not (hosts or hostfile):
+            raise RmaxError("which hosts? give --hosts, --hostfile or --vcluster")
+        host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile)
+        groups, source = groups_for(topology_file, None)
+    if grid:
+        p, q = _grid(grid)
+        m = 0 if pmap == "row" else 1
+        placed = pl.hpl_placement(groups, host_list, p, q, m, keep)
+        natural = pl.natural_placement(groups, host_list, p, q, m)
+        ranks, info = placed.ranks, {**placed.to_dict(), "natural_split_rows": natural.split_rows}
+        note = f"{placed.note} (hostfile order: {natural.split_rows} of {p} rows span switches)"
+    else:
+        ranks = pl.collective_order(groups, host_list, order)
+        info, note = {"ranks": [[s.host, s.index] for s in ranks]}, f"{order} order over {len(ranks)} slots"
+    info["source"] = source
+    if rankfile:
+        Path(rankfile).write_text(pl.rankfile_text(ranks, cpus))
+        info["rankfile"] = rankfile
+    if as_json:
+        print_json(info)
+        return
+    console.print(f"switch groups from {source}: {note}")
+    for r, s in enumerate(ranks):
+        console.print(f"  rank {r:<4} {s.host} slot {s.index}")
+    if rankfile:
+        console.print(f"rankfile written to {rankfile} (mpirun --rankfile {rankfile})")

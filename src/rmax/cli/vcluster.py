@@ -1,0 +1,147 @@
+"""`rmax vcluster`: a virtual cluster of network namespaces on this machine."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from rmax.cli.output import console, fmt, json_option, print_json
+from rmax.errors import RmaxError
+
+name_option = click.option("--name", default=None, metavar="NAME",
+                           help="Cluster name (default: rmax for up; the only cluster for the others).")
+
+
+@click.group("vcluster")
+def command():
+    """A virtual cluster of network namespaces: nodes, switches, shaped links.
+
+    Example: rmax vcluster up --nodes 4 --switches 2 --link 1gbit --trunk 100mbit"""
+
+
+@command.command("up")
+@click.option("--nodes", type=int, required=True, help="Number of nodes (network namespaces).")
+@click.option("--switches", type=int, default=1, show_default=True, help="Number of switches (bridges).")
+@click.option("--link", default=None, metavar="RATE", help="Node link rate, e.g. 1gbit (default: unshaped).")
+@click.option("--trunk", default=None, metavar="RATE", help="Trunk rate between switches, e.g. 100mbit.")
+@click.option("--trunks", "trunk_kind", type=click.Choice(["chain", "mesh"]), default="chain", show_default=True,
+              help="How switches are joined.")
+@click.option("--mtu", type=int, default=1500, show_default=True, help="MTU of every link.")
+@click.option("--slots", type=int, default=1, show_default=True, help="MPI slots per node in the hostfile.")
+@click.option("--subnet", default=None, metavar="CIDR", help="Private IPv4 subnet (default: a free one).")
+@click.option("--name", default="rmax", show_default=True, help="Cluster name (1-6 letters/digits).")
+@json_option
+def up_cmd(nodes, switches, link, trunk, trunk_kind, mtu, slots, subnet, name, as_json):
+    """Create the namespaces, bridges, links and trunks; write a hostfile and a launcher agent."""
+    from rmax.vcluster import status, up
+
+    state = up(name, nodes, switches, link=link, trunk=trunk, trunk_kind=trunk_kind, mtu=mtu, subnet=subnet,
+               slots=slots)
+    info = status(state)
+    if as_json:
+        print_json(info)
+        return
+    _print_status(info)
+    console.print(f"launch through it: rmax launch check --launcher vcluster --np {nodes * slots}")
+
+
+def _print_status(info: dict) -> None:
+    from rmax.vcluster.plan import format_rate
+
+    state = "up" if info["healthy"] else ("incomplete" if not info["complete"] else "damaged")
+    console.print(f"virtual cluster [bold]{info['name']}[/]: {state}, subnet {info.get('subnet', '?')}, "
+                  f"MTU {info.get('mtu', '?')}, link {format_rate(info.get('link_rate_bps'))}, "
+                  f"trunk {format_rate(info.get('trunk_rate_bps'))} ({info.get('trunk_kind', '?')})")
+    for sw in info.get("switches", []):
+        console.print(f"  {sw['name']}: " + ", ".join(sw["nodes"]))
+    console.print(f"  hostfile {info['hostfile']}\n  agent    {info['agent']}\n  topology {info['cluster_toml']}")
+    if info["missing"]:
+        console.print("  missing: " + ", ".join(info["missing"]) + " (rmax vcluster down cleans up)")
+
+
+@command.command("status")
+@name_option
+@json_option
+def status_cmd(name, as_json):
+    """Show the clusters that are up, checked against what exists."""
+    from rmax.vcluster import load, load_all, status
+
+    states = [load(name)] if name else load_all()
+    states = [s for s in states if s is not None]
+    infos = [status(s) for s in states]
+    if as_json:
+        print_json(infos)
+        return
+    if not infos:
+        console.print("no virtual cluster is up" + (f" named {name}" if name else ""))
+    for i in infos:
+        _print_status(i)
+
+
+@command.command("down")
+@name_option
+@click.option("--all", "all_clusters", is_flag=True, help="Take down every virtual cluster.")
+def down_cmd(name, all_clusters):
+    """Remove exactly what `up` created; safe to repeat, and after an `up` that crashed."""
+    from rmax.vcluster import down_by_name
+
+    done = down_by_name(name, all_clusters)
+    if not done:
+        console.print("nothing to take down" + (f": no virtual cluster {name}" if name else ""))
+    for cname, removed in done.items():
+        console.print(f"virtual cluster {cname} is down ({len(removed)} namespaces and links removed)")
+
+
+@command.command("exec", context_settings={"ignore_unknown_options": True})
+@click.argument("node")
+@click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED)
+@name_option
+def exec_cmd(node, argv, name):
+    """Run a command on one node: rmax vcluster exec rmax-n1 -- ip addr"""
+    from rmax.vcluster import find
+
+    state = find(name)
+    state.plan.node(node)
+    os.execvp("nsenter", ["nsenter", f"--net=/run/netns/{node}", f"--uts={state.uts_file(node)}", "--", *argv])
+
+
+@command.command("probe")
+@name_option
+@click.option("--bytes", "size", type=int, default=4_000_000, show_default=True, help="Bytes per bandwidth transfer.")
+@click.option("--pings", type=int, default=200, show_default=True, help="Round trips per latency measurement.")
+@json_option
+def probe_cmd(name, size, pings, as_json):
+    """Measure TCP latency and bandwidth between every pair of nodes and store it (kind tcp-matrix)."""
+    from rmax.store import open_store
+    from rmax.vcluster import find
+    from rmax.vcluster.probe import measure_matrix
+
+    state = find(name)
+    if size < 1 or pings < 1:
+        raise RmaxError("--bytes and --pings must be positive")
+    with open_store() as store:
+        with store.start_run("tcp-matrix", params={"cluster": state.name, "bytes": size, "pings": pings},
+                             hosts=[n.name for n in state.plan.nodes]) as run:
+            m = measure_matrix(state, size=size, pings=pings)
+            samples = m.pop("samples")
+            run.update(summary=m, samples=samples)
+        rec = store.get(run.id)
+    if as_json:
+        print_json(rec.as_dict())
+        return
+    print_matrix(m, f"TCP between the nodes of {state.name} (run {rec.id[:8]})")
+
+
+def print_matrix(m: dict, title: str) -> None:
+    from rich.table import Table
+
+    t = Table(title=title)
+    t.add_column("from \\ to")
+    for h in m["hosts"]:
+        t.add_column(h)
+    for i, h in enumerate(m["hosts"]):
+        t.add_row(h, *(("—" if i == j else f"{fmt(m['latency_s'][i][j] * 1e6 if m['latency_s'][i][j] else None, '.1f')} us"
+                        f" / {fmt(m['bandwidth_Bps'][i][j] / 1e6 if m['bandwidth_Bps'][i][j] else None, '.1f')} MB/s")
+                       for j in range(len(m["hosts"]))))
+    console.print(t)

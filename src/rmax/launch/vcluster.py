@@ -1,0 +1,92 @@
+"""Open MPI's mpirun across the nodes of an rmax virtual cluster.
+
+mpirun itself runs inside the first node's namespaces (as on a real cluster,
+where one launches from a node), so the host needs no address on the cluster
+network and all MPI traffic stays between the namespaces. Remote daemons are
+started through the agent `rmax vcluster up` wrote, Open MPI's stand-in for
+ssh. The flags are the ones found necessary for Open MPI 4.1 across
+namespaces (see issue 6 and docs/VCLUSTER.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from rmax.errors import RmaxError
+from rmax.launch.base import LaunchSpec, Launcher, register
+from rmax.launch.hosts import read_hostfile
+from rmax.launch.mpirun import OpenMpiRun
+
+
+def _cluster_for(spec: LaunchSpec):
+    """The cluster a spec addresses: $RMAX_VCLUSTER, else the one whose hostfile or
+    node names it uses, else the only cluster that is up."""
+    from rmax.vcluster import state as st
+
+    if os.environ.get("RMAX_VCLUSTER"):
+        return st.find(None)
+    clusters = [s for s in st.load_all() if s.complete]
+    if spec.hostfile:
+        hf = Path(spec.hostfile).resolve()
+        for s in clusters:
+            if hf == s.hostfile.resolve():
+                return s
+    if spec.hosts:
+        wanted = {h.name for h in spec.hosts}
+        for s in clusters:
+            if wanted <= {n.name for n in s.plan.nodes}:
+                return s
+        raise RmaxError("hosts " + ", ".join(sorted(wanted)) + " are not all nodes of one virtual cluster",
+                        hint="rmax vcluster status lists the nodes")
+    return st.find(None)
+
+
+def vcluster_mca(state) -> list[str]:
+    """The Open MPI options that make a job work across this cluster's namespaces."""
+    subnet = state.plan.subnet
+    mca = {
+        "plm_rsh_agent": str(state.agent),   # "ssh" into a node = nsenter into its namespaces
+        "plm_rsh_no_tree_spawn": "1",        # every daemon started from the launching node
+        "routed": "direct",                  # daemons talk to mpirun directly, not through a tree
+        "pml": "ob1",
+        "btl": "tcp,self",                   # no shared memory: ranks on different nodes share a kernel
+        "btl_tcp_if_include": subnet,        # only the cluster network, never the host's
+        "oob_tcp_if_include": subnet,
+        "mpi_yield_when_idle": "1",          # ranks share 2 cores: busy polling makes a ping-pong 4 ms
+    }
+    argv = []
+    for k, v in mca.items():
+        argv += ["--mca", k, v]
+    return argv + ["-x", "PMIX_MCA_gds=hash"]
+
+
+@register
+class VirtualClusterRun(Launcher):
+    name = "vcluster"
+    command = "mpirun"
+    package = "openmpi-bin"
+    summary = "Open MPI's mpirun across the namespaces of an rmax virtual cluster"
+
+    def argv(self, spec: LaunchSpec) -> list[str]:
+        # No hosts given: the whole cluster, as its hostfile lists it. Done before
+        # validation so the slot check counts the cluster's slots, not this host's.
+        if not spec.hosts and not spec.hostfile:
+            state = _cluster_for(spec)
+            spec.hostfile = str(state.hostfile)
+            spec.hosts = read_hostfile(state.hostfile)
+        return super().argv(spec)
+
+    def prefix(self, spec: LaunchSpec) -> list[str]:
+        state = _cluster_for(spec)
+        first = spec.hosts[0].name if spec.hosts else state.plan.nodes[0].name
+        # The nodes share this machine's cores: binding each node's first rank to
+        # "core 0" would stack them all on one core, so ranks are left unbound.
+        mpirun = OpenMpiRun().prefix(dataclasses.replace(spec, bind="none"))
+        return ["nsenter", f"--net=/run/netns/{first}", f"--uts={state.uts_file(first)}", "--",
+                "env", "PMIX_MCA_gds=hash", *mpirun, *vcluster_mca(state)]
+
+    def available(self) -> bool:
+        from rmax.vcluster import state as st
+
+        return super().available() and any(s.complete for s in st.load_all())

@@ -1,0 +1,259 @@
+"""The models' measured inputs, pulled from the store and the inventory.
+
+The models themselves are pure functions of plain numbers; this adapter finds
+those numbers: gamma3 (seconds per DGEMM flop of one process) from the latest
+`dgemm` run or from the DGEMM that hpcc runs beside its HPL; alpha and beta
+(Hockney latency in s, bandwidth in bytes/s) from the latest `net` run or from
+hpcc's ping-pong; memory, cores and Rpeak per node from the inventory. Each
+value says where it came from, and a missing one is a one-line error naming the
+command that measures it. Explicit values (--alpha, --beta, --gamma) bypass all
+of this."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from rmax.errors import RmaxError
+from rmax.model.hpl_model import Observation, measured_time
+from rmax.store import Store
+from rmax.store.runs import RunRecord
+
+
+@dataclass(frozen=True)
+class Measured:
+    value: float
+    source: str
+    at: str = ""            # when it was measured (ISO time), for choosing the latest
+
+    def as_dict(self) -> dict:
+        return {"value": self.value, "source": self.source, "measured_at": self.at or None}
+
+
+def _dicts(obj) -> Iterator[dict]:
+    """Every dict nested anywhere in obj (summaries differ in shape between benchmark families)."""
+    if isinstance(obj, dict):
+        yield obj
+        for v in obj.values():
+            yield from _dicts(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _dicts(v)
+
+
+def _num(d: dict, *keys) -> float | None:
+    for k in keys:
+        v = d.get(k)
+        if isinstance(v, dict):
+            v = v.get("median")
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+            return float(v)
+    return None
+
+
+def _hpcc_summaries(store: Store, limit: int = 20) -> Iterator[tuple[RunRecord, dict]]:
+    for r in store.list(kind="hpl", status="ok", limit=limit):
+        hs = r.summary.get("hpcc_summary")
+        if hs:
+            yield r, hs
+
+
+def _float(text) -> float | None:
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return None
+    return v if v > 0 else None
+
+
+# --- gamma3 -----------------------------------------------------------------------------
+
+def _dgemm_rate(run: RunRecord, nb: int | None) -> tuple[float, str] | None:
+    """The DGEMM rate that best stands for HPL's trailing update: inner dimension k nearest NB
+    (the update is an (m x NB) by (NB x n) product), then the largest m; else the largest size."""
+    rows = []
+    for d in _dicts({"summary": run.summary, "samples": run.samples}):
+        g = _num(d, "median_gflops", "median", "gflops", "summary")
+        if g and all(isinstance(d.get(k), int) for k in ("m", "n", "k")):
+            rows.append((d["m"], d["n"], d["k"], g))
+    if not rows:
+        g = _num(run.summary, "best_gflops", "gflops", "median_gflops")
+        return (g, "its headline GFLOPS") if g else None
+    if nb:
+        kbest = min({r[2] for r in rows}, key=lambda k: (abs(k - nb), -k))
+        cand = [r for r in rows if r[2] == kbest]
+    else:
+        cand = rows
+    m, n, k, g = max(cand, key=lambda r: (r[0] * r[1], r[3]))
+    return g, f"median GFLOPS at m={m} n={n} k={k}"
+
+
+def gamma3_from_store(store: Store, nb: int | None = None) -> Measured:
+    """Seconds per flop of one process's DGEMM: the latest of a `dgemm` run and hpcc's StarDGEMM
+    (per process, all ranks running at once, as in HPL)."""
+    cands: list[Measured] = []
+    for r in store.list(kind="dgemm", status="ok", limit=5):
+        got = _dgemm_rate(r, nb)
+        if got:
+            g, how = got
+            cands.append(Measured(1e-9 / g, f"dgemm run {r.id[:8]}: {g:.2f} GFLOPS per process ({how})",
+                                  r.started_at))
+            break
+    for r, hs in _hpcc_summaries(store):
+        g = _float(hs.get("StarDGEMM_Gflops"))
+        if g:
+            cands.append(Measured(1e-9 / g, f"hpcc StarDGEMM in hpl run {r.id[:8]}: {g:.2f} GFLOPS per process",
+                                  r.started_at))
+            break
+    if not cands:
+        raise RmaxError("no dgemm run stored: run `rmax bench dgemm` first",
+                        hint="or give --gamma SECONDS_PER_FLOP")
+    return max(cands, key=lambda m: m.at)
+
+
+# --- alpha, beta ------------------------------------------------------------------------
+
+def _paths(obj, path=()) -> Iterator[tuple[dict, tuple]]:
+    if isinstance(obj, dict):
+        yield obj, path
+        for k, v in obj.items():
+            yield from _paths(v, path + (str(k),))
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _paths(v, path)
+
+
+def _hockney(run: RunRecord) -> tuple[float, float, str] | None:
+    """alpha (s) and beta (bytes/s) from a net run's Hockney fit: the blocking MPI ping-pong layer
+    when there are several (the closest to HPL's messages), else the first MPI one, else any."""
+    found = []
+    for d, path in _paths(run.summary):
+        a, b = d.get("alpha"), d.get("beta")
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a >= 0 and b > 0:
+            found.append((float(a), float(b), "/".join(path)))
+    if not found:
+        return None
+    exact = [f for f in found if "mpi" in f[2].split("/")]
+    mpi = [f for f in found if "mpi" in f[2].lower()]
+    return (exact or mpi or found)[0]
+
+
+def network_from_store(store: Store) -> tuple[Measured, Measured]:
+    """Hockney alpha (s) and beta (bytes/s): the latest of a `net` run's fit and hpcc's ping-pong."""
+    cands: list[tuple[Measured, Measured]] = []
+    for r in store.list(kind="net", status="ok", limit=5):
+        got = _hockney(r)
+        if got:
+            a, b, layer = got
+            src = f"net run {r.id[:8]}: Hockney fit" + (f" ({layer})" if layer else "")
+            cands.append((Measured(a, src, r.started_at), Measured(b, src, r.started_at)))
+            break
+    for r, hs in _hpcc_summaries(store):
+        lat, bw = _float(hs.get("AvgPingPongLatency_usec")), _float(hs.get("AvgPingPongBandwidth_GBytes"))
+        if lat and bw:
+            src = f"hpcc ping-pong in hpl run {r.id[:8]} (average over pairs)"
+            cands.append((Measured(lat * 1e-6, src, r.started_at), Measured(bw * 1e9, src, r.started_at)))
+            break
+    if not cands:
+        raise RmaxError("no net run stored: run `rmax bench net` first", hint="or give --alpha SECONDS and --beta BYTES_PER_S")
+    return max(cands, key=lambda c: c[0].at)
+
+
+# --- the node ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NodeFacts:
+    memory_bytes: float
+    cores: int
+    rpeak_gflops: float | None
+    rpeak_basis: str | None
+
+
+def node_facts(collect: Callable[..., dict] | None = None) -> NodeFacts:
+    """This node's memory, cores and Rpeak (without the peak measurement: it takes seconds)."""
+    if collect is None:
+        from rmax.inventory import collect
+    inv = collect(measure=False)
+    mem = (inv.get("memory") or {}).get("total_bytes")
+    cores = (inv.get("cpu") or {}).get("cores")
+    if not mem or not cores:
+        raise RmaxError("the inventory does not know this node's memory or cores", hint="see `rmax info`")
+    rp = inv.get("rpeak") or {}
+    return NodeFacts(float(mem), int(cores), rp.get("gflops"), rp.get("basis"))
+
+
+# --- measured HPL runs ------------------------------------------------------------------
+
+def hpl_observations(store: Store, alpha: float, beta: float, gamma3: float, limit: int = 40,
+                     paired: bool = True) -> list[tuple[Observation, str]]:
+    """Ok HPL tests with the rates to model them. With `paired`, a test run by hpcc uses the
+    DGEMM rate hpcc measured in the same execution (the machine is shared: its speed drifts)."""
+    out = []
+    parents: dict[str, RunRecord | None] = {}
+    for t in store.list(kind="hpl-test", status="ok", limit=limit):
+        p, s = t.params, t.summary
+        if not all(isinstance(p.get(k), int) for k in ("n", "nb", "p", "q")) or not s.get("time_s"):
+            continue
+        g = gamma3
+        if paired and t.parent:
+            if t.parent not in parents:
+                try:
+                    parents[t.parent] = store.get(t.parent)
+                except RmaxError:
+                    parents[t.parent] = None
+            par = parents[t.parent]
+            star = _float((par.summary.get("hpcc_summary") or {}).get("StarDGEMM_Gflops")) if par else None
+            if star:
+                g = 1e-9 / star
+        out.append((Observation(p["n"], p["nb"], p["p"], p["q"], measured_time(p["n"], s), alpha, beta, g), t.id))
+    return out
+
+
+def resolve_rates(store: Store | None, alpha: float | None, beta: float | None, gamma: float | None,
+                  nb: int | None = None) -> dict[str, Measured]:
+    """alpha, beta and gamma3, each given explicitly or found in the store."""
+    out: dict[str, Measured] = {}
+    if alpha is not None:
+        out["alpha"] = Measured(alpha, "given (--alpha)")
+    if beta is not None:
+        out["beta"] = Measured(beta, "given (--beta)")
+    if gamma is not None:
+        out["gamma3"] = Measured(gamma, "given (--gamma)")
+    if ("alpha" not in out or "beta" not in out) and store is not None:
+        a, b = network_from_store(store)
+        out.setdefault("alpha", a)
+        out.setdefault("beta", b)
+    if "gamma3" not in out and store is not None:
+        out["gamma3"] = gamma3_from_store(store, nb)
+    missing = [k for k in ("alpha", "beta", "gamma3") if k not in out]
+    if missing:
+        raise RmaxError(f"no value for {', '.join(missing)}")
+    return out
+
+
+def resolve_kappa(store: Store | None, kappa: float | None, no_calibration: bool, alpha: float, beta: float,
+                  gamma3: float):
+    """(kappa, how it was chosen, Calibration or None): given, zero, or fitted to stored HPL tests."""
+    from rmax.model.hpl_model import calibrate_kappa
+
+    if no_calibration:
+        return 0.0, "not calibrated (--no-calibration): the reference's model", None
+    if kappa is not None:
+        return kappa, "given (--kappa)", None
+    obs = hpl_observations(store, alpha, beta, gamma3) if store is not None else []
+    if not obs:
+        return 0.0, "not calibrated: no stored HPL runs; the reference's model", None
+    cal = calibrate_kappa([o for o, _ in obs])
+    return cal.kappa, f"calibrated on {cal.points} stored HPL test(s)", cal
+
+
+def best_hpl(store: Store) -> tuple[float, str] | None:
+    """The highest GFLOPS of any ok HPL test stored, with a description of it."""
+    best = None
+    for t in store.list(kind="hpl-test", status="ok", limit=500):
+        g = t.summary.get("gflops")
+        if isinstance(g, (int, float)) and (best is None or g > best[0]):
+            p = t.params
+            best = (float(g), f"hpl-test {t.id[:8]} ({t.started_at[:10]}): N={p.get('n')} NB={p.get('nb')} "
+                              f"grid {p.get('p')} x {p.get('q')}, best of the stored ok tests")
+    return best

@@ -1,0 +1,50 @@
+"""`rmax hpl run --placement topology`: a rankfile that keeps HPL's process rows inside switches."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from rmax.errors import RmaxError
+from rmax.launch import LaunchSpec, local_slots, read_hostfile
+from rmax.topology.placement import hpl_placement, natural_placement, rankfile_text
+from rmax.topology.sources import groups_for
+
+RANKFILE_LAUNCHERS = ("mpirun", "vcluster")   # Open MPI reads rankfiles; srun and MPICH do not
+
+
+@contextmanager
+def hpl_rankfile(cfg, spec: LaunchSpec, launcher: str | None, topology_file: str | None, keep: str = "auto"):
+    """Add `--rankfile` for cfg's largest grid to spec for the duration of the run; yields a description.
+    keep: rows, columns, or auto (the heavier dimension by HPL's model, see placement.heavier_dimension)."""
+    name = launcher or ("srun" if os.environ.get("SLURM_JOB_ID") else "mpirun")
+    if name not in RANKFILE_LAUNCHERS:
+        raise RmaxError(f"--placement topology works with the {' and '.join(RANKFILE_LAUNCHERS)} launchers, "
+                        f"not {name}", hint="with srun, order the nodes with --nodelist and --distribution")
+    cpus = None
+    if name == "vcluster":
+        from rmax.vcluster import find
+
+        st = find(None)
+        if not spec.hosts:
+            spec.hostfile, spec.hosts = str(st.hostfile), read_hostfile(st.hostfile)
+        cpus = f"0-{local_slots() - 1}"   # virtual nodes share this machine's cores: do not pin
+    if not spec.hosts:
+        raise RmaxError("--placement topology needs the nodes to place ranks on", hint="give --hosts or --hostfile")
+    groups, source = groups_for(topology_file, name)
+    p, q = max(cfg.grids, key=lambda g: g[0] * g[1])
+    placed = hpl_placement(groups, spec.hosts, p, q, cfg.pmap, keep)
+    natural = natural_placement(groups, spec.hosts, p, q, cfg.pmap)
+    fd, path = tempfile.mkstemp(prefix="rmax-rankfile-", suffix=".txt")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(rankfile_text(placed.ranks, cpus))
+        spec.extra_args += ["--rankfile", path]
+        # Recorded with the run (its environment), so a report can tell the placements apart.
+        spec.env["RMAX_PLACEMENT"] = f"topology:{p}x{q}:{placed.note}"
+        yield (f"placement: {placed.note} for the {p} x {q} grid, switches from {source} "
+               f"(hostfile order would split {natural.split_rows})")
+    finally:
+        Path(path).unlink(missing_ok=True)

@@ -1,0 +1,112 @@
+"""The one door every strategy measures through: a trial budget, and the
+samples measured so far per candidate.
+
+The objective is any function from a sized candidate to a Measurement: a real
+HPL execution in a session, the stored exhaustive grid in the benchmark, a pure
+function in the tests. Strategies never see which."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from rmax.tune.space import key
+
+
+class BudgetExhausted(Exception):
+    """Raised by Evaluator.sample when no trial is left; strategies let it end their search."""
+
+
+@dataclass
+class Measurement:
+    gflops: float | None        # None when the trial failed or was invalid
+    status: str = "ok"          # ok | invalid (FAILED residual) | failed (crashed, hung, killed)
+    seconds: float = 0.0        # wall time the trial cost, charged to a time budget
+    run_id: str | None = None
+    time_s: float | None = None  # HPL's own time for the test (seconds excludes launch and check)
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.gflops is not None
+
+
+@dataclass
+class Budget:
+    trials: int | None = None
+    seconds: float | None = None
+    used_trials: int = 0
+    used_seconds: float = 0.0
+    # Held back for the confirmation at full N: the search may not spend it.
+    reserve_trials: int = 0
+    reserve_seconds: float = 0.0
+
+    def charge(self, seconds: float) -> None:
+        self.used_trials += 1
+        self.used_seconds += seconds
+
+    @property
+    def exhausted(self) -> bool:
+        return self.trials_left <= 0 or self.seconds_left <= 0
+
+    @property
+    def trials_left(self) -> float:
+        return math.inf if self.trials is None else self.trials - self.used_trials - self.reserve_trials
+
+    @property
+    def seconds_left(self) -> float:
+        return math.inf if self.seconds is None else self.seconds - self.used_seconds - self.reserve_seconds
+
+
+@dataclass
+class Trial:
+    index: int
+    cand: dict
+    m: Measurement
+
+
+@dataclass
+class Evaluator:
+    objective: Callable[[dict], Measurement]
+    budget: Budget
+    history: list[Trial] = field(default_factory=list)
+    _samples: dict = field(default_factory=dict)
+    _invalid: set = field(default_factory=set)
+    after: Callable[["Trial"], None] | None = None   # called once each trial is recorded (checkpoints)
+
+    def sample(self, cand: dict) -> float | None:
+        """Measure cand once more: its GFLOPS, or None when the trial was invalid or failed."""
+        if self.budget.exhausted:
+            raise BudgetExhausted
+        m = self.objective(cand)
+        self.budget.charge(m.seconds)
+        self.history.append(Trial(len(self.history) + 1, cand, m))
+        if m.ok:
+            self._samples.setdefault(key(cand), []).append(m.gflops)
+        else:
+            self._invalid.add(key(cand))
+        if self.after:
+            self.after(self.history[-1])
+        return m.gflops if m.ok else None
+
+    def samples(self, cand: dict) -> list[float]:
+        return list(self._samples.get(key(cand), []))
+
+    def known_bad(self, cand: dict) -> bool:
+        """A candidate that once failed or was invalid is never tried again nor made best."""
+        return key(cand) in self._invalid
+
+    def mean(self, cand: dict) -> float | None:
+        s = self.samples(cand)
+        return sum(s) / len(s) if s else None
+
+    def best(self, accept: Callable[[dict], bool] | None = None) -> tuple[dict, float] | None:
+        """The valid candidate with the highest mean GFLOPS among those `accept` allows (a
+        session accepts only full-N trials: GFLOPS at a reduced N are not comparable)."""
+        ok = [t for t in self.history if t.m.ok and not self.known_bad(t.cand) and (accept is None or accept(t.cand))]
+        if not ok:
+            return None
+        cands = {key(t.cand): t.cand for t in ok}
+        c = max(cands.values(), key=lambda c: self.mean(c))
+        return c, self.mean(c)

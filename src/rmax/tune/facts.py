@@ -1,0 +1,40 @@
+"""The machine facts a session needs, gathered once and stored with it: the
+memory that sizes N, the Rpeak of the ranks used, the DGEMM bound (every flop at
+the per-process DGEMM rate) and the BLAS name for the table."""
+
+from __future__ import annotations
+
+from rmax.errors import RmaxError
+
+
+def gather(store, np: int, nodes: int, blas_threads: int, nb_hint: int | None = None) -> dict:
+    from rmax.inventory import collect
+
+    inv = collect(measure=False)
+    mem = inv.get("memory") or {}
+    cores = (inv.get("cpu") or {}).get("cores") or 1
+    rp = (inv.get("rpeak") or {}).get("gflops")
+    blas = (((inv.get("blas") or {}).get("loaded")) or {}).get("name") or "?"
+    f = {"memory_bytes_per_node": mem.get("total_bytes"), "available_bytes_per_node": mem.get("available_bytes"),
+         "nodes": nodes, "blas": blas,
+         # Rpeak of the cores the ranks use (nominal unless `rmax info` measured it); never above the nodes' total.
+         "rpeak_gflops": min(rp / cores * np * blas_threads, rp * nodes) if rp else None,
+         "rpeak_basis": (inv.get("rpeak") or {}).get("basis"),
+         "dgemm_bound_gflops": None, "dgemm_source": "no dgemm run stored (run `rmax bench dgemm`)"}
+    try:
+        from rmax.model.inputs import gamma3_from_store
+
+        g = gamma3_from_store(store, nb_hint)
+        f["dgemm_bound_gflops"] = 1e-9 / g.value * np
+        f["dgemm_source"] = g.source
+    except (RmaxError, ImportError):
+        pass
+    # A first guess at the HPL rate, only for the first trial's predicted time (budget check,
+    # watchdog): half the DGEMM bound, or 15% of a nominal Rpeak (what this VM type gives).
+    if f["dgemm_bound_gflops"]:
+        f["rate_guess_gflops"] = 0.5 * f["dgemm_bound_gflops"]
+    elif f["rpeak_gflops"]:
+        f["rate_guess_gflops"] = 0.15 * f["rpeak_gflops"]
+    else:
+        f["rate_guess_gflops"] = 1.0 * np
+    return f

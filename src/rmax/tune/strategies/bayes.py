@@ -1,0 +1,64 @@
+"""Bayesian optimisation with optuna's TPE sampler, driven by ask/tell so every
+trial goes through the same evaluator (budget, storage, noise) as the other
+strategies. The study is seeded with the heuristic configuration (enqueued as
+its first trial) and with a fixed sampler seed, so a resumed session replays
+the same suggestions. A suggestion that beats the incumbent must survive the
+noise duel (rmax.tune.noise) before it becomes the incumbent."""
+
+from __future__ import annotations
+
+from rmax.tune.noise import challenge
+from rmax.tune.space import PARAMS, grid_text, parse_grid_text
+from rmax.tune.strategies.base import Strategy, register
+
+MAX_DUPLICATES = 40      # TPE re-suggests measured points once it has converged: then stop
+
+
+@register
+class Bayes(Strategy):
+    name = "bayes"
+    summary = "optuna TPE (ask/tell) seeded with the heuristic configuration"
+
+    def encode(self, cand: dict) -> dict:
+        return {p: grid_text(cand[p]) if p == "grid" else cand[p] for p in PARAMS}
+
+    def search(self) -> None:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        sampler = optuna.samplers.TPESampler(seed=self.seed, n_startup_trials=8, multivariate=True)
+        study = optuna.create_study(direction="maximize", sampler=sampler)
+        study.enqueue_trial(self.encode(self.start))
+        choices = {p: [grid_text(g) for g in self.space.grid] if p == "grid" else self.space.values(p)
+                   for p in PARAMS}
+        duplicates = 0
+        while duplicates < MAX_DUPLICATES:
+            t = study.ask()
+            raw = {p: t.suggest_categorical(p, choices[p]) for p in PARAMS}
+            raw["grid"] = parse_grid_text(raw["grid"])
+            cand = self.sized(raw)
+            if self.ev.known_bad(cand):
+                study.tell(t, state=optuna.trial.TrialState.FAIL)
+                duplicates += 1
+                continue
+            if self.ev.samples(cand):
+                study.tell(t, self.ev.mean(cand))     # known already: costs no trial
+                duplicates += 1
+                continue
+            duplicates = 0
+            if self.incumbent is None:
+                g = self.ev.sample(cand)
+                if g is None:
+                    study.tell(t, state=optuna.trial.TrialState.FAIL)
+                    continue
+                self.incumbent = cand
+                study.tell(t, g)
+                continue
+            v = challenge(self.ev, cand, self.incumbent, self.cap)
+            if v.invalid:
+                study.tell(t, state=optuna.trial.TrialState.FAIL)
+                continue
+            if v.better:
+                self.incumbent = cand
+            study.tell(t, v.mean)
+        self.notes.append(f"TPE stopped after {MAX_DUPLICATES} suggestions in a row were already measured")

@@ -1,0 +1,192 @@
+"""`up`, `down` and `status` of a virtual cluster.
+
+A node is a network namespace (its network) plus a persistent UTS namespace
+(its host name); a switch is a Linux bridge; a node's link and every trunk
+between switches is a veth pair, shaped with tbf. A mesh of bridges would be
+an Ethernet loop, so in a mesh every trunk port is "isolated": a frame that
+arrives from one trunk never leaves on another, which gives each pair of
+switches its direct path and no broadcast storm, without STP's delays."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from rmax.vcluster import state as st_mod
+from rmax.vcluster import system as sx
+from rmax.vcluster.addresses import choose_subnet
+from rmax.vcluster.plan import Plan, check_counts, make_plan, parse_rate
+from rmax.vcluster.state import State
+
+# Test hook: exit abruptly after creating this many objects, as a crashed or
+# killed `up` would (no rollback), so tests can prove `down` cleans up after it.
+CRASH_VARIABLE = "RMAX_VCLUSTER_CRASH_AFTER"
+
+
+def up(name: str, nodes: int, switches: int, *, link: str | None = None, trunk: str | None = None,
+       trunk_kind: str = "chain", mtu: int = 1500, subnet: str | None = None, slots: int = 1) -> State:
+    check_counts(nodes, switches, trunk_kind, mtu, slots)
+    link_rate = parse_rate(link, "--link") if link else None
+    trunk_rate = parse_rate(trunk, "--trunk") if trunk else None
+    sx.require_root("rmax vcluster up")
+    sx.require_tools("ip", "tc", "bridge", "unshare", "nsenter")
+    others = [s.plan.subnet for s in st_mod.load_all() if s.plan and s.name != name]
+    net = choose_subnet(nodes, subnet, others)
+    plan = make_plan(name, nodes, switches, net, trunk_kind=trunk_kind, link_rate=link_rate,
+                     trunk_rate=trunk_rate, mtu=mtu, slots=slots)
+    state = st_mod.create(name)
+    state.plan = plan
+    state.save()
+    try:
+        _build(state)
+    except BaseException:
+        down(state)   # an error or Ctrl-C half-way: leave nothing behind
+        raise
+    return state
+
+
+class _Builder:
+    def __init__(self, state: State):
+        self.state = state
+        self.crash_after = int(os.environ.get(CRASH_VARIABLE, "0") or 0)
+
+    def record(self, kind: str, name: str, **extra) -> None:
+        if self.crash_after and len(self.state.objects) >= self.crash_after:
+            os._exit(70)
+        self.state.record(kind, name, **extra)
+
+
+def _build(state: State) -> None:
+    plan, b = state.plan, _Builder(state)
+    m = str(plan.mtu)
+    for br in plan.switches:
+        b.record("link", br)
+        sx.run(["ip", "link", "add", br, "mtu", m, "type", "bridge"], f"creating bridge {br}")
+        sx.run(["ip", "link", "set", br, "up"], f"starting bridge {br}")
+    for n in plan.nodes:
+        b.record("netns", n.name)
+        sx.run(["ip", "netns", "add", n.name], f"creating namespace {n.name}")
+        sx.run(["ip", "-n", n.name, "link", "set", "lo", "up"], f"starting lo in {n.name}")
+        uts = state.uts_file(n.name)
+        b.record("uts", str(uts))
+        sx.make_uts(uts, n.name)
+        b.record("link", n.veth)
+        sx.run(["ip", "link", "add", n.veth, "mtu", m, "type", "veth", "peer", "name", "eth0", "mtu", m,
+                "netns", n.name], f"creating the link of {n.name}")
+        sx.run(["ip", "link", "set", n.veth, "master", plan.switches[n.switch], "up"], f"attaching {n.name}")
+        sx.run(["ip", "-n", n.name, "addr", "add", f"{n.address}/{plan.prefixlen}", "dev", "eth0"],
+               f"addressing {n.name}")
+        sx.run(["ip", "-n", n.name, "link", "set", "eth0", "up"], f"starting eth0 in {n.name}")
+        if plan.link_rate:
+            sx.tbf(n.veth, plan.link_rate, plan.mtu)                 # switch -> node
+            sx.tbf("eth0", plan.link_rate, plan.mtu, ns=n.name)      # node -> switch
+    for t in plan.trunks:
+        b.record("link", t.end_a)
+        sx.run(["ip", "link", "add", t.end_a, "mtu", m, "type", "veth", "peer", "name", t.end_b, "mtu", m],
+               f"creating trunk {t.end_a}")
+        for end, sw in ((t.end_a, t.a), (t.end_b, t.b)):
+            sx.run(["ip", "link", "set", end, "master", plan.switches[sw]], f"attaching trunk {end}")
+            if plan.trunk_kind == "mesh":
+                sx.run(["bridge", "link", "set", "dev", end, "isolated", "on"], f"isolating trunk port {end}")
+            sx.run(["ip", "link", "set", end, "up"], f"starting trunk {end}")
+            if plan.trunk_rate:
+                sx.tbf(end, plan.trunk_rate, plan.mtu)
+    b.record("hosts", plan.name)
+    sx.hosts_add(plan.name, [(n.address, n.name) for n in plan.nodes])
+    write_files(state)
+    state.complete = True
+    state.save()
+
+
+def write_files(state: State) -> None:
+    """The hostfile, the launcher agent and the declared topology (cluster.toml)."""
+    plan = state.plan
+    state.hostfile.write_text(f"# virtual cluster {plan.name}: {len(plan.nodes)} nodes on {len(plan.switches)} "
+                              f"switches, subnet {plan.subnet}\n"
+                              + "".join(f"{n.name} slots={plan.slots}\n" for n in plan.nodes))
+    cases = "".join(f"  {shlex.quote(n.name)}|{n.address}) node={shlex.quote(n.name)} ;;\n" for n in plan.nodes)
+    # Open MPI calls its remote-shell agent as it would call ssh: `agent [options] HOST COMMAND...`,
+    # COMMAND being a shell command line Open MPI built itself. ssh would run it through the
+    # remote user's shell; the agent does the same inside HOST's namespaces.
+    state.agent.write_text(f"""#!/bin/sh
+# Launcher agent of rmax virtual cluster {plan.name} (written by `rmax vcluster up`).
+while [ $# -gt 0 ]; do case "$1" in -*) shift ;; *) break ;; esac; done
+[ $# -ge 2 ] || {{ echo "usage: $0 HOST COMMAND..." >&2; exit 255; }}
+host=$1; shift
+case "$host" in
+{cases}  *) echo "$0: $host is not a node of virtual cluster {plan.name}" >&2; exit 255 ;;
+esac
+exec nsenter --net=/run/netns/"$node" --uts={shlex.quote(str(state.directory / 'uts'))}/"$node" -- /bin/sh -c "$*"
+""")
+    state.agent.chmod(0o755)
+    from rmax.topology.declared import write_cluster_toml
+
+    write_cluster_toml(state.cluster_toml, plan.groups(), plan.switches, note=f"virtual cluster {plan.name}, declared by "
+                       f"`rmax vcluster up`; link {_rate(plan.link_rate)}, trunk {_rate(plan.trunk_rate)}")
+
+
+def _rate(bits):
+    from rmax.vcluster.plan import format_rate
+
+    return format_rate(bits)
+
+
+def down(state: State) -> list[str]:
+    """Remove every recorded object (newest first), then the state folder; returns what was removed."""
+    removed = []
+    for obj in reversed(state.objects):
+        kind, name = obj["kind"], obj["name"]
+        if kind == "hosts":
+            sx.hosts_remove(name)
+        elif kind == "link":
+            if sx.link_exists(name):
+                sx.delete_link(name)
+                removed.append(f"link {name}")
+        elif kind == "netns":
+            if sx.netns_exists(name):
+                sx.delete_netns(name)
+                removed.append(f"namespace {name}")
+        elif kind == "uts":
+            sx.delete_uts(Path(name))
+    st_mod.forget(state)
+    return removed
+
+
+def down_by_name(name: str | None, all_clusters: bool = False) -> dict[str, list[str]]:
+    sx.require_root("rmax vcluster down")
+    if all_clusters:
+        states = st_mod.load_all()
+    elif name:
+        s = st_mod.load(name)
+        states = [s] if s else []
+    else:
+        states = st_mod.load_all()
+        if len(states) > 1:
+            from rmax.errors import RmaxError
+
+            raise RmaxError("several virtual clusters are up: " + ", ".join(s.name for s in states),
+                            hint="name one with --name, or use --all")
+    return {s.name: down(s) for s in states}
+
+
+def status(state: State) -> dict:
+    """What the state file says, checked against what exists now."""
+    plan: Plan | None = state.plan
+    missing = []
+    for obj in state.objects:
+        kind, name = obj["kind"], obj["name"]
+        present = (sx.link_exists(name) if kind == "link" else sx.netns_exists(name) if kind == "netns"
+                   else Path(name).exists() if kind == "uts" else True)
+        if not present:
+            missing.append(f"{kind} {name}")
+    info = {"name": state.name, "complete": state.complete, "healthy": state.complete and not missing,
+            "missing": missing, "directory": str(state.directory), "hostfile": str(state.hostfile),
+            "agent": str(state.agent), "cluster_toml": str(state.cluster_toml)}
+    if plan:
+        info.update(subnet=plan.subnet, mtu=plan.mtu, slots=plan.slots, trunk_kind=plan.trunk_kind,
+                    link_rate_bps=plan.link_rate, trunk_rate_bps=plan.trunk_rate,
+                    switches=[{"name": br, "nodes": g} for br, g in zip(plan.switches, plan.groups())],
+                    nodes=[{"name": n.name, "address": n.address, "switch": plan.switches[n.switch]}
+                           for n in plan.nodes])
+    return info

@@ -1,0 +1,98 @@
+"""Cost arithmetic (seed 01's Table 2), cluster.toml errors, and `rmax cost`."""
+
+import json
+
+import pytest
+
+from rmax.errors import RmaxError
+from rmax.model.cost import cost_figures, parse_cluster
+from tests.conftest import assert_one_line_error, run_cli
+
+KRONOS = """
+name = "kronos"
+[nodes]
+count = 8
+price = 311.25
+watts = 112.5
+ranks = 1
+memory_gib = 1
+rpeak_gflops = 3.5125
+[network]
+price = 0
+latency_us = 29
+bandwidth_MBps = 110
+[[what_if]]
+name = "16 nodes"
+nodes = 16
+[[what_if]]
+name = "GAMMA NICs"
+network_price = 2000
+latency_us = 10.6
+"""
+
+
+def test_seed01_table2_arithmetic():
+    # Kronos: 14.53 GFLOPS, $2,490, 900 W, peak 28.10 -> $171/GFLOPS, 16.14 MFLOPS/W, 52%
+    f = cost_figures(14.53, 2490, 900, 28.10)
+    assert f.dollars_per_gflops == pytest.approx(171.37, abs=0.01)
+    assert f.mflops_per_watt == pytest.approx(16.14, abs=0.01)
+    assert f.percent_of_peak == pytest.approx(51.7, abs=0.1)
+    with pytest.raises(RmaxError):
+        cost_figures(0, 1, 1)
+
+
+def test_cluster_parsing_and_what_if_scaling():
+    import tomllib
+
+    cf = parse_cluster(tomllib.loads(KRONOS))
+    assert cf.cluster.price == pytest.approx(2490) and cf.cluster.watts == pytest.approx(900)
+    sixteen, nics = cf.what_if
+    assert sixteen.cluster.nodes == 16 and sixteen.cluster.latency_us == 29
+    assert nics.cluster.network_price == 2000 and nics.cluster.nodes == 8
+
+
+@pytest.mark.parametrize("text,words", [
+    ("[network]\nprice = 1\n", ["[nodes]"]),
+    ("[nodes]\ncount = 2\nprice = 10\n", ["missing field 'watts'"]),
+    ("[nodes]\ncount = 0\nprice = 10\nwatts = 5\n", ["count", "positive"]),
+    ("[nodes]\ncount = 2\nprice = -10\nwatts = 5\n", ["price", "non-negative"]),
+    ("[nodes]\ncount = 2\nprice = 'ten'\nwatts = 5\n", ["price", "number"]),
+    ("[nodes]\ncount = 2\nprice = 1\nwatts = 5\n[[what_if]]\nspeed = 3\n", ["unknown field", "speed"]),
+])
+def test_cluster_errors(text, words):
+    import tomllib
+
+    with pytest.raises(RmaxError) as e:
+        parse_cluster(tomllib.loads(text))
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_cost_cli(db, tmp_path):
+    toml = tmp_path / "cluster.toml"
+    toml.write_text(KRONOS)
+    p = run_cli("cost", "--cluster", str(toml), "--gflops", "14.53", "--json", check=True)
+    d = json.loads(p.stdout)["table2"]
+    assert d["dollars_per_gflops"] == pytest.approx(2490 / 14.53)
+    p = run_cli("cost", "--cluster", str(toml), "--gflops", "14.53", "--what-if", "--gamma", "1e-9", "--kappa", "5",
+                "--json", check=True)
+    w = json.loads(p.stdout)["what_if"]
+    names = [r["name"] for r in w["rows"]]
+    assert names == ["as described", "16 nodes", "GAMMA NICs"]
+    base, sixteen, nics = w["rows"]
+    assert sixteen["gflops"] > base["gflops"] and nics["price"] == pytest.approx(2490 + 2000)
+    assert w["best_buy"] == "16 nodes"          # at these prices nodes buy more than latency
+    assert "What if" in run_cli("cost", "--cluster", str(toml), "--gflops", "14.53", "--what-if", "--gamma",
+                                "1e-9", "--kappa", "5", check=True).stdout
+
+
+def test_cost_cli_errors(db, tmp_path):
+    assert_one_line_error(run_cli("cost", "--cluster", str(tmp_path / "none.toml")), 2, "not found")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[nodes]\ncount = 2\nprice = 10\n")
+    assert_one_line_error(run_cli("cost", "--cluster", str(bad), "--gflops", "1"), 2, "watts")
+    bad.write_text("[nodes\n")
+    assert_one_line_error(run_cli("cost", "--cluster", str(bad), "--gflops", "1"), 2, "not valid TOML")
+    good = tmp_path / "good.toml"
+    good.write_text(KRONOS)
+    assert_one_line_error(run_cli("cost", "--cluster", str(good)), 2, "no HPL run stored")

@@ -1,0 +1,75 @@
+"""`rmax tune` end to end on this machine: real engines at small N, bad input, invalid trials."""
+
+import json
+import sqlite3
+
+from conftest import assert_one_line_error, run_cli
+
+
+def _runs(db, kind=None, parent=None):
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    sql, args = "SELECT * FROM runs WHERE 1=1", []
+    if kind:
+        sql, args = sql + " AND kind = ?", args + [kind]
+    if parent:
+        sql, args = sql + " AND parent = ?", args + [parent]
+    rows = [dict(r) for r in con.execute(sql + " ORDER BY started_at", args)]
+    con.close()
+    return rows
+
+
+def test_short_real_session(db, tmp_path):
+    out = tmp_path / "best.dat"
+    proc = run_cli("tune", "--np", "2", "--n", "1000", "--trials", "4", "--engine", "rmax", "--strategy", "coordinate",
+                   "--out", str(out), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    for col in ("#", "N", "NB", "P x Q", "T/V", "BLAS", "% Rpeak", "GFLOPS", "Time (s)", "vs start"):
+        assert col in text
+    assert "stock HPL.dat (start)" in text and "with the stock HPL.dat to" in text
+    assert "best HPL.dat written to" in text
+    from rmax.hpl.dat import read
+
+    cfg = read(out)
+    assert len(list(cfg.tests())) == 1 and cfg.max_ranks == 2
+    (tune,) = _runs(db, kind="tune")
+    assert tune["status"] == "ok"
+    trials = _runs(db, kind="hpl", parent=tune["id"])
+    assert len(trials) == 4 and all(t["status"] == "ok" for t in trials)
+    summary = json.loads(tune["summary"])
+    assert summary["best"]["gflops"] > 0 and summary["trials"] == 4
+
+
+def test_invalid_trials_are_never_best(db, tmp_path):
+    # A threshold of 1e-30 makes every residual check FAIL: every trial is invalid.
+    out = tmp_path / "best.dat"
+    proc = run_cli("tune", "--np", "2", "--n", "600", "--trials", "3", "--threshold", "1e-30", "--out", str(out),
+                   timeout=120)
+    assert_one_line_error(proc, 1, "no valid trial", "invalid, 0 failed")
+    assert not out.exists()
+    (tune,) = _runs(db, kind="tune")
+    assert tune["status"] == "failed"
+    assert json.loads(tune["summary"])["best"] is None
+    assert all(t["status"] == "invalid" for t in _runs(db, kind="hpl", parent=tune["id"]))
+
+
+def test_bad_input(db):
+    assert_one_line_error(run_cli("tune", "--np", "2", "--mem-fraction", "0.99", "--trials", "3"), 2,
+                          "--mem-fraction 0.99", "swap")
+    assert_one_line_error(run_cli("tune", "--np", "2", "--mem-fraction", "1.5"), 2, "--mem-fraction")
+    assert_one_line_error(run_cli("tune", "--np", "2", "--n", "1000", "--trials", "1"), 2, "--trials 1 is too small")
+    assert_one_line_error(run_cli("tune", "--np", "2", "--n", "20000", "--budget", "5s"), 2,
+                          "too small for one trial")
+    assert_one_line_error(run_cli("tune", "--np", "2", "--budget", "soon"), 2, "not a duration")
+    assert_one_line_error(run_cli("tune", "--np", "2", "--trials", "3", "--engine", "xhpl:/nonexistent/xhpl"), 2,
+                          "not an executable file")
+    assert_one_line_error(run_cli("tune", "--np", "2", "--trials", "3", "--engine", "linpack"), 2, "unknown HPL engine")
+    assert_one_line_error(run_cli("tune", "--resume", "0123abcd"), 2, "no run with id")
+    assert not _runs(db, kind="tune")       # nothing was started
+
+
+def test_high_mem_fraction_warns_with_force(db):
+    # Accepted with --force but warned about; the budget check then refuses this huge N in one line.
+    proc = run_cli("tune", "--np", "2", "--mem-fraction", "0.97", "--force", "--budget", "1m")
+    assert "may swap" in proc.stderr and proc.returncode == 2 and "too small for one trial" in proc.stderr

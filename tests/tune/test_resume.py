@@ -1,0 +1,51 @@
+"""Resume: a real `rmax tune` killed with SIGTERM mid-way continues with --resume,
+answering the finished trials from the store instead of running them again."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from conftest import ROOT, run_cli
+from test_cli import _runs
+
+FINISHED = ("ok", "invalid", "failed")
+
+
+def test_sigterm_then_resume_repeats_no_finished_trial(db, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    args = ["tune", "--np", "2", "--n", "1000", "--trials", "7", "--strategy", "coordinate",
+            "--out", str(tmp_path / "best.dat")]
+    proc = subprocess.Popen([sys.executable, "-m", "rmax", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 90
+    done = []
+    while time.time() < deadline:
+        time.sleep(0.3)
+        tunes = _runs(db, kind="tune") if db.exists() else []
+        if tunes:
+            done = [r for r in _runs(db, kind="hpl", parent=tunes[0]["id"]) if r["status"] in FINISHED]
+            if len(done) >= 3:
+                break
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    (tune,) = _runs(db, kind="tune")
+    assert tune["status"] == "interrupted"
+    assert "--resume" in err
+    before = [r for r in _runs(db, kind="hpl", parent=tune["id"]) if r["status"] in FINISHED]
+    assert 3 <= len(before) < 7
+
+    res = run_cli("tune", "--resume", tune["id"][:8], timeout=120)
+    assert res.returncode == 0, res.stderr
+    replayed = [l for l in res.stdout.splitlines() if l.rstrip().endswith("  stored") or "stored stock" in l]
+    assert len(replayed) == len(before)                      # answered from the store, not run again
+    (tune,) = _runs(db, kind="tune")
+    assert tune["status"] == "ok"
+    after = [r for r in _runs(db, kind="hpl", parent=tune["id"]) if r["status"] in FINISHED]
+    assert len(after) == 7                                   # the budget, with no finished trial repeated
+    assert [r["id"] for r in after[:len(before)]] == [r["id"] for r in before]
+    # A finished session cannot be resumed again.
+    again = run_cli("tune", "--resume", tune["id"][:8])
+    assert again.returncode == 2 and "already finished" in again.stderr

@@ -1,0 +1,65 @@
+"""The search space: N rounding, every factorisation, candidate lists."""
+
+import math
+
+from rmax.tune.nb_seed import from_k_sweep, nb_candidates
+from rmax.tune.space import (FALLBACK_NBS, PARAMS, Space, factorisations, from_config, key, n_from_memory, round_n,
+                             to_config, variant_code)
+
+
+def test_every_factorisation_not_only_square():
+    assert factorisations(8) == [(1, 8), (2, 4), (4, 2), (8, 1)]
+    assert factorisations(12) == [(1, 12), (2, 6), (3, 4), (4, 3), (6, 2), (12, 1)]
+    assert factorisations(7) == [(1, 7), (7, 1)]
+    assert factorisations(1) == [(1, 1)]
+
+
+def test_n_rounded_down_to_nb_times_lcm():
+    assert round_n(10000, 128, 2, 3) == 9984          # step 128 * 6 = 768
+    assert round_n(10000, 128, 2, 3) % (128 * math.lcm(2, 3)) == 0
+    assert round_n(10000, 100, 4, 6) == 9600           # lcm(4, 6) = 12, step 1200
+    assert round_n(100, 128, 2, 2) == 256              # never below one step
+    n = n_from_memory(24 * 2**30, 0.8)
+    assert 8 * n * n <= 0.8 * 24 * 2**30 < 8 * (n + 1) ** 2
+
+
+def test_sized_candidates_follow_their_nb_and_grid():
+    sp = Space(ranks=6, n_full=10000, n_reduced=5000)
+    c = sp.sized({**sp.heuristic(), "nb": 128, "grid": (2, 3)}, full=True)
+    assert c["n"] == 9984
+    assert sp.sized(c, full=False)["n"] == 4608
+
+
+def test_candidate_lists_and_start_points():
+    sp = Space(ranks=4, n_full=8000, n_reduced=4000)
+    assert sp.grid == [(1, 4), (2, 2), (4, 1)]
+    assert sp.nb == list(FALLBACK_NBS)
+    for start in (sp.heuristic(), sp.stock()):
+        for p in PARAMS:
+            assert start[p] in sp.values(p), p
+    assert sp.heuristic()["grid"] == (2, 2)     # most square with P <= Q
+    assert sp.size == math.prod(len(sp.values(p)) for p in PARAMS)
+
+
+def test_config_round_trip_and_code():
+    sp = Space(ranks=2, n_full=2000, n_reduced=1000)
+    c = sp.sized(sp.heuristic(), full=True)
+    cfg = to_config(c, 16.0)
+    assert len(list(cfg.tests())) == 1
+    assert key(from_config(cfg)) == key(c)
+    assert variant_code(c) == "WR11R2C4"
+
+
+def test_nb_seeded_from_dgemm_k_sweep(db):
+    pts = [{"k": 64, "median": 10}, {"k": 128, "median": 19}, {"k": 192, "median": 20}, {"k": 256, "median": 18.5},
+           {"k": 512, "median": 12}]
+    assert from_k_sweep(pts) == [192, 128, 256]
+    from rmax.store import open_store
+
+    with open_store() as store:
+        nbs, source = nb_candidates(store)
+        assert nbs == list(FALLBACK_NBS) and "REFERENCE" in source
+        with store.start_run("dgemm") as r:
+            r.update(summary={"k": pts})
+        nbs, source = nb_candidates(store)
+        assert nbs == [192, 128, 256] and "k-sweep" in source

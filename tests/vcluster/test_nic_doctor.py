@@ -1,0 +1,43 @@
+"""NIC settings parsing and the doctor's rules on synthetic node reports."""
+
+from __future__ import annotations
+
+from rmax.nic.doctor import diagnose
+from rmax.nic.settings import parse_coalesce, parse_speed
+
+ETHTOOL_C = """Coalesce parameters for eth1:
+Adaptive RX: on  TX: off
+rx-usecs: 125
+rx-frames: 0
+tx-usecs: 0
+tx-frames: 0
+"""
+
+
+def iface(name="eth1", mtu=1500, speed=1000, coalesce=None, net="10.1.0.0/24"):
+    return {"name": name, "mtu": mtu, "speed_mbps": speed, "state": "up", "driver": "e1000e",
+            "coalesce": coalesce, "offloads": {}, "networks": [net]}
+
+
+def test_parsers():
+    assert parse_coalesce(ETHTOOL_C) == {"adaptive_rx": True, "adaptive_tx": False, "rx-usecs": 125,
+                                         "rx-frames": 0, "tx-usecs": 0, "tx-frames": 0}
+    assert parse_coalesce(None) is None
+    assert parse_speed("\tSpeed: 1000Mb/s\n\tDuplex: Full\n") == (1000, "full")
+    assert parse_speed("\tSpeed: Unknown!\n") == (None, None)
+
+
+def test_rules_cite_their_measurements():
+    nodes = [{"host": "a", "interfaces": [iface(coalesce=parse_coalesce(ETHTOOL_C))]},
+             {"host": "b", "interfaces": [iface(mtu=9000, speed=100)]}]
+    found = {f.rule: f for f in diagnose(nodes, {"latency": "measured here: 40 us"})}
+    assert set(found) == {"interrupt-coalescing", "mtu-mismatch", "speed-mismatch"}
+    itr = found["interrupt-coalescing"]
+    assert itr.where == "a/eth1" and "117 us to 29 us" in itr.evidence[0] and itr.evidence[1] == "measured here: 40 us"
+    assert "ethtool -C eth1" in itr.fix
+    assert "a/eth1" in found["mtu-mismatch"].message and "b/eth1" in found["mtu-mismatch"].message
+
+
+def test_clean_gigabit_network_gets_the_jumbo_hint_only():
+    nodes = [{"host": h, "interfaces": [iface(coalesce={"rx-usecs": 0, "rx-frames": 1})]} for h in "ab"]
+    assert [f.rule for f in diagnose(nodes)] == ["jumbo-frames"]

@@ -1,0 +1,63 @@
+"""infer_groups on synthetic matrices: clear switches, noise, one switch, either metric alone."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rmax.topology.infer import infer_groups
+
+
+def synthetic(layout: list[int], near: float, far: float, noise: float = 0.03, seed: int = 1):
+    """A symmetric matrix: `near` inside a switch, `far` across, with relative noise."""
+    rnd = random.Random(seed)
+    n = len(layout)
+    m = [[None] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            v = (near if layout[i] == layout[j] else far) * (1 + rnd.uniform(-noise, noise))
+            m[i][j] = m[j][i] = v
+    return m
+
+
+def hosts(n):
+    return [f"h{i}" for i in range(n)]
+
+
+def norm(groups):
+    return sorted(sorted(g) for g in groups)
+
+
+def test_two_switches_from_bandwidth_and_latency():
+    layout = [0, 0, 1, 1]
+    r = infer_groups(synthetic(layout, 7e-6, 8e-6, 0.01), synthetic(layout, 125e6, 12e6), hosts(4))
+    assert norm(r.groups) == [["h0", "h1"], ["h2", "h3"]]
+    assert r.decided_by == "bandwidth" and not r.inconsistent_pairs
+
+
+def test_three_switches_interleaved_from_latency_alone():
+    layout = [0, 1, 2, 0, 1, 2, 0, 1, 2]
+    r = infer_groups(synthetic(layout, 30e-6, 60e-6, 0.05), None, hosts(9))
+    assert norm(r.groups) == [["h0", "h3", "h6"], ["h1", "h4", "h7"], ["h2", "h5", "h8"]]
+    assert r.decided_by == "latency"
+
+
+def test_noise_on_one_switch_invents_nothing():
+    layout = [0] * 6
+    r = infer_groups(synthetic(layout, 30e-6, 30e-6, 0.08), synthetic(layout, 110e6, 110e6, 0.08), hosts(6))
+    assert r.groups == [hosts(6)] and r.decided_by is None
+
+
+def test_uneven_switches_and_missing_pairs():
+    layout = [0, 0, 0, 1, 1]
+    bw = synthetic(layout, 1e9, 2e8)
+    bw[0][1] = bw[1][0] = None      # one pair not measured: still linked through h2
+    r = infer_groups(None, bw, hosts(5))
+    assert norm(r.groups) == [["h0", "h1", "h2"], ["h3", "h4"]]
+
+
+def test_bad_shapes():
+    with pytest.raises(ValueError):
+        infer_groups([[0.0]], None, hosts(2))
+    assert infer_groups(None, None, hosts(1)).groups == [["h0"]]

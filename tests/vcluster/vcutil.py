@@ -1,0 +1,70 @@
+"""Helpers for the virtual-cluster tests: unique names, leftover detection, forced teardown."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="virtual clusters need root")
+needs_mpi = pytest.mark.skipif(not shutil.which("mpirun"), reason="Open MPI's mpirun is not installed")
+
+
+def unique_name() -> str:
+    """6 characters, a letter first; random so parallel sessions never share objects."""
+    return "v" + secrets.token_hex(3)[:5]
+
+
+def leftovers(name: str) -> list[str]:
+    """Every trace of cluster `name` on this machine: namespaces, links, hosts lines, state."""
+    out = []
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    out += [f"netns {n}" for n in ns if n.startswith(f"{name}-")]
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for line in links.splitlines():
+        ifname = line.split(":")[1].strip().split("@")[0]
+        if ifname.startswith((f"{name}-", f"{name}t")):
+            out.append(f"link {ifname}")
+    if f"rmax-vcluster {name} " in Path("/etc/hosts").read_text():
+        out.append("/etc/hosts block")
+    from rmax.vcluster.state import cluster_dir
+
+    if cluster_dir(name).exists():
+        out.append(f"state {cluster_dir(name)}")
+    return out
+
+
+def force_down(name: str) -> None:
+    from rmax.vcluster import state as st
+    from rmax.vcluster.lifecycle import down
+
+    s = st.load(name)
+    if s is not None:
+        down(s)
+
+
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """4 nodes on 2 switches; links 1 gbit/s, the trunk 100 Mbit/s."""
+    if os.geteuid() != 0:
+        pytest.skip("virtual clusters need root")
+    from rmax.vcluster import up
+
+    name = unique_name()
+    old = os.environ.get("RMAX_VCLUSTER")
+    os.environ["RMAX_VCLUSTER"] = name   # other clusters may be up at the same time
+    try:
+        yield up(name, 4, 2, link="1gbit", trunk="100mbit")
+    finally:
+        force_down(name)
+        if old is None:
+            os.environ.pop("RMAX_VCLUSTER", None)
+        else:
+            os.environ["RMAX_VCLUSTER"] = old
+        assert leftovers(name) == []
