@@ -59,6 +59,39 @@ def _net(r: RunRecord) -> list[Row]:
     return rows
 
 
+@extractor("stream")
+def _stream(r: RunRecord) -> list[Row]:
+    res = r.summary.get("results") or {}
+    triads = {int(k.split("/")[1]): v for k, v in res.items() if k.startswith("triad/")}
+    if not triads:
+        return []
+    threads = max(triads)
+    return [(f"STREAM Triad ({threads} threads)", triads[threads]["best"] / 1e3, "GB/s", "best of repetitions (STREAM)")]
+
+
+@extractor("dgemm")
+def _dgemm(r: RunRecord) -> list[Row]:
+    pts = (r.summary.get("square") or []) + (r.summary.get("k") or [])
+    if not pts:
+        return []
+    best = max(pts, key=lambda p: p["median"])
+    threads = r.params.get("threads", 1)
+    return [(f"DGEMM per process ({threads} thread{'s' if threads != 1 else ''}, m={best['m']} k={best['k']})",
+             best["median"], "GFLOPS", "median of timed blocks, best size")]
+
+
+def _dgemm_bound(rows: list[dict], runs: list[RunRecord]) -> dict | None:
+    """What HPL could reach if it were all DGEMM: the one-thread DGEMM rate times the cores."""
+    per = [r for r in rows if r["metric"].startswith("DGEMM per process (1 thread")]
+    cores = sum((r.summary.get("cpu") or {}).get("cores") or 0 for r in runs if r.kind == "info" and r.status == "ok")
+    if not per or not cores:
+        return None
+    rate = min(r["value"] for r in per)  # the slowest node sets the pace
+    return {"metric": "DGEMM bound (all cores)", "value": rate * cores, "unit": "GFLOPS",
+            "statistic": f"{rate:.1f} GFLOPS per core (median, slowest node) x {cores} cores", "run": per[0]["run"],
+            "host": None}
+
+
 def headline(runs: list[RunRecord]) -> list[dict]:
     rows = []
     for r in runs:
@@ -70,7 +103,8 @@ def headline(runs: list[RunRecord]) -> list[dict]:
                                  "run": r.id, "host": r.hosts[0] if r.hosts else None})
             except (KeyError, TypeError, ValueError):
                 continue  # a run whose summary lacks a field simply contributes nothing
-    return rows
+    bound = _dgemm_bound(rows, runs)
+    return rows + ([bound] if bound else [])
 
 
 def percent_of_peak(rows: list[dict]) -> dict | None:
