@@ -8,6 +8,7 @@ step hung."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -19,6 +20,7 @@ from typing import Callable
 from rmax.errors import RmaxError, RunFailed
 
 STEP_PREFIX = "rmax-step: "
+KERNEL_ERROR = re.compile(r"^rmax-[\w-]+(?: [\w-]+)?: error:")
 # Messages of the dynamic loader and launchers that deserve a specific hint.
 KNOWN_FAILURES = (
     ("libblas.so.3: cannot open shared object", "the BLAS library libblas.so.3 is missing",
@@ -59,10 +61,14 @@ class JobResult:
         return RunFailed(f"{what} failed with exit status {self.returncode}" + (f": {cause}" if (cause := self.cause()) else ""))
 
     def cause(self) -> str:
-        """The most telling stderr line: one that says error, else the last with words in it
-        (launchers frame their messages in rule lines, which say nothing)."""
+        """The most telling stderr line: a kernel's own error line ("rmax-net: error: ..."), else one
+        that says error, else the last with words in it (launchers frame messages in rule lines)."""
         lines = [l.strip() for l in self.stderr_tail if not l.startswith(STEP_PREFIX) and any(c.isalpha() for c in l)]
-        return next((l for l in reversed(lines) if "error" in l.lower()), lines[-1] if lines else "")
+        for pattern in (KERNEL_ERROR, re.compile(r"error", re.I)):
+            found = next((l for l in lines if pattern.search(l)), None)
+            if found:
+                return found
+        return lines[-1] if lines else ""
 
 
 def _kill_group(proc: subprocess.Popen, grace: float = 2.0) -> None:

@@ -18,6 +18,8 @@ class OpenMpiRun(Launcher):
         argv = [self.path(), "-np", str(spec.np)]
         if os.geteuid() == 0:
             argv.append("--allow-run-as-root")
+        # Open MPI refuses to bind more ranks than cores, so oversubscribed ranks float.
+        crowded = spec.oversubscribe and spec.np * spec.blas_threads > spec.slots
         if spec.oversubscribe:
             argv.append("--oversubscribe")
         if spec.hostfile:
@@ -26,11 +28,11 @@ class OpenMpiRun(Launcher):
             argv += ["--host", ",".join(f"{h.name}:{h.slots}" for h in spec.hosts)]
         # A rank with several BLAS threads needs that many cores bound to it (PE=n).
         mapping = f"ppr:{spec.ranks_per_node}:node" if spec.ranks_per_node else None
-        if spec.bind == "core" and spec.blas_threads > 1:
+        if spec.bind == "core" and spec.blas_threads > 1 and not crowded:
             mapping = f"{mapping or 'slot'}:PE={spec.blas_threads}"
         if mapping:
             argv += ["--map-by", mapping]
-        argv += ["--bind-to", spec.bind]
+        argv += ["--bind-to", "none" if crowded else spec.bind]
         for k, v in spec.rank_env().items():
             argv += ["-x", f"{k}={v}"]
         return argv

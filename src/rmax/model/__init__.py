@@ -1,6 +1,6 @@
-"""Models fitted to measurements, one per module: hockney (message time
-alpha + n/beta), amdahl and amdahl_fit (generalised Amdahl speed-up),
-karp_flatt (serial fraction), plots. Import from the module itself."""
+"""Models fitted to measurements, one per module (hockney: message time alpha + n/beta;
+the Amdahl family, HPL's time model, cost, ...). Import from the module itself; the
+Hockney fit is re-exported here because every network result uses it."""
 
 from rmax.model.hockney import HockneyFit, fit_hockney
 

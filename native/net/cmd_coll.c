@@ -1,0 +1,246 @@
+/* rmax-net coll: collectives vs message size, vs process count (goptest:
+ * sub-communicators of the first 2, 4, ..., all launched ranks) and vs rank
+ * order (natural; second half reversed, seed 04's 1..64,64..1; random).
+ * Each point reports the per-call time's min, mean and max over the ranks
+ * (IMB's t_min, t_avg, t_max); the mean drives the repetition rule. Before
+ * and after the timed calls the outputs are checked against the seed. */
+#include "coll.h"
+
+#include "rmx_args.h"
+#include "rmx_step.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const orders_all[] = {"natural", "reversed", "random"};
+
+static int in_list(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *c = list; c && *c;) {
+        const char *comma = strchr(c, ',');
+        size_t len = comma ? (size_t)(comma - c) : strlen(c);
+        if (len == n && strncmp(c, word, n) == 0)
+            return 1;
+        c = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+static void check_names(const char *opt, const char *list, const char *const *valid, size_t nvalid)
+{
+    char *copy = strdup(list), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        size_t k = 0;
+        while (k < nvalid && strcmp(valid[k], tok) != 0)
+            k++;
+        if (k == nvalid)
+            rmx_die(2, PROG, "--%s: unknown name '%s'", opt, tok);
+    }
+    free(copy);
+}
+
+/* Positions of ranks 0..p-1 in the given order. */
+static void make_order(const char *order, int p, int *pos_of_rank, uint64_t *state)
+{
+    int *seq = malloc((size_t)p * sizeof *seq);
+    for (int i = 0; i < p; i++)
+        seq[i] = i;
+    if (strcmp(order, "reversed") == 0) {
+        for (int a = p / 2, b = p - 1; a < b; a++, b--) {
+            int t = seq[a];
+            seq[a] = seq[b];
+            seq[b] = t;
+        }
+    } else if (strcmp(order, "random") == 0) {
+        net_shuffle(seq, p, state);
+    }
+    for (int i = 0; i < p; i++)
+        pos_of_rank[seq[i]] = i;
+    free(seq);
+}
+
+int cmd_coll(int argc, char **argv)
+{
+    const char *json = NULL, *ops = "bcast,reduce,allreduce,allgather,alltoall,barrier";
+    const char *orders = "natural,reversed,random";
+    rmx_size_list sizes = {NULL, 0}, procs = {NULL, 0};
+    double budget = 0.02;
+    long long max_samples = 100, seed = 1;
+    const rmx_arg spec[] = {
+        {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
+        {"ops", RMX_ARG_STRING, &ops, "comma-separated operations", 0, 0, NULL},
+        {"sizes", RMX_ARG_SIZE_LIST, &sizes, "bytes per rank (default 8,64,512,4K,32K,256K,1M)", 0, 1 << 30, NULL},
+        {"procs", RMX_ARG_SIZE_LIST, &procs, "process counts (default 2,4,8,...,all)", 2, 1 << 24, NULL},
+        {"orders", RMX_ARG_STRING, &orders, "rank orders: natural,reversed,random", 0, 0, NULL},
+        {"seed", RMX_ARG_INT, &seed, "seed of the random order", 1, 1e18, NULL},
+        {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per point", 0.001, 3600, NULL},
+        {"max-samples", RMX_ARG_INT, &max_samples, "most samples per point", 5, 100000, NULL},
+    };
+    rmx_args_parse(PROG " coll", "Collectives vs message size, process count and rank order.", argc, argv, 2, spec,
+                   sizeof spec / sizeof spec[0]);
+    const char *opnames[16];
+    for (size_t k = 0; k < net_coll_nops; k++)
+        opnames[k] = net_coll_ops[k].name;
+    check_names("ops", ops, opnames, net_coll_nops);
+    check_names("orders", orders, orders_all, 3);
+    static size_t default_sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
+    if (!sizes.v) {
+        sizes.v = default_sizes;
+        sizes.n = sizeof default_sizes / sizeof default_sizes[0];
+    }
+
+    rmx_step("init");
+    MPI_Init(&argc, &argv);
+    int me, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (n < 2) {
+        if (me == 0)
+            fprintf(stderr, "%s: error: coll needs at least 2 ranks, not %d\n", PROG, n);
+        MPI_Finalize();
+        return 2;
+    }
+    /* goptest's process counts: powers of two, then everyone. */
+    size_t pc[64], npc = 0;
+    if (procs.v) {
+        for (size_t i = 0; i < procs.n; i++) {
+            if (procs.v[i] > (size_t)n)
+                net_fail(2, "--procs: %zu is more than the %d ranks launched", procs.v[i], n);
+            pc[npc++] = procs.v[i];
+        }
+    } else {
+        for (size_t q = 2; q < (size_t)n && npc < 63; q *= 2)
+            pc[npc++] = q;
+        pc[npc++] = (size_t)n;
+    }
+    size_t largest = 0;
+    for (size_t i = 0; i < sizes.n; i++)
+        largest = sizes.v[i] > largest ? sizes.v[i] : largest;
+    net_require_memory(2 * largest * (size_t)n, "the collective buffers (2 x size x ranks)");
+    net_coll c;
+    memset(&c, 0, sizeof c);
+    c.in = net_alloc(largest * (size_t)n, "the input buffer");
+    c.out = net_alloc(largest * (size_t)n, "the output buffer");
+    char(*hosts)[64] = net_gather_hosts(MPI_COMM_WORLD);
+
+    FILE *jf = me == 0 ? net_json_open(json) : NULL;
+    int table = me == 0 && !(json && strcmp(json, "-") == 0);
+    rmx_json j;
+    if (jf) {
+        rmx_json_init(&j, jf);
+        rmx_json_obj_begin(&j, NULL);
+        net_json_header(&j, "rmax.coll/1", "coll", n, hosts);
+        rmx_json_str(&j, "ops", ops);
+        rmx_json_str(&j, "orders", orders);
+        rmx_json_int(&j, "seed", seed);
+        rmx_json_arr_begin(&j, "procs");
+        for (size_t i = 0; i < npc; i++)
+            rmx_json_int(&j, NULL, (long long)pc[i]);
+        rmx_json_arr_end(&j);
+        rmx_json_obj_end(&j);
+    }
+    if (table)
+        printf("# %-10s %6s %-9s %10s %14s %12s %12s\n", "Op", "Procs", "Order", "Size", "Avg Latency(us)",
+               "Min(us)", "Max(us)");
+
+    net_timing t = net_timing_make(budget, (size_t)max_samples);
+    uint64_t state = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 1;
+    long points = 0, invalid = 0;
+    int *pos = malloc((size_t)n * sizeof *pos);
+    for (size_t ip = 0; ip < npc; ip++) {
+        int p = (int)pc[ip];
+        for (size_t io = 0; io < 3; io++) {
+            const char *order = orders_all[io];
+            if (!in_list(orders, order))
+                continue;
+            if (me == 0) {
+                make_order(order, p, pos, &state);
+                char step[64];
+                snprintf(step, sizeof step, "coll p=%d %s", p, order);
+                rmx_step(step);
+            }
+            MPI_Bcast(pos, p, MPI_INT, 0, MPI_COMM_WORLD);
+            MPI_Comm sub;
+            MPI_Comm_split(MPI_COMM_WORLD, me < p ? 0 : MPI_UNDEFINED, me < p ? pos[me] : 0, &sub);
+            if (sub != MPI_COMM_NULL) {
+                c.comm = sub;
+                c.p = p;
+                MPI_Comm_rank(sub, &c.me);
+                int root = pos[0];  /* world rank 0 decides, so that it holds the samples it writes */
+                for (size_t k = 0; k < net_coll_nops; k++) {
+                    const net_coll_op *op = &net_coll_ops[k];
+                    if (!in_list(ops, op->name))
+                        continue;
+                    for (size_t is = 0; is < (op->sized ? sizes.n : 1); is++) {
+                        c.size = op->sized ? sizes.v[is] : 0;
+                        /* the same on every member, whichever points it took part in before */
+                        uint64_t s = (((uint64_t)ip * 3 + io) * 16 + k) * 4096 + is + 1;
+                        points++;
+                        op->setup(&c, s);
+                        op->run(&c, 1);
+                        long bad = (long)op->check(&c, s), anybad = 0;
+                        net_measure m;
+                        memset(&m, 0, sizeof m);
+                        MPI_Allreduce(&bad, &anybad, 1, MPI_LONG, MPI_SUM, sub);
+                        if (!anybad) {
+                            net_measure_run(sub, root, NET_AVG, &t, op->run, &c, &m);
+                            bad = (long)op->check(&c, s);  /* the timed calls left the same answer */
+                            MPI_Allreduce(&bad, &anybad, 1, MPI_LONG, MPI_SUM, sub);
+                        }
+                        int failed = anybad > 0 || m.failed;
+                        invalid += failed;
+                        if (jf) {
+                            rmx_json_obj_begin(&j, NULL);
+                            rmx_json_str(&j, "schema", "rmax.coll/1");
+                            rmx_json_str(&j, "record", "point");
+                            rmx_json_str(&j, "op", op->name);
+                            rmx_json_int(&j, "procs", p);
+                            rmx_json_str(&j, "order", order);
+                            rmx_json_arr_begin(&j, "rank_order");
+                            for (int r = 0; r < p; r++)
+                                for (int q = 0; q < p; q++)
+                                    if (pos[q] == r)
+                                        rmx_json_int(&j, NULL, q);
+                            rmx_json_arr_end(&j);
+                            rmx_json_int(&j, "size", (long long)c.size);
+                            rmx_json_bool(&j, "validated", !failed);
+                            rmx_json_int(&j, "wrong_bytes", anybad);
+                            net_json_measure(&j, &m, NET_AVG, 1.0);
+                            rmx_json_obj_end(&j);
+                        }
+                        if (table) {
+                            rmx_summary a, lo, hi;
+                            rmx_summarize(m.s[NET_AVG].v, m.s[NET_AVG].n, &a);
+                            rmx_summarize(m.s[NET_MIN].v, m.s[NET_MIN].n, &lo);
+                            rmx_summarize(m.s[NET_MAX].v, m.s[NET_MAX].n, &hi);
+                            printf("  %-10s %6d %-9s %10zu %14.2f %12.2f %12.2f%s\n", op->name, p, order, c.size,
+                                   a.median * 1e6, lo.median * 1e6, hi.median * 1e6, failed ? "  INVALID" : "");
+                            fflush(stdout);
+                        }
+                        net_measure_free(&m);
+                    }
+                }
+                MPI_Comm_free(&sub);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    }
+    long total_invalid = 0;
+    MPI_Reduce(&invalid, &total_invalid, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (jf) {
+        rmx_json_obj_begin(&j, NULL);
+        rmx_json_str(&j, "schema", "rmax.coll/1");
+        rmx_json_str(&j, "record", "done");
+        rmx_json_int(&j, "invalid", total_invalid);
+        rmx_json_obj_end(&j);
+        if (jf != stdout)
+            fclose(jf);
+    }
+    rmx_step("finalize");
+    free(pos);
+    free(hosts);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,349 @@
+/* rmax-net matrix: all-pairs latency and bandwidth (the mpiGraph / ClusterKit
+ * method). The pairs are scheduled as a round-robin tournament: N-1 rounds
+ * (N with a rank sitting out when N is odd) of N/2 pairs that run at once,
+ * so every pair is measured under the same load. Per pair: a ping-pong of
+ * lat-size bytes, and a stream of bw-size messages each way.
+ *
+ * Then the outliers: a pair whose latency is above 2x its row's median, or
+ * whose bandwidth is below 90% of its row's best, is measured again alone
+ * (everyone else waits), and flagged if the retest still breaks the rule. */
+#include "p2p.h"
+
+#include "rmx_args.h"
+#include "rmx_step.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LAT_FACTOR 2.0
+#define BW_FRACTION 0.9
+#define KEEP 64  /* raw samples kept per pair and measurement (N x N x KEEP doubles on rank 0) */
+
+typedef struct {
+    net_pair p;
+    net_timing t;
+    size_t lat_size, bw_size;
+} matrix_ctx;
+
+/* One measurement between world ranks a (initiator / sender) and b; every rank
+ * calls it. Returns, on world rank a, the latency (one-way seconds) or the
+ * bandwidth (bytes/s); *bad on a says whether validation failed. */
+static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad, int *n, double *kept)
+{
+    MPI_Comm pc = net_pair_comm(a, b);
+    double value = NAN;
+    *bad = 0;
+    *n = 0;
+    if (pc == MPI_COMM_NULL)
+        return value;
+    net_pair *p = &x->p;
+    p->comm = pc;
+    MPI_Comm_rank(pc, &p->me);
+    p->seq = 0;
+    p->size = bandwidth ? x->bw_size : x->lat_size;
+    const net_p2p_kernel *k = &net_p2p_kernels[bandwidth ? 2 : 0];  /* mpi-stream or mpi ping-pong */
+    net_measure m;
+    memset(&m, 0, sizeof m);
+    *bad = net_pair_validate_once(p, k->fn);
+    if (!*bad)
+        net_measure_run(pc, 0, NET_ROOT, &x->t, k->fn, p, &m);
+    *bad |= m.failed;
+    if (p->me == 0 && m.s[NET_ROOT].n) {
+        rmx_summary s;
+        rmx_summarize(m.s[NET_ROOT].v, m.s[NET_ROOT].n, &s);
+        value = bandwidth ? (double)p->window * (double)p->size / s.median : s.median / 2;
+        /* the raw samples, in the unit of the matrix: one-way seconds or bytes/s */
+        for (size_t i = 0; i < m.s[NET_ROOT].n && i < KEEP; i++) {
+            double v = m.s[NET_ROOT].v[i];
+            if (kept)
+                kept[i] = bandwidth ? (double)p->window * (double)p->size / v : v / 2;
+            *n = (int)i + 1;
+        }
+    }
+    net_measure_free(&m);
+    MPI_Comm_free(&pc);
+    return value;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median latency and best bandwidth of row i, leaving out the diagonal. */
+static void row_stats(const double *lat, const double *bw, int n, int i, double *med, double *best)
+{
+    double *v = malloc((size_t)n * sizeof *v);
+    int k = 0;
+    *best = 0;
+    for (int j = 0; j < n; j++)
+        if (j != i) {
+            if (isfinite(lat[i * n + j]))
+                v[k++] = lat[i * n + j];
+            if (isfinite(bw[i * n + j]) && bw[i * n + j] > *best)
+                *best = bw[i * n + j];
+        }
+    qsort(v, (size_t)k, sizeof *v, cmp_double);
+    *med = k ? (k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2])) : NAN;
+    free(v);
+}
+
+static int off_row(const double *lat, const double *bw, int n, int i, int j, int bandwidth)
+{
+    double med, best;
+    row_stats(lat, bw, n, i, &med, &best);
+    return bandwidth ? bw[i * n + j] < BW_FRACTION * best : lat[i * n + j] > LAT_FACTOR * med;
+}
+
+static void write_matrix(rmx_json *j, const char *key, const double *v, int n)
+{
+    rmx_json_arr_begin(j, key);
+    for (int i = 0; i < n; i++)
+        rmx_json_nums(j, NULL, v + (size_t)i * n, (size_t)n);
+    rmx_json_arr_end(j);
+}
+
+int cmd_matrix(int argc, char **argv)
+{
+    const char *json = NULL;
+    size_t lat_size = 8, bw_size = 1 << 20;
+    long long window = 8, max_samples = 20;
+    double budget = 0.01;
+    int no_retest = 0;
+    const rmx_arg spec[] = {
+        {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
+        {"lat-size", RMX_ARG_SIZE, &lat_size, "latency message size", 0, 1 << 30, NULL},
+        {"bw-size", RMX_ARG_SIZE, &bw_size, "bandwidth message size", 1, 1 << 30, NULL},
+        {"window", RMX_ARG_INT, &window, "messages in flight for bandwidth", 1, 1024, NULL},
+        {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per pair and measurement", 0.001, 3600,
+         NULL},
+        {"max-samples", RMX_ARG_INT, &max_samples, "most samples per pair and measurement", 5, 100000, NULL},
+        {"no-retest", RMX_ARG_FLAG, &no_retest, "flag outliers without measuring them again", 0, 0, NULL},
+    };
+    rmx_args_parse(PROG " matrix", "All-pairs latency and bandwidth matrices.", argc, argv, 2, spec,
+                   sizeof spec / sizeof spec[0]);
+    rmx_step("init");
+    MPI_Init(&argc, &argv);
+    int me, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (n < 2) {
+        if (me == 0)
+            fprintf(stderr, "%s: error: matrix needs at least 2 ranks, not %d\n", PROG, n);
+        MPI_Finalize();
+        return 2;
+    }
+    size_t big = lat_size > bw_size ? lat_size : bw_size;
+    net_require_memory(2 * big, "the send and receive buffers");
+    matrix_ctx x;
+    memset(&x, 0, sizeof x);
+    x.lat_size = lat_size;
+    x.bw_size = bw_size;
+    x.t = net_timing_make(budget, (size_t)max_samples);
+    x.p.sbuf = net_alloc(big, "the send buffer");
+    x.p.rbuf = net_alloc(big, "the receive buffer");
+    x.p.req = malloc(2 * (size_t)window * sizeof *x.p.req);
+    x.p.window = (int)window;
+    x.p.tcp = x.p.udp = -1;
+    char(*hosts)[64] = net_gather_hosts(MPI_COMM_WORLD);
+
+    /* my row: latency to j (when I initiated), bandwidth from me to j */
+    double *lat_row = malloc((size_t)n * sizeof *lat_row), *bw_row = malloc((size_t)n * sizeof *bw_row);
+    double *lat_keep = calloc((size_t)n * KEEP, sizeof *lat_keep), *bw_keep = calloc((size_t)n * KEEP, sizeof *bw_keep);
+    int *lat_cnt = calloc((size_t)n, sizeof *lat_cnt), *bw_cnt = calloc((size_t)n, sizeof *bw_cnt);
+    int bad_row = 0;
+    for (int j = 0; j < n; j++)
+        lat_row[j] = bw_row[j] = NAN;
+    int m_ = n % 2 ? n + 1 : n;  /* a ghost rank makes the count even; its partner sits the round out */
+    for (int round = 0; round < m_ - 1; round++) {
+        int partner = -1;
+        for (int k = 0; k < m_ / 2; k++) {
+            int a = k == 0 ? m_ - 1 : (round + k) % (m_ - 1);
+            int b = k == 0 ? round : (round - k + m_ - 1) % (m_ - 1);
+            if (a == me)
+                partner = b;
+            if (b == me)
+                partner = a;
+        }
+        if (partner >= n)
+            partner = -1;
+        if (me == 0) {
+            char step[48];
+            snprintf(step, sizeof step, "matrix round %d", round);
+            rmx_step(step);
+        }
+        int lo = partner < 0 ? -1 : (me < partner ? me : partner), hi = partner < 0 ? -1 : (me < partner ? partner : me);
+        int bad, cnt, slot = partner < 0 ? 0 : partner;
+        double v = measure_pair(&x, lo, hi, 0, &bad, &cnt, lat_keep + (size_t)slot * KEEP);
+        if (me == lo && partner >= 0) {
+            lat_row[partner] = v;
+            lat_cnt[partner] = cnt;
+            bad_row |= bad;
+        }
+        v = measure_pair(&x, lo, hi, 1, &bad, &cnt, bw_keep + (size_t)slot * KEEP);  /* lo sends */
+        if (me == lo && partner >= 0) {
+            bw_row[partner] = v;
+            bw_cnt[partner] = cnt;
+            bad_row |= bad;
+        }
+        v = measure_pair(&x, hi, lo, 1, &bad, &cnt, bw_keep + (size_t)slot * KEEP);  /* hi sends */
+        if (me == hi && partner >= 0) {
+            bw_row[partner] = v;
+            bw_cnt[partner] = cnt;
+            bad_row |= bad;
+        }
+    }
+    double *lat = me == 0 ? malloc((size_t)n * n * sizeof *lat) : NULL;
+    double *bw = me == 0 ? malloc((size_t)n * n * sizeof *bw) : NULL;
+    double *lat0 = me == 0 ? malloc((size_t)n * n * sizeof *lat0) : NULL;
+    double *bw0 = me == 0 ? malloc((size_t)n * n * sizeof *bw0) : NULL;
+    MPI_Gather(lat_row, n, MPI_DOUBLE, lat, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(bw_row, n, MPI_DOUBLE, bw, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    size_t cells = (size_t)n * n;
+    double *lat_all = me == 0 ? malloc(cells * KEEP * sizeof *lat_all) : NULL;
+    double *bw_all = me == 0 ? malloc(cells * KEEP * sizeof *bw_all) : NULL;
+    int *lat_alln = me == 0 ? malloc(cells * sizeof *lat_alln) : NULL;
+    int *bw_alln = me == 0 ? malloc(cells * sizeof *bw_alln) : NULL;
+    MPI_Gather(lat_keep, n * KEEP, MPI_DOUBLE, lat_all, n * KEEP, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(bw_keep, n * KEEP, MPI_DOUBLE, bw_all, n * KEEP, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(lat_cnt, n, MPI_INT, lat_alln, n, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Gather(bw_cnt, n, MPI_INT, bw_alln, n, MPI_INT, 0, MPI_COMM_WORLD);
+    int any_bad = 0;
+    MPI_Reduce(&bad_row, &any_bad, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+
+    /* suspects: (i, j, kind) with kind 0 latency, 1 bandwidth i -> j */
+    int cap = 4 * n, nsus = 0;
+    int *sus = malloc((size_t)cap * 3 * sizeof *sus);
+    if (me == 0) {
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < i; j++)
+                lat[i * n + j] = lat[j * n + i];  /* measured once, by the lower rank */
+        memcpy(lat0, lat, (size_t)n * n * sizeof *lat);
+        memcpy(bw0, bw, (size_t)n * n * sizeof *bw);
+        for (int i = 0; i < n && !no_retest; i++)
+            for (int j = 0; j < n; j++) {
+                if (i == j)
+                    continue;
+                for (int kind = 0; kind < 2; kind++)
+                    if ((kind == 1 || i < j) && off_row(lat0, bw0, n, i, j, kind) && nsus < cap) {
+                        sus[3 * nsus] = i;
+                        sus[3 * nsus + 1] = j;
+                        sus[3 * nsus + 2] = kind;
+                        nsus++;
+                    }
+            }
+    }
+    MPI_Bcast(&nsus, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(sus, 3 * nsus, MPI_INT, 0, MPI_COMM_WORLD);
+    double *retest = malloc(((size_t)nsus + 1) * sizeof *retest);
+    if (nsus)
+        rmx_step("matrix retests");
+    for (int s = 0; s < nsus; s++) {
+        int i = sus[3 * s], jj = sus[3 * s + 1], kind = sus[3 * s + 2], bad, cnt;
+        double v = measure_pair(&x, i, jj, kind, &bad, &cnt, NULL);
+        double msg[2] = {v, bad};
+        MPI_Bcast(msg, 2, MPI_DOUBLE, i, MPI_COMM_WORLD);
+        retest[s] = msg[0];
+        any_bad |= msg[1] != 0;
+    }
+
+    if (me == 0) {
+        for (int s = 0; s < nsus; s++) {
+            int i = sus[3 * s], jj = sus[3 * s + 1], kind = sus[3 * s + 2];
+            if (kind == 0)
+                lat[i * n + jj] = lat[jj * n + i] = retest[s];
+            else
+                bw[i * n + jj] = retest[s];
+        }
+        FILE *jf = net_json_open(json);
+        if (jf) {
+            rmx_json j;
+            rmx_json_init(&j, jf);
+            rmx_json_obj_begin(&j, NULL);
+            net_json_header(&j, "rmax.matrix/1", "matrix", n, hosts);
+            rmx_json_int(&j, "lat_size", (long long)lat_size);
+            rmx_json_int(&j, "bw_size", (long long)bw_size);
+            rmx_json_int(&j, "window", window);
+            rmx_json_int(&j, "rounds", m_ - 1);
+            rmx_json_obj_end(&j);
+            rmx_json_obj_begin(&j, NULL);
+            rmx_json_str(&j, "schema", "rmax.matrix/1");
+            rmx_json_str(&j, "record", "matrix");
+            write_matrix(&j, "latency_first", lat0, n);
+            write_matrix(&j, "bandwidth_first", bw0, n);
+            write_matrix(&j, "latency", lat, n);
+            write_matrix(&j, "bandwidth", bw, n);
+            rmx_json_arr_begin(&j, "suspects");
+            for (int s = 0; s < nsus; s++) {
+                int i = sus[3 * s], jj = sus[3 * s + 1], kind = sus[3 * s + 2];
+                rmx_json_obj_begin(&j, NULL);
+                rmx_json_int(&j, "from", i);
+                rmx_json_int(&j, "to", jj);
+                rmx_json_str(&j, "kind", kind ? "bandwidth" : "latency");
+                rmx_json_num(&j, "first", kind ? bw0[i * n + jj] : lat0[i * n + jj]);
+                rmx_json_num(&j, "retest", retest[s]);
+                rmx_json_bool(&j, "flagged", off_row(lat, bw, n, i, jj, kind));
+                rmx_json_obj_end(&j);
+            }
+            rmx_json_arr_end(&j);
+            /* first-pass raw samples per pair (row = from; latency measured by the lower rank) */
+            for (int kind = 0; kind < 2; kind++) {
+                const double *all = kind ? bw_all : lat_all;
+                const int *cnt = kind ? bw_alln : lat_alln;
+                rmx_json_arr_begin(&j, kind ? "samples_bandwidth" : "samples_latency");
+                for (int i = 0; i < n; i++) {
+                    rmx_json_arr_begin(&j, NULL);
+                    for (int jj = 0; jj < n; jj++)
+                        rmx_json_nums(&j, NULL, all + ((size_t)i * n + jj) * KEEP, (size_t)cnt[i * n + jj]);
+                    rmx_json_arr_end(&j);
+                }
+                rmx_json_arr_end(&j);
+            }
+            rmx_json_bool(&j, "validated", !any_bad);
+            rmx_json_obj_end(&j);
+            rmx_json_obj_begin(&j, NULL);
+            rmx_json_str(&j, "schema", "rmax.matrix/1");
+            rmx_json_str(&j, "record", "done");
+            rmx_json_obj_end(&j);
+            if (jf != stdout)
+                fclose(jf);
+        }
+        if (!(json && strcmp(json, "-") == 0)) {
+            printf("# Latency (us), row = from, column = to\n");
+            for (int i = 0; i < n; i++) {
+                for (int jj = 0; jj < n; jj++)
+                    printf(" %9.2f", i == jj ? 0.0 : lat[i * n + jj] * 1e6);
+                putchar('\n');
+            }
+            printf("# Bandwidth (MB/s), row = from, column = to\n");
+            for (int i = 0; i < n; i++) {
+                for (int jj = 0; jj < n; jj++)
+                    printf(" %9.0f", i == jj ? 0.0 : bw[i * n + jj] / 1e6);
+                putchar('\n');
+            }
+        }
+    }
+    rmx_step("finalize");
+    free(lat_row);
+    free(bw_row);
+    free(lat_keep);
+    free(bw_keep);
+    free(lat_cnt);
+    free(bw_cnt);
+    free(lat_all);
+    free(bw_all);
+    free(lat_alln);
+    free(bw_alln);
+    free(lat);
+    free(bw);
+    free(lat0);
+    free(bw0);
+    free(sus);
+    free(retest);
+    free(hosts);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,104 @@
+/* rmax-net: network and MPI microbenchmarks, one sub-command per file.
+ * Options are parsed by each command before MPI starts, so bad input ends
+ * every rank with the same one-line error and no MPI noise. */
+#include "net.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"p2p", cmd_p2p, "two ranks: latency and bandwidth vs size over MPI, TCP and UDP"},
+    {"coll", cmd_coll, "collectives vs message size, process count and rank order"},
+    {"ring", cmd_ring, "HPCC natural and random ring latency and bandwidth, per-link times"},
+    {"bisect", cmd_bisect, "bisection bandwidth over random bisections"},
+    {"matrix", cmd_matrix, "all-pairs latency and bandwidth matrices"},
+};
+
+const char *net_hostname(void)
+{
+    static char host[64];
+    if (!host[0] && gethostname(host, sizeof host - 1) != 0)
+        strcpy(host, "unknown");
+    return host;
+}
+
+void net_fail(int status, const char *fmt, ...)
+{
+    int rank = 0, up = 0;
+    MPI_Initialized(&up);
+    if (up)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    va_list ap;
+    fprintf(stderr, "%s: error: rank %d on host %s: ", PROG, rank, net_hostname());
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+    if (up)
+        MPI_Abort(MPI_COMM_WORLD, status);
+    exit(status);
+}
+
+MPI_Comm net_pair_comm(int a, int b)
+{
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    int color = MPI_UNDEFINED, key = 0;
+    if (a >= 0 && (me == a || me == b)) {
+        color = a < b ? a : b;  /* each pair has a distinct smallest member */
+        key = me == a ? 0 : 1;
+    }
+    MPI_Comm c;
+    MPI_Comm_split(MPI_COMM_WORLD, color, key, &c);
+    return c;
+}
+
+void net_shuffle(int *v, int n, uint64_t *state)
+{
+    for (int i = n - 1; i > 0; i--) {
+        /* xorshift64*: reproducible across hosts and C libraries, unlike rand() */
+        uint64_t x = *state;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        *state = x;
+        int j = (int)((x * 0x2545F4914F6CDD1DULL) % (uint64_t)(i + 1));
+        int t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: %s COMMAND [options]   (COMMAND --help for its options)\n\ncommands:\n", PROG);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc, argv);
+    fprintf(stderr, "%s: error: unknown command '%s' (see %s --help)\n", PROG, argv[1], PROG);
+    return 2;
+}

@@ -1,0 +1,114 @@
+/* rmax-net: network and MPI microbenchmarks. Shared declarations.
+ *
+ * Layout (one concept per file):
+ *   main.c        sub-command table and MPI start-up
+ *   repeat.c      the synchronised timing harness (calibration + adaptive repetition)
+ *   payload.c     message patterns, validation, buffer allocation under a memory check
+ *   schedule.c    NetPIPE-style size schedule
+ *   p2p.c         MPI point-to-point kernels (blocking, non-blocking, stream, bidirectional)
+ *   netaddr.c     choosing each rank's own interface address
+ *   sockets.c     the TCP and UDP layers between the same two processes
+ *   output.c      JSON helpers shared by the commands
+ *   cmd_*.c       one command each: p2p, coll, ring, bisect, matrix
+ *   coll_ops.c    the collective operations behind one interface
+ */
+#ifndef RMAX_NET_H
+#define RMAX_NET_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmx_json.h"
+#include "rmx_stats.h"
+
+#define PROG "rmax-net"
+
+/* ---- sub-commands ------------------------------------------------------ */
+int cmd_p2p(int argc, char **argv);
+int cmd_coll(int argc, char **argv);
+int cmd_ring(int argc, char **argv);
+int cmd_bisect(int argc, char **argv);
+int cmd_matrix(int argc, char **argv);
+
+/* Every rank of MPI_COMM_WORLD calls this on a fatal error it has detected
+ * itself: one line on stderr naming the rank and host, then MPI_Abort. */
+void net_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* This rank's host name (cached). */
+const char *net_hostname(void);
+
+/* ---- timing harness (repeat.c) ----------------------------------------- */
+
+/* One batch: perform `iters` operations and return this rank's elapsed
+ * seconds, or a negative value when a received payload failed validation. */
+typedef double (*net_batch_fn)(void *ctx, long iters);
+
+typedef struct {
+    double batch_target;   /* seconds a batch should last (calibrated) */
+    long max_iters;        /* cap on operations per batch */
+    rmx_repeat_rule rule;  /* warm-up, min/max samples, budget, CI target */
+} net_timing;
+
+/* Which per-rank time a sample is. */
+enum { NET_ROOT = 0, NET_MIN = 1, NET_AVG = 2, NET_MAX = 3, NET_NSTAT = 4 };
+
+typedef struct {
+    long iters;                     /* operations per batch */
+    int converged;                  /* 1: CI target met, 0: budget or max samples ended it */
+    int failed;                     /* a batch failed validation on some rank */
+    rmx_samples s[NET_NSTAT];       /* seconds per operation; valid on the root only */
+} net_measure;
+
+/* Collective over comm: calibrate the batch length, warm up, then repeat
+ * batches until the rule stops it. `root` (a rank of comm) decides; the
+ * statistic `key` (NET_ROOT, NET_AVG, ...) drives the stopping rule. */
+void net_measure_run(MPI_Comm comm, int root, int key, const net_timing *t, net_batch_fn fn, void *ctx,
+                     net_measure *m);
+void net_measure_free(net_measure *m);
+
+/* Defaults from budget (seconds per measurement) and the sample cap. */
+net_timing net_timing_make(double budget, size_t max_samples);
+
+/* ---- payloads (payload.c) ---------------------------------------------- */
+void net_fill(unsigned char *buf, size_t n, uint64_t seed);
+/* Number of bytes that differ from the pattern of `seed` (0: valid). */
+size_t net_check(const unsigned char *buf, size_t n, uint64_t seed);
+/* Cheap per-message mark: first and last byte only (HPCC's check level 1). */
+void net_mark(unsigned char *buf, size_t n, uint64_t seed);
+int net_mark_ok(const unsigned char *buf, size_t n, uint64_t seed);
+/* Bytes of memory this host can still give without swapping. */
+size_t net_available_memory(void);
+/* Dies naming the rank and host when `total` bytes of buffers would not fit
+ * in the memory this host has available (so a huge size fails at once instead
+ * of swapping or being killed by the OOM killer). */
+void net_require_memory(size_t total, const char *what);
+/* malloc that dies naming the rank and host; n == 0 gives a 1-byte buffer. */
+unsigned char *net_alloc(size_t n, const char *what);
+
+/* ---- size schedule (schedule.c) ---------------------------------------- */
+/* NetPIPE-style: 2^k and 3*2^(k-1), each also at -3 and +3 bytes (when
+ * `perturb`), from min to max inclusive, sorted, unique. Returns the count. */
+size_t net_schedule(size_t min, size_t max, int perturb, size_t **out);
+
+/* ---- sub-communicators ------------------------------------------------- */
+/* A communicator of exactly the two given world ranks (every rank of world
+ * calls; ranks outside any pair pass a == b == -1 and get MPI_COMM_NULL).
+ * In the result, rank 0 is `a`. */
+MPI_Comm net_pair_comm(int a, int b);
+
+/* A deterministic permutation of 0..n-1 (xorshift, seeded). */
+void net_shuffle(int *v, int n, uint64_t *state);
+
+/* ---- output (output.c) ------------------------------------------------- */
+/* Opens --json: NULL when not asked; dies on a file that cannot be written. */
+FILE *net_json_open(const char *path);
+/* Common header fields: schema, kind, ranks, hosts of every rank, MPI library. */
+void net_json_header(rmx_json *j, const char *schema, const char *test, int nranks, char (*hosts)[64]);
+/* Gathers every rank's host name to rank 0 (NULL on other ranks). */
+char (*net_gather_hosts(MPI_Comm comm))[64];
+/* Writes the measurement's samples and summaries as members "samples", "summary",
+ * "rank_min", "rank_avg", "rank_max" (per operation seconds divided by `per_op`). */
+void net_json_measure(rmx_json *j, const net_measure *m, int key, double per_op);
+
+#endif

@@ -1,0 +1,135 @@
+/* The timing harness every rmax-net command uses.
+ *
+ * mpptest's rule: a sample is the average over a batch of operations long
+ * enough to dwarf the timer's resolution and the harness's own overhead; the
+ * batch length is calibrated first (which doubles as warm-up). Then batches
+ * are repeated until the 95% confidence half-width is within the relative
+ * target or the budget ends (DESIGN.md). All ranks of the communicator must
+ * run the same number of batches, so one rank (the root) decides and tells
+ * the others after each batch; the decision traffic is outside the timed
+ * region. Each batch's elapsed time is reduced to min, mean and max over the
+ * ranks (IMB's t_min, t_avg, t_max) and the root's own time is kept too. */
+#include "net.h"
+
+#include "rmx_timer.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { GO_ON = 1, STOP_MET = 2, STOP_BUDGET = 3, FAILED = -1 };
+
+net_timing net_timing_make(double budget, size_t max_samples)
+{
+    net_timing t;
+    t.batch_target = 1e-3;  /* 1 ms: > 1000x the clock resolution, short enough for many samples */
+    t.max_iters = 10000000;
+    t.rule = rmx_repeat_default();
+    t.rule.warmup = 1;
+    t.rule.min_reps = 5;
+    t.rule.max_reps = max_samples;
+    t.rule.budget = budget;
+    t.rule.rel_target = 0.02;
+    /* A long batch would leave too few samples for the budget: shorten it so
+     * that the minimum number of samples still fits. */
+    if (budget > 0 && budget / (double)(t.rule.min_reps + 2) < t.batch_target)
+        t.batch_target = budget / (double)(t.rule.min_reps + 2);
+    return t;
+}
+
+/* One batch on every rank; the root gets (this root's, min, sum, max) elapsed. */
+static int batch(MPI_Comm comm, int root, net_batch_fn fn, void *ctx, long iters, double out[NET_NSTAT])
+{
+    double el = fn(ctx, iters);
+    double mm[2] = {el, -el}, red[2] = {0, 0}, sum = 0;
+    MPI_Reduce(mm, red, 2, MPI_DOUBLE, MPI_MAX, root, comm);
+    MPI_Reduce(&el, &sum, 1, MPI_DOUBLE, MPI_SUM, root, comm);
+    int n;
+    MPI_Comm_size(comm, &n);
+    out[NET_ROOT] = el;
+    out[NET_MIN] = -red[1];
+    out[NET_AVG] = sum / n;
+    out[NET_MAX] = red[0];
+    return out[NET_MIN] < 0; /* some rank reported a validation failure */
+}
+
+void net_measure_run(MPI_Comm comm, int root, int key, const net_timing *t, net_batch_fn fn, void *ctx,
+                     net_measure *m)
+{
+    memset(m, 0, sizeof *m);
+    for (int k = 0; k < NET_NSTAT; k++)
+        rmx_samples_init(&m->s[k]);
+    int me;
+    MPI_Comm_rank(comm, &me);
+    double v[NET_NSTAT];
+
+    /* Calibration: grow the batch until it lasts batch_target on the slowest rank. */
+    long iters = 1;
+    for (;;) {
+        int bad = batch(comm, root, fn, ctx, iters, v);
+        long next = 0;
+        if (me == root) {
+            if (bad)
+                next = -1;
+            else if (v[NET_MAX] < t->batch_target && iters < t->max_iters) {
+                double grow = v[NET_MAX] > 0 ? 1.2 * t->batch_target / v[NET_MAX] : 64.0;
+                grow = fmin(fmax(grow, 2.0), 64.0);
+                next = (long)fmin((double)t->max_iters, ceil((double)iters * grow));
+            }
+        }
+        MPI_Bcast(&next, 1, MPI_LONG, root, comm);
+        if (next < 0) {
+            m->failed = 1;
+            return;
+        }
+        if (next == 0)
+            break;
+        iters = next;
+    }
+    m->iters = iters;
+
+    for (size_t w = 0; w < t->rule.warmup; w++) {
+        int bad = batch(comm, root, fn, ctx, iters, v);
+        int go = bad ? FAILED : GO_ON;
+        MPI_Bcast(&go, 1, MPI_INT, root, comm);
+        if (go == FAILED) {
+            m->failed = 1;
+            return;
+        }
+    }
+
+    double start = rmx_now();
+    for (;;) {
+        int bad = batch(comm, root, fn, ctx, iters, v);
+        int go = GO_ON;
+        if (me == root) {
+            for (int k = 0; k < NET_NSTAT; k++)
+                rmx_samples_push(&m->s[k], v[k] / (double)iters);
+            size_t n = m->s[key].n;
+            if (bad)
+                go = FAILED;
+            else if (n >= t->rule.min_reps) {
+                rmx_summary s;
+                rmx_summarize(m->s[key].v, n, &s);
+                if (s.ci_half_rel <= t->rule.rel_target)
+                    go = STOP_MET;
+                else if (n >= t->rule.max_reps || (t->rule.budget > 0 && rmx_now() - start >= t->rule.budget))
+                    go = STOP_BUDGET;
+            }
+        }
+        MPI_Bcast(&go, 1, MPI_INT, root, comm);
+        if (go == FAILED) {
+            m->failed = 1;
+            return;
+        }
+        if (go != GO_ON) {
+            m->converged = go == STOP_MET;
+            return;
+        }
+    }
+}
+
+void net_measure_free(net_measure *m)
+{
+    for (int k = 0; k < NET_NSTAT; k++)
+        rmx_samples_free(&m->s[k]);
+}

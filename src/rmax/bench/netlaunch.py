@@ -1,0 +1,146 @@
+"""What every network benchmark family shares when it launches rmax-net:
+rank-count checks before launching, a memory check, the oversubscription
+flag Open MPI needs, and errors that name the host which did not answer."""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+from rmax.bench.runner import Parsed, run_kernel
+from rmax.errors import RmaxError, RunFailed
+from rmax.launch import LaunchSpec, get_launcher, local_slots
+from rmax.store import Store
+from rmax.store.runs import RunRecord
+
+LOCAL_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+def is_local(name: str) -> bool:
+    return name in LOCAL_NAMES or name in (socket.gethostname(), socket.getfqdn())
+
+
+def require_ranks(np_: int, what: str, exactly: int | None = None, minimum: int | None = None) -> None:
+    """Refuse a rank count the test cannot use, before anything is launched."""
+    if exactly is not None and np_ != exactly:
+        raise RmaxError(f"{what} needs exactly {exactly} ranks, not {np_}",
+                        hint=f"pass --np {exactly} (the two ranks may be on different hosts)")
+    if minimum is not None and np_ < minimum:
+        raise RmaxError(f"{what} needs at least {minimum} ranks, not {np_}", hint=f"pass --np {minimum} or more")
+
+
+def memory_available() -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+MAX_MESSAGE = 1 << 30   # rmax-net's limit: MPI counts are C ints
+
+
+def check_message_sizes(sizes, what: str = "message size") -> None:
+    for s in sizes:
+        if s < 0 or s > MAX_MESSAGE:
+            raise RmaxError(f"{what} {s} bytes is beyond the largest supported, 1 GiB",
+                            hint="use smaller message sizes")
+
+
+def check_memory(bytes_per_rank: int, ranks_here: int, what: str) -> None:
+    """Sizes beyond memory fail here with one line, not in a swapping or OOM-killed job.
+    (Each rank checks again for its own host in rmax-net.)"""
+    avail = memory_available()
+    need = bytes_per_rank * max(ranks_here, 1)
+    if avail is not None and need > 0.8 * avail:
+        raise RmaxError(f"{what} need {need / 2**30:.1f} GiB on this host but only {avail / 2**30:.1f} GiB "
+                        "is available", hint="use smaller message sizes")
+
+
+def ranks_on_this_host(spec: LaunchSpec) -> int:
+    if not spec.hosts:
+        return spec.np
+    local = [h for h in spec.hosts if is_local(h.name)]
+    return min(spec.np, sum(h.slots for h in local)) if local else 0
+
+
+def with_program(spec: LaunchSpec | None, program: list[str], np_default: int, launcher: str | None) -> LaunchSpec:
+    """A copy of spec running `program`; Open MPI ranks that outnumber the cores yield the CPU when
+    idle, or a busy-polling ping-pong between two ranks sharing a core takes milliseconds."""
+    spec = spec or LaunchSpec(program=[], np=np_default)
+    spec = dataclasses.replace(spec, program=list(program), extra_args=list(spec.extra_args),
+                               env=dict(spec.env))
+    chosen = get_launcher(launcher)
+    if chosen.command != "mpirun":   # Open MPI's mpirun, directly or inside the virtual cluster
+        return spec
+    if spec.np > spec.slots:
+        # More ranks than slots cannot each be bound to a core (Open MPI refuses to start).
+        spec.bind = "none"
+    # The virtual cluster's nodes all share this machine's cores.
+    crowded = spec.np > spec.slots or (chosen.name == "vcluster" and spec.np > local_slots())
+    if crowded and "mpi_yield_when_idle" not in spec.extra_args:
+        spec.extra_args += ["--mca", "mpi_yield_when_idle", "1"]
+    return spec
+
+
+def _probe(host: str, timeout: float) -> str | None:
+    """None when host accepts a TCP connection on the ssh port, else why not."""
+    try:
+        with socket.create_connection((host, 22), timeout=timeout):
+            return None
+    except socket.timeout:
+        return f"no answer within {timeout:.0f} s"
+    except OSError as e:
+        return e.strerror or str(e)
+
+
+def silent_hosts(spec: LaunchSpec, timeout: float = 3.0) -> list[tuple[str, str]]:
+    """Remote hosts of spec that do not answer on the ssh port Open MPI starts its daemons through."""
+    remote = [h.name for h in spec.hosts or [] if not is_local(h.name)]
+    if not remote:
+        return []
+    with ThreadPoolExecutor(max_workers=min(16, len(remote))) as pool:
+        reasons = list(pool.map(lambda h: _probe(h, timeout), remote))
+    return [(h, r) for h, r in zip(remote, reasons) if r]
+
+
+def launch(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[dict]], Parsed], *,
+           launcher: str | None, timeout: float, store: Store | None, parent: str | None,
+           on_stdout: Callable[[str], None] | None = None) -> RunRecord:
+    """run_kernel, with a failure that names the hosts when the ranks never started."""
+    try:
+        return run_kernel(kind, spec, params, parse, launcher=launcher, timeout=timeout, store=store,
+                          parent=parent, on_stdout=on_stdout)
+    except RunFailed as err:
+        remote = [h.name for h in spec.hosts or [] if not is_local(h.name)]
+        if not remote:
+            raise
+        # Only mpirun reaches hosts through ssh; other launchers have their own ways in.
+        ssh = get_launcher(launcher).name == "mpirun"
+        silent = silent_hosts(spec, timeout=min(3.0, max(timeout / 10, 0.5))) if ssh else []
+        if silent:
+            names = ", ".join(f"{h} ({why})" for h, why in silent)
+            raise RunFailed(f"{kind} failed: host {names} did not answer",
+                            hint="check that the host is up and reachable by ssh, or leave it out") from None
+        if "timed out" in str(err) and "before its first step" in str(err):
+            raise RunFailed(f"{err.message}; no rank started on hosts {', '.join(remote)}",
+                            hint="check that every host is up and reachable by ssh") from None
+        raise
+
+
+def split_records(records: list[dict], schema: str) -> tuple[dict | None, list[dict], dict | None]:
+    """(header, points, done) of one rmax-net command's JSON lines."""
+    recs = [r for r in records if r.get("schema") == schema]
+    header = next((r for r in recs if r.get("record") == "header"), None)
+    done = next((r for r in recs if r.get("record") == "done"), None)
+    return header, [r for r in recs if r.get("record") == "point"], done
+
+
+def header_summary(header: dict | None) -> dict:
+    return {"hosts": header.get("hosts", []) if header else [],
+            "mpi_library": header.get("mpi_library") if header else None}

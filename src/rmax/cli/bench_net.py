@@ -1,0 +1,330 @@
+"""`rmax bench net | coll | ring | bisect | matrix`: network and MPI microbenchmarks (rmax-net)."""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+from rmax.cli.launch_options import launch_options, spec_from_options
+from rmax.cli.output import console, fmt, json_option, print_json, progress
+from rmax.errors import RmaxError
+
+
+def say(text: str) -> None:
+    console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+
+_UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
+          "g": 1 << 30, "gib": 1 << 30, "gb": 10**9}
+
+
+def parse_size(text: str) -> int:
+    """'4096', '64K', '8MiB', '1MB' -> bytes (K, M, G and KiB... are powers of 1024; KB, MB, GB of 1000)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
+    if not m or m.group(2).lower() not in _UNITS:
+        raise RmaxError(f"'{text}' is not a size", hint="examples: 4096, 64K, 8MiB, 1MB")
+    value = float(m.group(1)) * _UNITS[m.group(2).lower()]
+    if value != int(value):
+        raise RmaxError(f"'{text}' is not a whole number of bytes")
+    return int(value)
+
+
+class SizeType(click.ParamType):
+    name = "SIZE"
+
+    def convert(self, value, param, ctx):
+        return value if isinstance(value, int) else parse_size(value)
+
+
+class SizeList(click.ParamType):
+    name = "SIZE,..."
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        return tuple(parse_size(v) for v in value.split(","))
+
+
+SIZE, SIZES = SizeType(), SizeList()
+
+
+def human_size(n: int) -> str:
+    for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= k and n % k == 0:
+            return f"{n // k} {unit}"
+    return f"{n} B"
+
+
+def _spec(default_np: int | None, **opts):
+    return spec_from_options([], default_np=default_np, **opts)
+
+
+def _finish(record) -> None:
+    if record.status != "ok":
+        raise RmaxError(f"{record.kind} run {record.id[:8]} is {record.status}: {record.error}", exit_code=1)
+
+
+# ---------------------------------------------------------------- net
+@click.command("net")
+@click.option("--layers", default=",".join(("mpi", "mpi-nonblocking", "mpi-stream", "mpi-bidir", "tcp", "udp")),
+              show_default=True, help="Comma-separated layers.")
+@click.option("--sizes", type=SIZES, default=None, help="Explicit sizes instead of NetPIPE's schedule.")
+@click.option("--max-size", type=SIZE, default="8MiB", show_default=True, help="Largest size of the schedule.")
+@click.option("--no-perturb", is_flag=True, help="Leave out the +-3-byte points of the schedule.")
+@click.option("--window", type=click.IntRange(1, 1024), default=64, show_default=True,
+              help="Messages in flight for stream and bidirectional.")
+@click.option("--budget", type=click.FloatRange(0.001, 3600), default=None,
+              help="Seconds of timed repetitions per layer and size [default: 0.05, quick 0.01].")
+@click.option("--max-samples", type=click.IntRange(5, 100000), default=None, help="Most samples per point.")
+@click.option("--batch", type=click.FloatRange(1e-5, 10), default=None,
+              help="Seconds one timed batch (one sample) lasts [default: 0.001; NetPIPE's trials: 0.25].")
+@click.option("--one-buffer", is_flag=True,
+              help="Ping-pongs send back the buffer just received, as NetPIPE does (OSU uses two buffers).")
+@click.option("--validate", is_flag=True, help="Check every byte of every message (slower).")
+@click.option("--quick", is_flag=True, help="No +-3-byte points and a short budget.")
+@launch_options(default_np="2")
+@json_option
+def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, batch, one_buffer, validate, quick,
+            launcher, timeout, as_json, **opts):
+    """Ping-pong latency and bandwidth vs message size between two ranks, over MPI
+    (blocking, non-blocking, stream, bidirectional) and over TCP and UDP sockets.
+
+    Example: rmax bench net --hosts node1:1,node2:1"""
+    from rmax.bench import net
+
+    o = net.NetOptions.quick() if quick else net.NetOptions()
+    o.layers = tuple(x.strip() for x in layers.split(",") if x.strip())
+    o.sizes, o.max_size, o.window, o.validate, o.batch = sizes, max_size, window, validate, batch
+    o.one_buffer = one_buffer
+    o.perturb = o.perturb and not no_perturb
+    o.budget = budget if budget is not None else o.budget
+    o.max_samples = max_samples if max_samples is not None else o.max_samples
+    spec = _spec(2, **opts)
+    with progress("net") as advance:
+        record = net.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout,
+                         on_point=lambda line: advance(1))
+    if as_json:
+        print_json(record.as_dict())
+    else:
+        print_net(record)
+    _finish(record)
+
+
+def print_net(record) -> None:
+    s = record.summary
+    say(f"# rmax net (run {record.id[:8]}): hosts {', '.join(s.get('hosts', []))}; "
+                  f"{s.get('mpi_library') or ''}")
+    for name, layer in s.get("layers", {}).items():
+        bw_col = "Bandwidth (MB/s)"
+        say(f"\n# {name} ({'one-way latency' if layer['kind'] == 'latency' else 'time per message'})")
+        say(f"# {'Size':<10} {'Avg Latency(us)':>16} {'Median(us)':>12} {bw_col:>18}")
+        flagged = {a["size"] for a in layer.get("anomalies", [])}
+        for p in layer["points"]:
+            lat = p["latency"]
+            say(f"  {p['size']:<10} {fmt(p['latency_mean'] and p['latency_mean'] * 1e6):>16} "
+                          f"{fmt(lat and lat * 1e6):>12} {fmt(p['bandwidth'] and p['bandwidth'] / 1e6):>18}"
+                          + ("  dip" if p["size"] in flagged else "") + ("" if p["validated"] else "  INVALID"))
+        h = layer.get("hockney", {})
+        if "alpha" in h:
+            say(f"# Hockney: alpha = {h['alpha'] * 1e6:.3f} +- {h['alpha_err'] * 1e6:.3f} us, "
+                          f"beta = {h['beta'] / 1e6:.0f} +- {h['beta_err'] / 1e6:.0f} MB/s, "
+                          f"n1/2 = {h['n_half']:.0f} +- {h['n_half_err']:.0f} B")
+        if layer.get("anomalies"):
+            say("# bandwidth dips (best samples, >10% below both neighbours): "
+                          + ", ".join(f"{a['size']} B (-{a['drop'] * 100:.0f}%)" for a in layer["anomalies"]))
+
+
+def _list(text: str | None) -> tuple[str, ...] | None:
+    return tuple(x.strip() for x in text.split(",") if x.strip()) if text else None
+
+
+def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
+    if not text:
+        return None
+    try:
+        return tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise RmaxError(f"{what}: '{text}' is not a list of whole numbers") from None
+
+
+# ---------------------------------------------------------------- coll
+@click.command("coll")
+@click.option("--ops", default=None, help="Operations [default: bcast,reduce,allreduce,allgather,alltoall,barrier].")
+@click.option("--sizes", type=SIZES, default=None, help="Bytes per rank [default: 8 B to 1 MiB; quick: 8, 64K].")
+@click.option("--procs", default=None, help="Process counts [default: 2, 4, ..., all].")
+@click.option("--orders", default=None, help="Rank orders [default: natural,reversed,random].")
+@click.option("--seed", type=click.IntRange(1), default=1, show_default=True, help="Seed of the random order.")
+@click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per point.")
+@click.option("--quick", is_flag=True, help="Two sizes and a short budget.")
+@launch_options()
+@json_option
+def coll_cmd(ops, sizes, procs, orders, seed, budget, quick, launcher, timeout, as_json, **opts):
+    """Collectives vs message size, process count (2, 4, ..., all) and rank order,
+    with min, avg and max over the ranks.
+
+    Example: rmax bench coll --np 4 --oversubscribe --quick"""
+    from rmax.bench import coll
+
+    o = coll.CollOptions.quick() if quick else coll.CollOptions()
+    o.ops = _list(ops) or o.ops
+    o.orders = _list(orders) or o.orders
+    o.sizes = sizes or o.sizes
+    o.procs = _ints(procs, "--procs")
+    o.seed = seed
+    o.budget = budget if budget is not None else o.budget
+    spec = _spec(None, **opts)
+    with progress("coll") as advance:
+        record = coll.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout,
+                          on_point=lambda line: advance(1))
+    if as_json:
+        print_json(record.as_dict())
+    else:
+        s = record.summary
+        say(f"# rmax coll (run {record.id[:8]}): {len(s['hosts'])} ranks on {', '.join(sorted(set(s['hosts'])))}")
+        op = None
+        for p in sorted(s["points"], key=lambda p: (coll.OPS.index(p["op"]), p["order"], p["procs"], p["size"])):
+            if p["op"] != op:
+                op = p["op"]
+                say(f"\n# {op}\n# {'Procs':>5} {'Order':<9} {'Size':>10} {'Avg Latency(us)':>16} "
+                    f"{'Min Latency(us)':>16} {'Max Latency(us)':>16}")
+            say(f"  {p['procs']:>5} {p['order']:<9} {p['size']:>10} {fmt(p['avg'] and p['avg'] * 1e6):>16} "
+                f"{fmt(p['min'] and p['min'] * 1e6):>16} {fmt(p['max'] and p['max'] * 1e6):>16}"
+                + ("" if p["validated"] else "  INVALID"))
+    _finish(record)
+
+
+# ---------------------------------------------------------------- ring
+@click.command("ring")
+@click.option("--lat-size", type=SIZE, default="8", show_default=True, help="Latency message size (HPCC: 8).")
+@click.option("--bw-size", type=SIZE, default="2000000", show_default=True,
+              help="Bandwidth message size (HPCC: 2,000,000).")
+@click.option("--random-rings", type=click.IntRange(0, 10000), default=None, help="Random rings [default: 10].")
+@click.option("--seed", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per measurement.")
+@click.option("--no-links", is_flag=True, help="Skip timing each link alone.")
+@click.option("--quick", is_flag=True, help="Three random rings and a short budget.")
+@launch_options()
+@json_option
+def ring_cmd(lat_size, bw_size, random_rings, seed, budget, no_links, quick, launcher, timeout, as_json, **opts):
+    """Naturally and randomly ordered ring latency and bandwidth (HPCC's definitions),
+    and each link's time so that a slow hop stands out.
+
+    Example: rmax bench ring --hostfile hosts"""
+    from rmax.bench import ring
+
+    o = ring.RingOptions.quick() if quick else ring.RingOptions()
+    o.lat_size, o.bw_size, o.seed, o.links = lat_size, bw_size, seed, not no_links
+    o.random_rings = random_rings if random_rings is not None else o.random_rings
+    o.budget = budget if budget is not None else o.budget
+    spec = _spec(None, **opts)
+    with progress("ring") as advance:
+        record = ring.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout,
+                          on_point=lambda line: advance(1))
+    if as_json:
+        print_json(record.as_dict())
+    else:
+        s = record.summary
+
+        def us(v):
+            return fmt(v and v * 1e6, ".3f")
+
+        def mbs(v):
+            return fmt(v and v / 1e6, ".0f")
+        say(f"# rmax ring (run {record.id[:8]}): {len(s['hosts'])} ranks; HPCC statistics (best of samples)")
+        say(f"# {'Ring':<22} {'Latency(us)':>12} {'Bandwidth (MB/s)':>18}")
+        say(f"  {'naturally ordered':<22} {us(s.get('natural_latency')):>12} {mbs(s.get('natural_bandwidth')):>18}")
+        say(f"  {'randomly ordered':<22} {us(s.get('random_latency')):>12} {mbs(s.get('random_bandwidth')):>18}")
+        if s["links"]:
+            say(f"\n# Links of the natural ring, each alone\n# {'From':>4} {'To':>4} {'Size':>10} "
+                f"{'Avg Latency(us)':>16} {'Bandwidth (MB/s)':>18}")
+            for link in s["links"]:
+                say(f"  {link['from']:>4} {link['to']:>4} {link['size']:>10} {us(link['time']):>16} "
+                    f"{mbs(link['time'] and link['size'] / link['time']):>18}"
+                    + ("  SLOW" if link["slow"] else "") + ("" if link["validated"] else "  INVALID"))
+    _finish(record)
+
+
+# ---------------------------------------------------------------- bisect
+@click.command("bisect")
+@click.option("--size", type=SIZE, default=None, help="Message size [default: 1 MiB; quick 256 KiB].")
+@click.option("--window", type=click.IntRange(1, 1024), default=16, show_default=True)
+@click.option("--bisections", type=click.IntRange(1, 10000), default=None, help="Random bisections [default: 5].")
+@click.option("--seed", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per bisection.")
+@click.option("--quick", is_flag=True, help="Three bisections and a short budget.")
+@launch_options()
+@json_option
+def bisect_cmd(size, window, bisections, seed, budget, quick, launcher, timeout, as_json, **opts):
+    """Bisection bandwidth: half the ranks stream to the other half, over random bisections.
+
+    Example: rmax bench bisect --hostfile hosts"""
+    from rmax.bench import bisect
+
+    o = bisect.BisectOptions.quick() if quick else bisect.BisectOptions()
+    o.size = size or o.size
+    o.window, o.seed = window, seed
+    o.bisections = bisections or o.bisections
+    o.budget = budget if budget is not None else o.budget
+    spec = _spec(None, **opts)
+    with progress("bisect") as advance:
+        record = bisect.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout,
+                            on_point=lambda line: advance(1))
+    if as_json:
+        print_json(record.as_dict())
+    else:
+        s = record.summary
+        say(f"# rmax bisect (run {record.id[:8]}): {len(s['hosts'])} ranks, {human_size(s['size'])} messages, "
+            f"window {s['window']}")
+        say(f"# {'Bisection':<10} {'Pairs':>6} {'Bandwidth (MB/s)':>18} {'Slowest pair (MB/s)':>20}")
+        for c in s["bisections"]:
+            slow = min((p["bandwidth"] for p in c["pairs"] if p["bandwidth"]), default=None)
+            say(f"  {c['bisection']:<10} {len(c['pairs']):>6} {fmt(c['bandwidth'] and c['bandwidth'] / 1e6):>18} "
+                f"{fmt(slow and slow / 1e6):>20}" + ("" if c["validated"] else "  INVALID"))
+        say(f"# bisection bandwidth: worst {fmt(s['bandwidth_min'] and s['bandwidth_min'] / 1e6)} MB/s, "
+            f"median {fmt(s['bandwidth_median'] and s['bandwidth_median'] / 1e6)} MB/s")
+    _finish(record)
+
+
+# ---------------------------------------------------------------- matrix
+@click.command("matrix")
+@click.option("--lat-size", type=SIZE, default="8", show_default=True)
+@click.option("--bw-size", type=SIZE, default=None, help="Bandwidth message size [default: 1 MiB; quick 256 KiB].")
+@click.option("--window", type=click.IntRange(1, 1024), default=8, show_default=True)
+@click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per pair and measurement.")
+@click.option("--no-retest", is_flag=True, help="Flag outliers without measuring them again.")
+@click.option("--quick", is_flag=True, help="Smaller messages and a short budget.")
+@launch_options()
+@json_option
+def matrix_cmd(lat_size, bw_size, window, budget, no_retest, quick, launcher, timeout, as_json, **opts):
+    """All-pairs latency and bandwidth matrices in N-1 rounds of N/2 concurrent pairs;
+    outlying pairs are retested alone, then flagged.
+
+    Example: rmax bench matrix --hostfile hosts"""
+    from rmax.bench import matrix
+
+    o = matrix.MatrixOptions.quick() if quick else matrix.MatrixOptions()
+    o.lat_size, o.window, o.retest = lat_size, window, not no_retest
+    o.bw_size = bw_size or o.bw_size
+    o.budget = budget if budget is not None else o.budget
+    spec = _spec(None, **opts)
+    with progress("matrix") as advance:
+        record = matrix.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout,
+                            on_point=lambda line: advance(1))
+    if as_json:
+        print_json(record.as_dict())
+    else:
+        s = record.summary
+        n = len(s["hosts"])
+        flagged = {(f["from"], f["to"], f["kind"]) for f in s["flagged"]}
+        say(f"# rmax matrix (run {record.id[:8]}): {n} ranks, {s['rounds']} rounds; row = from, column = to; "
+            "* = flagged after a retest")
+        for kind, unit, scale, spec_ in (("latency", "Latency (us)", 1e6, ".2f"), ("bandwidth", "Bandwidth (MB/s)",
+                                                                                  1e-6, ".0f")):
+            say(f"\n# {unit}\n# {'':>4}" + "".join(f"{j:>10}" for j in range(n)))
+            for i, row in enumerate(s[kind]):
+                cells = ["—" if i == j else fmt(v and v * scale, spec_) + ("*" if (i, j, kind) in flagged else "")
+                         for j, v in enumerate(row)]
+                say(f"  {i:>4}" + "".join(f"{c:>10}" for c in cells))
+        say(f"# {len(s['suspects'])} pairs retested, {len(s['flagged'])} flagged")
+    _finish(record)

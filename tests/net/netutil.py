@@ -1,0 +1,26 @@
+"""Helpers for the network benchmark tests: running rmax-net directly under mpirun."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+from rmax.native import executable
+
+# Tiny budgets: the tests check behaviour and fields, not performance.
+FAST = ["--budget", "0.003", "--max-samples", "8"]
+
+
+def mpirun(np_: int, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    argv = ["mpirun", "-np", str(np_)]
+    if os.geteuid() == 0:
+        argv.append("--allow-run-as-root")
+    if np_ > len(os.sched_getaffinity(0)):
+        argv += ["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]
+    argv += [executable("rmax-net"), *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+
+
+def records(proc: subprocess.CompletedProcess) -> list[dict]:
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]

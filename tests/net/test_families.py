@@ -1,0 +1,120 @@
+"""coll, ring, bisect and matrix: each stores a run with 2 ranks and with 4
+oversubscribed ranks, validates its messages, and refuses bad input."""
+
+import json
+import math
+
+import pytest
+from conftest import assert_one_line_error, run_cli
+from netutil import mpirun, records
+
+from rmax.bench import coll, matrix, ring
+from rmax.store import open_store
+
+RANKS = [["--np", "2"], ["--np", "4", "--oversubscribe"]]
+
+
+def bench(db, family: str, *args: str) -> dict:
+    proc = run_cli("bench", family, "--quick", *args, "--json", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert rec["kind"] == family and rec["status"] == "ok", rec.get("error")
+    with open_store(db) as store:
+        assert store.get(rec["id"]).status == "ok"
+    return rec
+
+
+@pytest.mark.parametrize("ranks", RANKS, ids=["2", "4"])
+def test_coll(db, ranks):
+    rec = bench(db, "coll", "--budget", "0.002", *ranks)
+    np_ = int(ranks[1])
+    pts = rec["summary"]["points"]
+    assert {p["op"] for p in pts} == set(coll.OPS)
+    assert {p["order"] for p in pts} == set(coll.ORDERS)
+    assert sorted({p["procs"] for p in pts}) == ([2] if np_ == 2 else [2, 4])
+    for p in pts:
+        assert p["validated"] and p["min"] <= p["avg"] * 1.0001 and p["avg"] <= p["max"] * 1.0001, p
+        assert sorted(p["rank_order"]) == list(range(p["procs"]))
+    rev = next(p for p in pts if p["procs"] == np_ and p["order"] == "reversed")
+    assert rev["rank_order"] == ([0, 1] if np_ == 2 else [0, 1, 3, 2])   # second half reversed
+    assert len(rec["samples"]) == len(pts)
+
+
+@pytest.mark.parametrize("ranks", RANKS, ids=["2", "4"])
+def test_ring(db, ranks):
+    rec = bench(db, "ring", "--budget", "0.002", *ranks)
+    s = rec["summary"]
+    np_ = int(ranks[1])
+    assert 0 < s["natural_latency"] <= s["natural_latency_median"]
+    assert s["natural_bandwidth"] > 0 and s["random_latency"] > 0 and s["random_bandwidth"] > 0
+    assert len(s["rings"]) == 1 + 3                      # natural + quick's three random rings
+    assert sorted(s["rings"][1]["ring"]) == list(range(np_))
+    assert [(link["from"], link["to"]) for link in s["links"] if link["size"] == 8] == \
+        [(i, (i + 1) % np_) for i in range(np_)]
+    assert all(link["validated"] and link["time"] > 0 for link in s["links"])
+
+
+def test_ring_geometric_mean():
+    assert ring.geomean([1e-6, 4e-6]) == pytest.approx(2e-6)
+    assert ring.geomean([]) is None
+
+
+@pytest.mark.parametrize("ranks", RANKS, ids=["2", "4"])
+def test_bisect(db, ranks):
+    rec = bench(db, "bisect", "--budget", "0.003", *ranks)
+    s = rec["summary"]
+    np_ = int(ranks[1])
+    assert len(s["bisections"]) == 3
+    for c in s["bisections"]:
+        assert len(c["pairs"]) == np_ // 2 and c["validated"] and c["bandwidth"] > 0
+        ends = [r for p in c["pairs"] for r in (p["from"], p["to"])]
+        assert sorted(ends) == list(range(np_))          # every rank on exactly one side
+    assert s["bandwidth_min"] <= s["bandwidth_median"]
+
+
+@pytest.mark.parametrize("ranks", RANKS, ids=["2", "4"])
+def test_matrix(db, ranks):
+    rec = bench(db, "matrix", *ranks)
+    s = rec["summary"]
+    np_ = int(ranks[1])
+    assert s["rounds"] == np_ - 1
+    lat, bw = s["latency"], s["bandwidth"]
+    for i in range(np_):
+        assert lat[i][i] is None and bw[i][i] is None
+        for j in range(np_):
+            if i != j:
+                assert lat[i][j] == lat[j][i] and lat[i][j] > 0 and bw[i][j] > 0
+    for sus in s["suspects"]:
+        assert sus["kind"] in ("latency", "bandwidth") and sus["retest"] > 0
+    raw, first = rec["samples"], rec["samples"]["latency_first"]
+    for i in range(np_):
+        assert raw["bandwidth"][i][i] == [] and raw["latency"][i][i] == []
+        for j in range(np_):
+            if i != j:
+                assert len(raw["bandwidth"][i][j]) >= 5
+            if i < j:   # measured once per pair, by the lower rank; the median lies among its samples
+                assert len(raw["latency"][i][j]) >= 5
+                assert min(raw["latency"][i][j]) <= first[i][j] <= max(raw["latency"][i][j])
+
+
+def test_matrix_odd_rank_count_covers_every_pair():
+    proc = mpirun(3, "matrix", "--json", "-", "--budget", "0.002", "--max-samples", "5", "--bw-size", "64K")
+    assert proc.returncode == 0, proc.stderr
+    parsed = matrix.parse(records(proc))
+    assert parsed.status == "ok" and parsed.summary["rounds"] == 3
+    lat = parsed.summary["latency"]
+    assert all(lat[i][j] > 0 for i in range(3) for j in range(3) if i != j)
+    assert all(not math.isnan(v) for row in parsed.summary["bandwidth"] for v in row if v is not None)
+
+
+@pytest.mark.parametrize("family", ["coll", "ring", "bisect", "matrix"])
+def test_one_rank_is_refused(db, family):
+    assert_one_line_error(run_cli("bench", family, "--np", "1"), 2, "at least 2 ranks")
+
+
+def test_bad_input(db):
+    assert_one_line_error(run_cli("bench", "coll", "--np", "2", "--procs", "2,8"), 2, "more than the 2 ranks")
+    assert_one_line_error(run_cli("bench", "coll", "--np", "2", "--ops", "bcast,gossip"), 2, "gossip")
+    assert_one_line_error(run_cli("bench", "ring", "--np", "2", "--bw-size", "20G"), 2, "1 GiB")
+    assert_one_line_error(run_cli("bench", "bisect", "--np", "2", "--size", "5G"), 2, "1 GiB")
+    assert_one_line_error(run_cli("bench", "matrix", "--np", "4"), 2, "slots")   # 4 ranks on 2 cores, no flag

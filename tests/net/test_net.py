@@ -1,0 +1,130 @@
+"""`rmax bench net`: the point-to-point curves per layer, stored and validated."""
+
+import json
+
+import pytest
+from conftest import assert_one_line_error, run_cli
+from netutil import FAST, mpirun, records
+
+from rmax.bench import net
+from rmax.bench.netlaunch import check_memory
+from rmax.errors import RmaxError
+from rmax.store import open_store
+
+
+def netpipe_schedule(lo: int, hi: int) -> list[int]:
+    """NetPIPE's rule, written independently of schedule.c: 2^k and 3*2^(k-1), each +-3."""
+    pts = {0}
+    k = 0
+    while 2**k <= hi + 3:
+        for p in ([2**k] + ([3 * 2 ** (k - 1)] if k >= 1 else [])):
+            pts |= {p, p + 3} | ({p - 3} if p > 3 else set())
+        k += 1
+    return sorted(s for s in pts if lo <= s <= hi)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    db = tmp_path_factory.mktemp("net") / "results.db"
+    proc = run_cli("bench", "net", "--quick", "--max-size", "4K", *FAST, "--json", env={"RMAX_DB": str(db)},
+                   timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return db, json.loads(proc.stdout)
+
+
+def test_net_stores_an_ok_run_with_every_layer(quick_run):
+    db, rec = quick_run
+    assert rec["kind"] == "net" and rec["status"] == "ok"
+    with open_store(db) as store:
+        assert store.get(rec["id"]).summary["layers"].keys() == rec["summary"]["layers"].keys()
+    layers = rec["summary"]["layers"]
+    assert set(layers) == set(net.LAYERS)
+    for name, layer in layers.items():
+        for p in layer["points"]:
+            assert p["validated"] and p["latency"] > 0 and p["n"] >= 5, (name, p)
+            assert p["latency_min"] <= p["latency"]
+            assert len(rec["samples"][f"{name}/{p['size']}"]) == p["n"]
+        # a socket curve up to 4 KiB can be flat within noise: then the fit says why it has no answer
+        assert "alpha" in layer["hockney"] or "error" in layer["hockney"], (name, layer["hockney"])
+        assert isinstance(layer["anomalies"], list)
+    assert layers["mpi"]["hockney"]["beta"] > 0
+    mpi_sizes = [p["size"] for p in layers["mpi"]["points"]]
+    assert mpi_sizes[:6] == [0, 1, 2, 3, 4, 6] and mpi_sizes[-1] == 4096   # quick: no +-3 points
+    assert 0 not in [p["size"] for p in layers["tcp"]["points"]]             # TCP has no empty message
+    assert rec["summary"]["addresses"] == ["127.0.0.1", "127.0.0.1"]         # one host: loopback only
+    assert rec["summary"]["headline"]["latency_1B"] > 0
+    assert rec["params"]["np"] == 2 and rec["params"]["quick"] is True
+
+
+def test_full_schedule_has_netpipe_perturbations():
+    proc = mpirun(2, "p2p", "--json", "-", "--layers", "mpi", "--max-size", "200", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    pts = [r for r in records(proc) if r["record"] == "point"]
+    assert [r["size"] for r in pts] == netpipe_schedule(0, 200)
+    assert {61, 64, 67, 93, 96, 99} <= {r["size"] for r in pts}
+
+
+def test_validate_every_message_passes_on_odd_sizes():
+    proc = mpirun(2, "p2p", "--json", "-", "--validate", "--sizes", "0,1,7,4099,70000", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    parsed = net.parse(records(proc))
+    assert parsed.status == "ok"
+    pts = [p for layer in parsed.summary["layers"].values() for p in layer["points"]]
+    assert all(p["validated"] for p in pts)
+    assert 70000 not in [p["size"] for p in parsed.summary["layers"]["udp"]["points"]]  # beyond one datagram
+
+
+@pytest.mark.parametrize("extra", [[], ["--validate"]])
+def test_damaged_payload_is_caught(extra):
+    proc = mpirun(2, "p2p", "--json", "-", "--self-test-corrupt", "--sizes", "0,1,4099",
+                  "--layers", "mpi,mpi-nonblocking,mpi-bidir,tcp,udp", *extra, *FAST)
+    assert proc.returncode == 0, proc.stderr
+    recs = records(proc)
+    pts = [r for r in recs if r["record"] == "point"]
+    assert all(r["validated"] == (r["size"] == 0) for r in pts), [(r["layer"], r["size"]) for r in pts]
+    parsed = net.parse(recs)
+    assert parsed.status == "invalid" and "validation failed" in parsed.error
+
+
+def test_one_rank_is_refused_before_launch(db):
+    proc = run_cli("bench", "net", "--np", "1")
+    assert_one_line_error(proc, 2, "exactly 2 ranks")
+    with open_store(db) as store:
+        assert store.list() == []
+
+
+def test_sizes_beyond_memory_are_refused(db):
+    assert_one_line_error(run_cli("bench", "net", "--sizes", "8,100G"), 2, "1 GiB")
+    assert_one_line_error(run_cli("bench", "net", "--sizes", "8,lots"), 2, "not a size")
+    with pytest.raises(RmaxError, match="available"):
+        check_memory(1 << 50, 2, "buffers")
+
+
+def test_unknown_layer_is_refused(db):
+    assert_one_line_error(run_cli("bench", "net", "--layers", "mpi,carrier-pigeon"), 2, "carrier-pigeon")
+
+
+def test_host_that_does_not_answer_is_named(db):
+    # 192.0.2.1 is TEST-NET-1: documentation only, never a real host.
+    proc = run_cli("bench", "net", "--hosts", "localhost:1,192.0.2.1:1", "--timeout", "10", "--quick",
+                   timeout=60)
+    assert_one_line_error(proc, 1, "192.0.2.1")
+
+
+def test_batch_length_is_honoured_and_recorded():
+    proc = mpirun(2, "p2p", "--json", "-", "--layers", "mpi", "--sizes", "8", "--batch", "0.004", "--budget", "0.05",
+                  "--max-samples", "5")
+    assert proc.returncode == 0, proc.stderr
+    recs = records(proc)
+    assert recs[0]["batch"] == 0.004
+    point = next(r for r in recs if r["record"] == "point")
+    # a calibrated batch lasts at least the target: iterations x time per round trip
+    assert point["iters"] * 2 * point["summary"]["min"] >= 0.004 * 0.9
+
+
+def test_one_buffer_echo_validates_and_still_catches_damage():
+    args = ["p2p", "--json", "-", "--one-buffer", "--validate", "--sizes", "1,4099", *FAST]
+    ok = net.parse(records(mpirun(2, *args)))
+    assert ok.status == "ok"
+    bad = net.parse(records(mpirun(2, *args, "--self-test-corrupt")))
+    assert bad.status == "invalid"
