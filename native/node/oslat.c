@@ -1,0 +1,196 @@
+/* oslat: the driver. Tests run in lmbench's order; the budget is shared evenly
+ * among the measurements; a test whose answer is wrong is reported with
+ * validated=false (and the run marked invalid upstream). Network tests use the
+ * loopback interface (127.0.0.1) only. */
+#include "oslat.h"
+
+#include "node_commands.h"
+
+#include "rmx_args.h"
+#include "rmx_stats.h"
+#include "rmx_step.h"
+#include "rmx_timer.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PROG "rmax-node oslat"
+
+static const char *const ALL = "null,stat,open-close,sig-install,sig-catch,fork-exit,fork-exec,pipe,unix,ctxsw,"
+                               "udp,tcp,tcp-connect,tcp-bw";
+
+int oslat_spawn(void (*fn)(void *), void *arg)
+{
+    fflush(NULL); /* the child must not write our buffered output a second time */
+    int pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the measuring process */
+        fn(arg);
+        _exit(0);
+    }
+    return pid;
+}
+
+void oslat_reap(int pid)
+{
+    if (pid > 0) {
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+    }
+}
+
+typedef struct {
+    oslat_op op;
+    void *ctx;
+    size_t n;
+    double bytes_per_op, events_per_op, overhead_us;
+    int bad;
+} batch;
+
+static double one_batch(void *arg)
+{
+    batch *b = arg;
+    double t0 = rmx_now();
+    int rc = b->op(b->ctx, b->n);
+    double t = rmx_now() - t0;
+    if (rc != 0)
+        b->bad = 1;
+    if (b->bytes_per_op > 0)
+        return b->bytes_per_op * (double)b->n / t / 1e6;
+    double us = t / ((double)b->n * b->events_per_op) * 1e6;
+    if (!isnan(b->overhead_us))
+        us -= b->overhead_us;
+    return us > 0 ? us : 0.0;
+}
+
+void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op op, void *ctx, double bytes_per_op,
+                   double events_per_op, double overhead_us, oslat_extra extra)
+{
+    rmx_step(label);
+    batch b = {op, ctx, 1, bytes_per_op, events_per_op, overhead_us, 0};
+    /* warm up first (peers just forked are not yet scheduled, caches are cold), then
+     * calibrate: grow the batch until it lasts about sample_time */
+    double w0 = rmx_now();
+    for (int i = 0; i < 3 && rmx_now() - w0 < e->budget / 8; i++)
+        if (op(ctx, 1) != 0)
+            b.bad = 1;
+    for (;;) {
+        double t0 = rmx_now();
+        if (op(ctx, b.n) != 0)
+            b.bad = 1;
+        double t = rmx_now() - t0;
+        if (t >= e->sample_time / 2 || b.n >= ((size_t)1 << 30) || t >= e->budget / 8)
+            break;
+        b.n = t > 0 ? (size_t)fmax((double)b.n * 2, (double)b.n * e->sample_time / t) : b.n * 8;
+    }
+    rmx_repeat_rule rule = rmx_repeat_default();
+    rule.warmup = 1;
+    rule.min_reps = 5;
+    rule.budget = e->budget;
+    rule.rel_target = e->target;
+    rmx_samples smp;
+    rmx_samples_init(&smp);
+    int rc = rmx_repeat(one_batch, &b, &rule, &smp);
+    rmx_summary sum;
+    rmx_summarize(smp.v, smp.n, &sum);
+    if (b.bad)
+        e->failed = 1;
+    const char *unit = bytes_per_op > 0 ? "MB/s" : "us";
+    node_out *o = e->o;
+    if (o->table)
+        printf("  %-22s %12.3f %12.3f %12.3f %-5s %8zu %5zu%s\n", label, sum.median, sum.min, sum.max, unit, b.n, sum.n,
+               b.bad ? "  INVALID" : "");
+    if (o->jf) {
+        rmx_json_obj_begin(&o->j, NULL);
+        rmx_json_str(&o->j, "schema", "rmax.oslat/1");
+        rmx_json_str(&o->j, "test", test);
+        rmx_json_str(&o->j, "label", label);
+        rmx_json_int(&o->j, "ops_per_sample", (long long)b.n);
+        rmx_json_str(&o->j, "unit", unit);
+        if (!isnan(overhead_us))
+            rmx_json_num(&o->j, "overhead_us", overhead_us);
+        if (extra)
+            extra(ctx, o);
+        node_json_measurement(o, &smp, &sum, !b.bad, rc == 0);
+        rmx_json_obj_end(&o->j);
+    }
+    rmx_samples_free(&smp);
+}
+
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        p = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+int cmd_oslat(int argc, char **argv)
+{
+    const char *json = NULL, *tests = ALL;
+    double budget = 25.0, sample_time = 0.002, target = 0.02;
+    const rmx_arg spec[] = {
+        {"tests", RMX_ARG_STRING, &tests, "comma-separated tests (default: all of null,stat,open-close,sig-install,sig-catch,fork-exit,fork-exec,pipe,unix,ctxsw,udp,tcp,tcp-connect,tcp-bw)", 0, 0, NULL},
+        {"budget", RMX_ARG_DOUBLE, &budget, "seconds for all the tests together (default 25)", 0.01, 86400, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed batch (default 0.002)", 1e-5, 10, NULL},
+        {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width is within this fraction of the median (default 0.02)", 1e-4, 1, NULL},
+        {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
+    };
+    rmx_args_parse(PROG, "Operating-system latencies, lmbench style (loopback only for the network).", argc, argv, 2,
+                   spec, sizeof spec / sizeof spec[0]);
+    /* refuse unknown test names before measuring anything */
+    char *copy = strdup(tests);
+    int count = 0;
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!listed(ALL, t))
+            rmx_die(2, PROG, "--tests: unknown test '%s' (known: %s)", t, ALL);
+        count += strcmp(t, "ctxsw") == 0 ? 9 : 1;
+    }
+    free(copy);
+    if (count == 0)
+        rmx_die(2, PROG, "--tests: no test given");
+    signal(SIGPIPE, SIG_IGN); /* a dead peer is an error return, not the end of the program */
+    node_out o;
+    node_out_open(&o, PROG, json);
+    oslat_env e = {&o, budget / count, sample_time, target, 0};
+    if (o.table)
+        printf("# %-22s %12s %12s %12s %-5s %8s %5s\n", "Test", "Median", "Min", "Max", "Unit", "Ops", "n");
+    if (listed(tests, "null")) oslat_null(&e);
+    if (listed(tests, "stat")) oslat_stat(&e);
+    if (listed(tests, "open-close")) oslat_open_close(&e);
+    if (listed(tests, "sig-install")) oslat_sig_install(&e);
+    if (listed(tests, "sig-catch")) oslat_sig_catch(&e);
+    if (listed(tests, "fork-exit")) oslat_fork_exit(&e);
+    if (listed(tests, "fork-exec")) oslat_fork_exec(&e);
+    if (listed(tests, "pipe")) oslat_pipe(&e);
+    if (listed(tests, "unix")) oslat_unix(&e);
+    if (listed(tests, "ctxsw")) {
+        static const int procs[] = {2, 8, 16};
+        static const size_t ws[] = {0, 16 * 1024, 64 * 1024};
+        for (int p = 0; p < 3; p++)
+            for (int w = 0; w < 3; w++)
+                oslat_ctxsw(&e, procs[p], ws[w]);
+    }
+    if (listed(tests, "udp")) oslat_udp(&e);
+    if (listed(tests, "tcp")) oslat_tcp(&e);
+    if (listed(tests, "tcp-connect")) oslat_tcp_connect(&e);
+    if (listed(tests, "tcp-bw")) oslat_tcp_bw(&e);
+    if (o.table)
+        printf("# microseconds per operation (round trips for pipe, unix, udp, tcp), MB/s = 10^6 bytes/s: median, min, "
+               "max of n timed batches\n");
+    node_out_close(&o);
+    if (e.failed)
+        fprintf(stderr, PROG ": warning: validation failed: an operation gave a wrong answer\n");
+    return 0;
+}

@@ -1,0 +1,50 @@
+/* oslat: lmbench-style operating-system latencies. Each test is one function
+ * that sets up, measures through oslat_measure and tears down; the driver in
+ * oslat.c picks the tests and shares the budget among them. */
+#ifndef OSLAT_H
+#define OSLAT_H
+
+#include <stddef.h>
+
+#include "node_util.h"
+
+typedef struct {
+    node_out *o;
+    double budget;       /* seconds per measurement */
+    double sample_time;  /* seconds per timed batch */
+    double target;
+    int failed;          /* some test's answer was wrong */
+} oslat_env;
+
+/* Times batches of n operations: op(ctx, n) does them and returns 0 when every
+ * answer was right. Samples are microseconds per event, an operation being
+ * `events_per_op` events (a lap of a ring of 8 processes is 8 switches), less
+ * `overhead_us` (NAN: none); or, with bytes_per_op > 0, MB/s. `extra` (may be
+ * NULL) adds members to the record. */
+typedef int (*oslat_op)(void *ctx, size_t n);
+typedef void (*oslat_extra)(void *ctx, node_out *o);
+
+void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op op, void *ctx, double bytes_per_op,
+                   double events_per_op, double overhead_us, oslat_extra extra);
+
+/* Tests in oslat_proc.c and oslat_ipc.c. */
+void oslat_null(oslat_env *e);
+void oslat_stat(oslat_env *e);
+void oslat_open_close(oslat_env *e);
+void oslat_fork_exit(oslat_env *e);
+void oslat_fork_exec(oslat_env *e);
+void oslat_sig_install(oslat_env *e);
+void oslat_sig_catch(oslat_env *e);
+void oslat_pipe(oslat_env *e);
+void oslat_unix(oslat_env *e);
+void oslat_ctxsw(oslat_env *e, int procs, size_t ws_bytes);
+void oslat_tcp(oslat_env *e);
+void oslat_udp(oslat_env *e);
+void oslat_tcp_connect(oslat_env *e);
+void oslat_tcp_bw(oslat_env *e);
+
+/* A child that runs fn(arg) and _exits (never returns to the caller's stdio). */
+int oslat_spawn(void (*fn)(void *), void *arg);
+void oslat_reap(int pid);
+
+#endif

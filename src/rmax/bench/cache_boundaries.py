@@ -1,0 +1,188 @@
+"""Cache boundaries found in a curve measured against working-set size.
+
+Two signals, as Brown used them (seed 03):
+- steps: the curve (a rate that falls, or a latency that rises, as the working
+  set outgrows a cache) is cut into plateaus by an optimal piecewise-constant
+  fit in log-log space; a boundary is where the curve crosses half-way (in
+  log) between two consecutive plateaus;
+- spread peaks: the run-to-run relative spread rises where page placement
+  decides whether the vector fits, so its local maxima lie between boundaries.
+Pure functions of the numbers, so they can be tested on synthetic curves."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+
+@dataclass
+class Plateau:
+    first_bytes: int
+    last_bytes: int
+    level: float          # median of the curve over the plateau, in the curve's unit
+    points: int
+
+
+@dataclass
+class Boundary:
+    bytes: int            # estimated capacity where the curve changes level
+    before: float         # plateau levels on either side
+    after: float
+    change: float         # after / before
+
+
+def _median3(z: np.ndarray) -> np.ndarray:
+    if len(z) < 3:
+        return z.copy()
+    out = z.copy()
+    for i in range(1, len(z) - 1):
+        out[i] = np.median(z[i - 1:i + 2])
+    return out
+
+
+def _segment(z: np.ndarray, penalty: float) -> list[tuple[int, int]]:
+    """Optimal piecewise-constant segmentation (least squares + penalty per segment), by dynamic programming."""
+    n = len(z)
+    c1 = np.concatenate([[0.0], np.cumsum(z)])
+    c2 = np.concatenate([[0.0], np.cumsum(z * z)])
+
+    def cost(i: int, j: int) -> float:  # segment z[i:j]
+        s, m = c1[j] - c1[i], j - i
+        return float(c2[j] - c2[i] - s * s / m)
+
+    best = [0.0] + [math.inf] * n
+    prev = [0] * (n + 1)
+    for j in range(1, n + 1):
+        for i in range(j):
+            v = best[i] + cost(i, j) + penalty
+            if v < best[j]:
+                best[j], prev[j] = v, i
+    segs, j = [], n
+    while j > 0:
+        segs.append((prev[j], j))
+        j = prev[j]
+    return segs[::-1]
+
+
+def _noise(z: np.ndarray) -> float:
+    """Robust noise scale of a curve: the MAD of its second differences (insensitive to steps)."""
+    if len(z) < 4:
+        return 0.01
+    d = np.diff(z, 2)
+    return max(float(np.median(np.abs(d - np.median(d)))) * 1.4826 / math.sqrt(6), 0.005)
+
+
+def plateaus(sizes, values, *, rising: bool = False, min_change: float = 0.15, min_points: int = 3) -> list[Plateau]:
+    """Plateaus of a curve against size: runs of at least `min_points` points whose levels
+    differ from their neighbours' by at least `min_change` (relative)."""
+    sizes = np.asarray(sizes, dtype=float)
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(v) & (v > 0)
+    sizes, v = sizes[ok], v[ok]
+    if len(v) < min_points:
+        return []
+    z = np.log(v) if rising else -np.log(v)
+    zs = _median3(z)
+    sigma = _noise(zs)
+    penalty = max(8.0 * sigma * sigma * math.log(len(zs)), math.log1p(min_change) ** 2 / 4)
+    segs = [s for s in _segment(zs, penalty) if s[1] - s[0] >= min_points]
+    # merge neighbours that are not different enough to be separate cache levels
+    merged: list[tuple[int, int]] = []
+    for s in segs:
+        if merged:
+            a = merged[-1]
+            la, lb = np.median(zs[a[0]:a[1]]), np.median(zs[s[0]:s[1]])
+            if abs(lb - la) < math.log1p(min_change):
+                merged[-1] = (a[0], s[1])
+                continue
+        merged.append(s)
+    out = []
+    for i, j in merged:
+        out.append(Plateau(int(sizes[i]), int(sizes[j - 1]), float(np.median(v[i:j])), j - i))
+    return out
+
+
+def boundaries(sizes, values, *, rising: bool = False, min_change: float = 0.15,
+               min_points: int = 3) -> list[Boundary]:
+    """Where the curve moves from one plateau to the next worse one (a lower rate, a longer latency)."""
+    sizes_a = np.asarray(sizes, dtype=float)
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(v) & (v > 0)
+    sizes_a, v = sizes_a[ok], v[ok]
+    levels = plateaus(sizes_a, v, rising=rising, min_change=min_change, min_points=min_points)
+    z = _median3(np.log(v) if rising else -np.log(v))
+    out = []
+    for a, b in zip(levels, levels[1:]):
+        za = math.log(a.level) if rising else -math.log(a.level)
+        zb = math.log(b.level) if rising else -math.log(b.level)
+        if zb - za < math.log1p(min_change):
+            continue  # the curve got better: not a cache running out
+        half = (za + zb) / 2
+        lo = int(np.searchsorted(sizes_a, a.last_bytes))
+        hi = int(np.searchsorted(sizes_a, b.first_bytes))
+        est = None
+        for i in range(lo, hi):
+            if z[i] <= half < z[i + 1]:
+                # interpolate the crossing in log size
+                f = (half - z[i]) / (z[i + 1] - z[i])
+                est = math.exp(math.log(sizes_a[i]) + f * (math.log(sizes_a[i + 1]) - math.log(sizes_a[i])))
+                break
+        if est is None:
+            est = math.sqrt(a.last_bytes * b.first_bytes)
+        out.append(Boundary(int(round(est)), a.level, b.level, b.level / a.level))
+    return out
+
+
+def spread_peaks(sizes, rel_spread, *, factor: float = 2.0, window: int = 2) -> list[int]:
+    """Sizes where the relative run-to-run spread has a local maximum at least
+    `factor` times the curve's median spread (Brown: peaks lie between boundaries)."""
+    s = np.asarray(rel_spread, dtype=float)
+    sizes = np.asarray(sizes, dtype=float)
+    ok = np.isfinite(s)
+    s, sizes = s[ok], sizes[ok]
+    if len(s) < 2 * window + 1:
+        return []
+    sm = _median3(s)
+    base = float(np.median(sm))
+    peaks = []
+    for i in range(len(sm)):
+        lo, hi = max(0, i - window), min(len(sm), i + window + 1)
+        if sm[i] == sm[lo:hi].max() and sm[i] >= factor * base and sm[i] > 0:
+            if not peaks or i - peaks[-1] > window:
+                peaks.append(i)
+    return [int(sizes[i]) for i in peaks]
+
+
+def match(detected: list[int], reported: dict[str, int]) -> dict[str, dict]:
+    """For each reported cache (name -> bytes), the nearest detected boundary in log size and their ratio."""
+    out = {}
+    for name, size in reported.items():
+        if not size or not detected:
+            out[name] = {"reported_bytes": size, "detected_bytes": None, "ratio": None}
+            continue
+        near = min(detected, key=lambda d: abs(math.log(d / size)))
+        out[name] = {"reported_bytes": size, "detected_bytes": near, "ratio": near / size}
+    return out
+
+
+def sysfs_levels() -> dict[str, int]:
+    """Data and unified caches the system reports, per instance: {'L1d': 49152, 'L2': ..., 'L3': ...}."""
+    try:
+        from rmax.inventory.caches import read_sysfs_caches
+
+        levels = read_sysfs_caches()
+    except Exception:  # inventory unavailable: boundaries are still shown, just without the reference
+        return {}
+    out = {}
+    for c in levels:
+        if c.get("type") == "Instruction" or not c.get("size_bytes"):
+            continue
+        name = f"L{c['level']}" + ("d" if c.get("type") == "Data" else "")
+        out[name] = c["size_bytes"]
+    return out
+
+
+def as_dicts(items) -> list[dict]:
+    return [asdict(i) for i in items]

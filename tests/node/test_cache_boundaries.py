@@ -1,0 +1,73 @@
+"""Cache-boundary detection on synthetic curves whose steps are known."""
+
+import math
+
+import numpy as np
+import pytest
+
+from rmax.bench import cache_boundaries as cb
+
+KiB, MiB = 1024, 2**20
+SIZES = [int(KiB * 2 ** (i / 4)) for i in range(0, 4 * 20)]  # 1 KiB .. 1 GiB, 4 points per octave
+
+
+def rate_curve(steps, levels, noise=0.03, seed=1):
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in SIZES:
+        level = levels[sum(s > b for b in steps)]
+        out.append(level * (1 + noise * rng.standard_normal()))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sharp_steps_in_a_rate_are_found(seed):
+    steps = [48 * KiB, 2 * MiB, 32 * MiB]
+    found = cb.boundaries(SIZES, rate_curve(steps, [10, 6, 3, 1.5], seed=seed))
+    assert len(found) == 3
+    for b, true in zip(found, steps):
+        assert true / 1.3 <= b.bytes <= true * 1.3, (b.bytes, true)
+        assert b.change < 1  # rates fall
+
+
+def test_rising_latency_steps_and_plateau_levels():
+    steps = [32 * KiB, 1 * MiB, 16 * MiB]
+    lat = rate_curve(steps, [1.2, 4.5, 20, 90], noise=0.02)
+    found = cb.boundaries(SIZES, lat, rising=True)
+    assert [round(math.log2(b.bytes / t)) for b, t in zip(found, steps)] == [0, 0, 0]
+    levels = [p.level for p in cb.plateaus(SIZES, lat, rising=True)]
+    assert [round(x, 0) for x in levels] == [1, 4, 20, 90] or all(
+        abs(a / b - 1) < 0.05 for a, b in zip(levels, [1.2, 4.5, 20, 90]))
+
+
+def test_gradual_transition_is_placed_inside_it():
+    # the rate falls smoothly over one octave after 2 MiB (a non-LRU cache)
+    lat = []
+    for s in SIZES:
+        x = min(max(math.log2(s / (2 * MiB)), 0), 1)
+        lat.append(10 * (1 - 0.6 * x))
+    (b,) = cb.boundaries(SIZES, lat)
+    assert 2 * MiB <= b.bytes <= 4 * MiB
+
+
+def test_a_flat_noisy_curve_has_no_boundaries():
+    assert cb.boundaries(SIZES, rate_curve([], [5.0], noise=0.05)) == []
+
+
+def test_small_wiggles_are_not_boundaries():
+    assert cb.boundaries(SIZES, rate_curve([64 * KiB], [10, 9.5], noise=0.01)) == []
+
+
+def test_spread_peaks_between_boundaries():
+    spread = [0.01] * len(SIZES)
+    peak = SIZES.index(min(SIZES, key=lambda s: abs(s - 256 * KiB)))
+    for d, v in ((-1, 0.05), (0, 0.12), (1, 0.06)):
+        spread[peak + d] = v
+    assert cb.spread_peaks(SIZES, spread) == [SIZES[peak]]
+    assert cb.spread_peaks(SIZES, [0.02] * len(SIZES)) == []
+
+
+def test_match_reports_ratios():
+    m = cb.match([50 * KiB, 3 * MiB], {"L1d": 48 * KiB, "L2": 2 * MiB, "L3": 260 * MiB})
+    assert m["L1d"]["detected_bytes"] == 50 * KiB and abs(m["L2"]["ratio"] - 1.5) < 1e-9
+    assert m["L3"]["detected_bytes"] == 3 * MiB  # nearest, and its ratio shows how far

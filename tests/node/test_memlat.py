@@ -1,0 +1,73 @@
+"""memlat: the chain is checked, records are complete, plateaus are named, the CLI stores a run."""
+
+import json
+
+from conftest import assert_one_line_error, run_cli
+from helpers import check_measurement, node, records
+
+SMALL = ("--min-size", "1K", "--max-size", "64K", "--points-per-octave", "1", "--budget", "2",
+         "--sample-time", "0.0005")
+
+
+def test_records_are_complete_and_validated():
+    recs = records("memlat", *SMALL)
+    meas = [r for r in recs if r["schema"] == "rmax.memlat/1"]
+    assert {(r["pattern"], r["bytes"]) for r in meas} == {
+        (p, 1024 * 2**i) for p in ("stride", "random") for i in range(7)}
+    for r in meas:
+        check_measurement(r, "rmax.memlat/1", "ns")
+        assert r["validated"] is True and r["nodes"] == r["bytes"] // r["stride"]
+        assert 0.1 < r["summary"]["min"] < 1000  # ns per load: any machine is within this
+    assert recs[-1]["schema"] == "rmax.memlat.sweep/1" and recs[-1]["stopped_by"] == "max-size"
+
+
+def test_strides_shorter_than_a_line_make_longer_chains():
+    recs = records("memlat", "--pattern", "stride", "--stride", "8", "--min-size", "1K", "--max-size", "256K",
+                   "--points-per-octave", "1", "--budget", "1", "--sample-time", "0.0005")
+    meas = [r for r in recs if r["schema"] == "rmax.memlat/1"]
+    assert meas[-1]["nodes"] == 256 * 1024 // 8 and all(r["validated"] for r in meas)
+
+
+def test_a_broken_chain_is_caught():
+    recs = records("memlat", "--min-size", "4K", "--max-size", "8K", "--budget", "0.5", "--corrupt")
+    meas = [r for r in recs if r["schema"] == "rmax.memlat/1"]
+    assert meas and all(r["validated"] is False for r in meas)
+
+
+def test_bad_sizes_are_one_line_errors():
+    for args, words in ((["--max-size", "0"], "greater than zero"), (["--stride", "12"], "multiple of 8"),
+                        (["--max-size", "900G"], "does not fit"), (["--min-size", "64"], "at least two nodes")):
+        proc = node("memlat", *args)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and words in proc.stderr, proc.stderr
+
+
+def test_plateaus_are_named_in_order():
+    from rmax.bench.memlat import name_plateaus
+
+    caches = {"L1d": 48 * 1024, "L2": 2 * 2**20, "L3": 260 * 2**20}
+    p = [{"level": 1.7}, {"level": 5}, {"level": 30}, {"level": 110}]
+    assert [x["name"] for x in name_plateaus(p, caches, 2**30)] == ["L1d", "L2", "L3", "memory"]
+    # a sweep that stopped inside L2 calls nothing memory
+    assert [x["name"] for x in name_plateaus(p[:2], caches, 2**20)] == ["L1d", "L2"]
+    # a sweep past the last-level cache ends in memory even if a level was not resolved
+    assert [x["name"] for x in name_plateaus(p[:3], caches, 2**30)] == ["L1d", "L2", "memory"]
+    # a sub-step within a level (less than 1.5x slower) stays in that level
+    sub = [{"level": 1.7}, {"level": 5.5}, {"level": 6.9}, {"level": 36}, {"level": 130}]
+    assert [x["name"] for x in name_plateaus(sub, caches, 2**30)] == [
+        "L1d", "L2 (1 of 2)", "L2 (2 of 2)", "L3", "memory"]
+    # two plateaus beyond the last cache (the way into memory, then memory) are both memory
+    more = sub[:4] + [{"level": 69}, {"level": 135}]
+    assert [x["name"] for x in name_plateaus(more, caches, 2**30)][-2:] == ["memory (1 of 2)", "memory (2 of 2)"]
+
+
+def test_cli_stores_the_run(db):
+    proc = run_cli("bench", "memlat", "--quick", "--max-size", "128K", "--budget", "1", "--json", check=True)
+    rec = json.loads(proc.stdout)
+    assert rec["status"] == "ok" and rec["kind"] == "memlat"
+    assert set(rec["summary"]["curves"]) == {"stride", "random"}
+    assert set(rec["summary"]["analysis"]["random"]) == {"steps", "plateaus"}
+
+
+def test_cli_bad_input():
+    assert_one_line_error(run_cli("bench", "memlat", "--max-size", "0"), 2, "greater than zero")
+    assert_one_line_error(run_cli("bench", "memlat", "--max-size", "99999G"), 2, "does not fit")
