@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from conftest import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli
 
 from rmax.store import open_store
 

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli
 
 from rmax.errors import RmaxError
 from rmax.hpl.dat import HplConfig, parse, read, render

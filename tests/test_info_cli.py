@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jsonschema
 
-from conftest import run_cli
+from cliutil import run_cli
 
 SCHEMA = Path(__file__).resolve().parent.parent / "src" / "rmax" / "schemas" / "info.schema.json"
 

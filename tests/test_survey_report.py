@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, assert_one_line_error, run_cli
+from cliutil import ROOT, assert_one_line_error, run_cli
 
 from rmax.store import open_store
 

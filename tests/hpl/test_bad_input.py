@@ -3,7 +3,7 @@ rank leaves: rank 0 validates and broadcasts its verdict)."""
 
 import pytest
 
-from conftest import dat
+from hplutil import dat
 
 
 def lines_of(text):

@@ -5,7 +5,7 @@ import json
 import math
 
 import pytest
-from conftest import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli
 from netutil import mpirun, records
 
 from rmax.bench import coll, matrix, ring

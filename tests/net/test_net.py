@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli
 from netutil import FAST, mpirun, records
 
 from rmax.bench import net

@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import run_cli
+from cliutil import run_cli
 
 from rmax.bench import blas_compare
 

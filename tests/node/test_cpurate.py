@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli
 from helpers import check_measurement, node, records
 
 SMALL = ("--min-size", "1K", "--max-size", "16K", "--points-per-octave", "1", "--reps", "5",

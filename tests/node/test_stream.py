@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli
 from helpers import check_measurement, node, records
 
 

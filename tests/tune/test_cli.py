@@ -3,7 +3,7 @@
 import json
 import sqlite3
 
-from conftest import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli
 
 
 def _runs(db, kind=None, parent=None):

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from conftest import ROOT, run_cli
+from cliutil import ROOT, run_cli
 from test_cli import _runs
 
 FINISHED = ("ok", "invalid", "failed")

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli
 from vcutil import leftovers, unique_name
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import run_cli
+from cliutil import run_cli
 from vcutil import force_down, leftovers, needs_root, unique_name
 
 

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from conftest import run_cli
+from cliutil import run_cli
 from rmax.topology.placement import parse_rankfile
 from vcutil import cluster  # noqa: F401  (the module's 4-node, 2-switch cluster)
 

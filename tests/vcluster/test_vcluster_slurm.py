@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from conftest import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli
 
 
 def test_script_runs_rmax_with_srun_inside(tmp_path):
