@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli
 
 HPCC = shutil.which("hpcc") and shutil.which("mpirun")
 

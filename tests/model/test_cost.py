@@ -6,7 +6,7 @@ import pytest
 
 from rmax.errors import RmaxError
 from rmax.model.cost import cost_figures, parse_cluster
-from tests.conftest import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli
 
 KRONOS = """
 name = "kronos"

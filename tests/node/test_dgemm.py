@@ -3,7 +3,7 @@
 import json
 
 from cliutil import assert_one_line_error, run_cli
-from helpers import check_measurement, node, records
+from node_helpers import check_measurement, node, records
 
 SMALL = ("--sizes", "64,128", "--k", "16,32", "--mn", "128", "--budget", "0.05", "--sample-time", "0.002")
 

@@ -3,7 +3,7 @@
 import json
 
 from cliutil import assert_one_line_error, run_cli
-from helpers import check_measurement, node, records
+from node_helpers import check_measurement, node, records
 
 SMALL = ("--min-size", "1K", "--max-size", "64K", "--points-per-octave", "1", "--budget", "2",
          "--sample-time", "0.0005")

@@ -3,7 +3,7 @@
 import json
 
 from cliutil import assert_one_line_error, run_cli
-from helpers import check_measurement, node, records
+from node_helpers import check_measurement, node, records
 
 
 def test_every_test_reports_validated_results():

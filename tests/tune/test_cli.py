@@ -1,22 +1,11 @@
 """`rmax tune` end to end on this machine: real engines at small N, bad input, invalid trials."""
 
 import json
-import sqlite3
 
 from cliutil import assert_one_line_error, run_cli
+from tuneutil import stored_runs as _runs
 
 
-def _runs(db, kind=None, parent=None):
-    con = sqlite3.connect(db)
-    con.row_factory = sqlite3.Row
-    sql, args = "SELECT * FROM runs WHERE 1=1", []
-    if kind:
-        sql, args = sql + " AND kind = ?", args + [kind]
-    if parent:
-        sql, args = sql + " AND parent = ?", args + [parent]
-    rows = [dict(r) for r in con.execute(sql + " ORDER BY started_at", args)]
-    con.close()
-    return rows
 
 
 def test_short_real_session(db, tmp_path):

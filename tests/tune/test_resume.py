@@ -8,7 +8,7 @@ import sys
 import time
 
 from cliutil import ROOT, run_cli
-from test_cli import _runs
+from tuneutil import stored_runs as _runs
 
 FINISHED = ("ok", "invalid", "failed")
 
