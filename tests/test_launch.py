@@ -122,3 +122,12 @@ def test_mpich_mpiexec_really_runs_two_ranks():
     result = run_job(argv, timeout=60)
     assert result.ok, result.stderr_tail
     assert sorted(result.stdout.strip().split("\n")) == ["rank 0 threads 1", "rank 1 threads 1"]
+
+
+def test_repeated_mca_settings_are_given_once():
+    # Open MPI refuses a parameter listed twice: the launcher's own setting is kept.
+    spec = LaunchSpec(program=["p"], np=1, extra_args=["--mca", "btl", "tcp,self", "--mca", "mpi_yield_when_idle", "1",
+                                                       "--mca", "btl", "self"])
+    argv = get_launcher("mpirun").argv(spec)
+    assert argv.count("btl") == 1 and argv[argv.index("btl") + 1] == "tcp,self"
+    assert argv.count("mpi_yield_when_idle") == 1 and argv[-1] == "p"

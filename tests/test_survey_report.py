@@ -15,7 +15,7 @@ from cliutil import ROOT, assert_one_line_error, run_cli
 from rmax.store import open_store
 
 ARTIFACTS = ROOT / "build" / "test-artifacts"
-QUICK_STEPS = "inventory,peakflops,hpl"
+QUICK_STEPS = "inventory,peakflops,cpurate,memlat,stream,dgemm,hpl"
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +48,11 @@ def test_survey_stores_every_step_under_one_run(survey):
     rec, env = survey
     assert rec["kind"] == "survey" and rec["status"] == "ok"
     steps = {s["step"]: s for s in rec["summary"]["steps"]}
-    assert [s for s in steps] == QUICK_STEPS.split(",")
+    assert sorted(steps) == sorted(QUICK_STEPS.split(","))  # run in the registry's order
     assert all(s["status"] == "ok" for s in steps.values())
     with open_store(env["RMAX_DB"]) as store:
         kids = store.children(rec["id"])
-    assert {k.kind for k in kids} == {"info", "peakflops", "hpl"}
+    assert {k.kind for k in kids} == {"info", "peakflops", "cpurate", "memlat", "stream", "dgemm", "hpl"}
     hpl = next(k for k in kids if k.kind == "hpl")
     assert hpl.summary["passed"] == hpl.summary["tests"] == 1
 
@@ -68,10 +68,11 @@ def test_report_renders_in_chromium_without_errors(survey, tmp_path):
     assert dom.returncode == 0, dom.stderr[-2000:]
     console = [l for l in dom.stderr.splitlines() if "CONSOLE" in l]
     assert console == []
-    for section in ("summary", "inventory", "peakflops", "hpl", "steps"):
+    for section in ("summary", "inventory", "peakflops", "cpurate", "memlat", "stream", "dgemm", "hpl", "steps"):
         assert f'data-section="{section}"' in dom.stdout
     plots = re.findall(r'<div class="plot" data-plot="(\w+)">\s*<svg', dom.stdout)
-    assert "peakflops" in plots
+    assert {"peakflops", "cpurate", "memlat", "stream", "dgemm"} <= set(plots)
+    assert "DGEMM bound (all cores)" in dom.stdout and "What limits this cluster" in dom.stdout
     # every data file the page links to exists and parses
     for name in re.findall(r'href="data/([\w-]+)\.json"', html):
         assert isinstance(json.loads((out / "data" / f"{name}.json").read_text()), list)

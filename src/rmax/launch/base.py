@@ -85,7 +85,24 @@ class Launcher(ABC):
 
     def argv(self, spec: LaunchSpec) -> list[str]:
         spec.validate()
-        return [*self.prefix(spec), *spec.extra_args, *spec.program]
+        return [*_unique_mca([*self.prefix(spec), *spec.extra_args]), *spec.program]
+
+
+def _unique_mca(args: list[str]) -> list[str]:
+    """Drop repeated `--mca NAME VALUE` settings (Open MPI refuses a parameter given twice);
+    the first one given wins, so a launcher's own settings come before a benchmark's."""
+    out, seen, i = [], set(), 0
+    while i < len(args):
+        if args[i] == "--mca" and i + 2 < len(args):
+            name = args[i + 1]
+            if name not in seen:
+                seen.add(name)
+                out += args[i:i + 3]
+            i += 3
+            continue
+        out.append(args[i])
+        i += 1
+    return out
 
 
 REGISTRY: dict[str, type[Launcher]] = {}

@@ -23,9 +23,11 @@ def render_summary(rec: RunRecord, console) -> None:
     for r in rows:
         t.add_row(r["metric"], f"{r['value']:.4g}", r["unit"], r["statistic"])
     steps = rec.summary.get("steps", [])
-    done = sum(s["status"] == "ok" for s in steps)
-    title = (f"survey {rec.id[:8]}: {len(rec.summary.get('nodes', []))} node(s), {rec.summary.get('ranks')} ranks, "
-             f"{done}/{len(steps)} steps ok, {rec.status}")
+    counts = {st: sum(s["status"] == st for s in steps) for st in ("ok", "skipped")}
+    others = len(steps) - counts["ok"] - counts["skipped"]
+    title = (f"survey {rec.id[:8]}: {len(rec.summary.get('nodes', []))} node(s), {rec.summary.get('ranks')} ranks; "
+             f"steps {counts['ok']} ok, {counts['skipped']} skipped" + (f", {others} not ok" if others else "")
+             + f"; {rec.status}")
     console.print(Panel(t, title=title, expand=False))
     slow = {k: v["slow"] for k, v in (rec.summary.get("spread") or {}).items() if v["slow"]}
     for metric, nodes in slow.items():

@@ -34,8 +34,8 @@ def cpurate(runs: list[RunRecord]) -> list[Section]:
         for prec, a in (r.summary.get("analysis") or {}).items():
             for step in a.get("rate_steps", []):
                 rows.append([host, prec, "rate step", f"{step['bytes'] / 1024:.0f}", f"{step['before']:.2f} -> {step['after']:.2f}"])
-            for peak in a.get("spread_peaks", []):
-                rows.append([host, prec, "spread peak", f"{peak.get('bytes', 0) / 1024:.0f}", f"{peak.get('sd', peak.get('value', 0)):.3g}"])
+            for peak in a.get("spread_peaks", []):  # sizes in bytes where the run-to-run spread peaks
+                rows.append([host, prec, "spread peak", f"{peak / 1024:.0f}", ""])
         for name, size in _cache_lines(r).items():
             rows.append([host, "", name, f"{size / 1024:.0f}", ""])
     sec.tables.append(Table(["Host", "Precision", "Boundary", "Size (KiB)", "GFLOPS / sd"], rows,
