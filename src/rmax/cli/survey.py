@@ -61,8 +61,9 @@ def command(hosts, hostfile, quick, budget, steps, list_steps, launcher, timeout
     if as_json:
         print_json(rec.as_dict())
     else:
-        from rmax.survey.summary import render_summary
+        from rmax.survey.summary import render_inventory, render_summary
 
+        render_inventory(rec, console)
         render_summary(rec, console)
         if out:
             console.print(f"report: {out}/index.html")

@@ -10,6 +10,16 @@ from rmax.store.runs import RunRecord
 from rmax.survey.headline import headline, percent_of_peak
 
 
+def render_inventory(rec: RunRecord, console) -> None:
+    """Each node's inventory, as `rmax info` shows it."""
+    from rmax.inventory.render import render
+
+    with open_store() as store:
+        infos = [r for r in store.children(rec.id) if r.kind == "info" and r.status == "ok"]
+    for r in infos:
+        console.print(render(r.summary))
+
+
 def render_summary(rec: RunRecord, console) -> None:
     with open_store() as store:
         runs = store.children(rec.id)
