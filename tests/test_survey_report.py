@@ -135,3 +135,19 @@ def test_survey_bad_input(db):
     assert_one_line_error(run_cli("survey", "--steps", "inventory,warp"), 2, "unknown survey step")
     assert_one_line_error(run_cli("survey", "--hosts", "a:1", "--hostfile", "x"), 2, "not both")
     assert_one_line_error(run_cli("report"), 2, "no survey stored yet")
+
+
+def test_survey_with_tuning_shows_the_trajectory(db, tmp_path):
+    out = tmp_path / "report"
+    proc = run_cli("survey", "--quick", "--steps", "inventory,hpl,tune", "--tune", "40s", "--out", str(out), "--json",
+                   timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    steps = {s["step"]: s["status"] for s in rec["summary"]["steps"]}
+    assert steps == {"inventory": "ok", "hpl": "skipped", "tune": "ok"}
+    with open_store() as s:
+        (tune,) = [k for k in s.children(rec["id"]) if k.kind == "tune"]
+    assert tune.summary["best"]["gflops"] > 0 and tune.summary["trials"] >= 2
+    assert (out / "HPL-tuned.dat").read_text().count("\n") >= 31
+    html = (out / "index.html").read_text()
+    assert 'data-section="tune"' in html and 'data-plot="tune"' in html and "HPL Rmax (tuned" in html

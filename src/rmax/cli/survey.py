@@ -14,6 +14,8 @@ from rmax.launch import REGISTRY, parse_hosts, read_hostfile
 @click.option("--hostfile", type=click.Path(), default=None, help="Hostfile ('host slots=N' lines).")
 @click.option("--quick", is_flag=True, help="About one minute on one node instead of about five.")
 @click.option("--budget", type=click.FloatRange(10), default=None, help="Seconds for the whole survey.")
+@click.option("--tune", "tune", default=None, metavar="DURATION",
+              help="Tune HPL for this long (e.g. 20m) instead of one HPL run; the best HPL.dat is written to --out.")
 @click.option("--steps", default=None, metavar="A,B,...", help="Only these steps (see --list-steps).")
 @click.option("--list-steps", is_flag=True, help="List the steps and exit.")
 @click.option("--launcher", type=click.Choice(sorted(REGISTRY)), default=None)
@@ -21,7 +23,7 @@ from rmax.launch import REGISTRY, parse_hosts, read_hostfile
 @click.option("--label", default=None, help="A note stored with the survey.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Also write the HTML report here.")
 @json_option
-def command(hosts, hostfile, quick, budget, steps, list_steps, launcher, timeout, label, out, as_json):
+def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, timeout, label, out, as_json):
     """Characterise this node (or the nodes given): inventory, node benchmarks, network benchmarks
     when there are several nodes, and HPL at a sensible N; all stored as one survey.
 
@@ -38,6 +40,11 @@ def command(hosts, hostfile, quick, budget, steps, list_steps, launcher, timeout
         raise RmaxError("give --hosts or --hostfile, not both")
     host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else None
     chosen = by_name(steps.split(",") if steps else None)
+    tune_budget = None
+    if tune:
+        from rmax.tune.settings import parse_duration
+
+        tune_budget = parse_duration(tune)
 
     marks = {"ok": "[green]ok[/]", "failed": "[red]failed[/]", "invalid": "[red]invalid[/]",
              "skipped": "[dim]skipped[/]", "interrupted": "[yellow]interrupted[/]"}
@@ -53,7 +60,8 @@ def command(hosts, hostfile, quick, budget, steps, list_steps, launcher, timeout
     with open_store() as store:
         with status:
             rec = run_survey(store, chosen, hosts=host_list, quick=quick, budget=budget, launcher=launcher,
-                             timeout=timeout, label=label, on_step=on_step)
+                             timeout=timeout, label=label, tune_budget=tune_budget, out_dir=out,
+                             on_step=on_step)
         if out:
             from rmax.report.build import write_report
 

@@ -28,11 +28,16 @@ def _env() -> jinja2.Environment:
     return env
 
 
-def collect_sections(parent: RunRecord, runs: list[RunRecord]) -> list[Section]:
-    """One or more sections per run kind, then the survey's own steps."""
+def collect_sections(parent: RunRecord, runs: list[RunRecord], trials: dict[str, list[RunRecord]] | None = None
+                     ) -> list[Section]:
+    """One or more sections per run kind, then the survey's own steps.
+
+    trials: a tuning session's id -> its trial runs, which go to the tuning section only."""
     by_kind: dict[str, list[RunRecord]] = {}
     for r in runs:
         by_kind.setdefault(r.kind, []).append(r)
+    for tune_run in by_kind.get("tune", []):
+        tune_run.samples = {**tune_run.samples, "trial_runs": [t.as_dict() for t in (trials or {}).get(tune_run.id, [])]}
     out: list[Section] = []
     done = set()
     for kind, recs in by_kind.items():
@@ -67,15 +72,26 @@ def _write_data(out: Path, sections: list[Section]) -> None:
                     w.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
 
 
+def _descendants(store: Store, run_id: str) -> list[RunRecord]:
+    out = []
+    for c in store.children(run_id):
+        out += [c, *_descendants(store, c.id)]
+    return out
+
+
 def write_report(store: Store, run_id: str, out_dir: str | Path) -> Path:
     """Write index.html and data/ for the run (a survey: with all its runs) into out_dir."""
     parent = store.get(run_id)
     runs = store.children(parent.id)
-    for child in list(runs):  # an HPL execution's tests sit one level further down
-        runs.extend(store.children(child.id))
     if parent.kind != "survey":
         runs = [parent, *runs]
-    sections = collect_sections(parent, runs)
+    trials: dict[str, list[RunRecord]] = {}
+    for child in list(runs):
+        if child.kind == "tune":  # its trials (and their tests) belong to the tuning section alone
+            trials[child.id] = [t for t in _descendants(store, child.id) if t.kind == "hpl-test"]
+        elif child.kind == "hpl":  # an HPL execution's tests sit one level further down
+            runs.extend(store.children(child.id))
+    sections = collect_sections(parent, runs, trials)
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,8 @@ class SurveyContext:
     timeout: float = 600.0
     started: float = field(default_factory=time.monotonic)
     facts: dict = field(default_factory=dict)   # what earlier steps learned (rates, memory) for later ones
+    tune_budget: float | None = None            # seconds: a tuning session replaces the single HPL run
+    out_dir: str | None = None                  # where files a step writes go (the tuned HPL.dat)
 
     @property
     def nodes(self) -> list[Host]:

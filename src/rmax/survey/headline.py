@@ -48,6 +48,15 @@ def _hpl(r: RunRecord) -> list[Row]:
              "best test")]
 
 
+@extractor("tune")
+def _tune(r: RunRecord) -> list[Row]:
+    b = r.summary.get("best")
+    if not b:
+        return []
+    return [(f"HPL Rmax (tuned: N={b['n']}, NB={b['nb']}, {b['grid'][0]}x{b['grid'][1]}, {b['code']})", b["gflops"],
+             "GFLOPS", b.get("statistic", "best trial"))]
+
+
 @extractor("net")
 def _net(r: RunRecord) -> list[Row]:
     h = r.summary.get("headline") or {}

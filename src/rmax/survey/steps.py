@@ -159,14 +159,18 @@ class Hpl(Step):
         except RmaxError:
             return "hpcc"
 
-    def problem(self, ctx) -> tuple[int, int, int, int]:
-        """(N, NB, P, Q): N sized so HPL takes about the step's share of the budget, within 60% of memory."""
+    def skip_reason(self, ctx):
+        return "--tune replaces the single HPL run with a tuning session" if ctx.tune_budget else None
+
+    def problem(self, ctx, seconds: float | None = None) -> tuple[int, int, int, int]:
+        """(N, NB, P, Q): N sized so HPL takes about `seconds` (default: the step's share of the
+        budget), within 60% of memory."""
         ranks = ctx.ranks
         p = max(d for d in range(1, int(math.isqrt(ranks)) + 1) if ranks % d == 0)
         q = ranks // p
         nb = 192
         rate = (ctx.facts.get("rpeak") or {}).get("gflops") or 10.0 * ranks
-        seconds = max(2.0, min(self.share * ctx.budget / 3, 60.0))
+        seconds = seconds or max(2.0, min(self.share * ctx.budget / 3, 60.0))
         n = (1.5 * seconds * rate * 0.6e9) ** (1 / 3)
         mem = ctx.facts.get("mem_available") or 0
         if mem:
@@ -184,6 +188,34 @@ class Hpl(Step):
         outcome = run_hpl(cfg, spec, ctx.store, engine=self.engine(), launcher=ctx.launcher,
                           timeout=ctx.timeout, parent=ctx.survey_id)
         return [outcome.run, *outcome.tests]
+
+
+@register
+class Tune(Step):
+    name, title = "tune", "HPL tuning session (--tune)"
+
+    def skip_reason(self, ctx):
+        return None if ctx.tune_budget else "no --tune budget given"
+
+    def run(self, ctx):
+        from pathlib import Path
+
+        from rmax.tune.session import Session
+        from rmax.tune.settings import Settings
+
+        hpl = Hpl()
+        # Trials about a fortieth of the budget each: enough of them for the strategy to learn from.
+        n = hpl.problem(ctx, seconds=max(2.0, ctx.tune_budget / 40))[0]
+        hosts = ",".join(f"{h.name}:{h.slots}" for h in ctx.hosts) if ctx.hosts else None
+        out = Path(ctx.out_dir or ".") / "HPL-tuned.dat"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        settings = Settings(engine=hpl.engine(), np=ctx.ranks, hosts=hosts, launcher=ctx.launcher,
+                            budget_s=ctx.tune_budget, n=n, out=str(out))
+        session = Session.create(ctx.store, settings, echo=lambda line: None)
+        session.run.update(parent=ctx.survey_id)
+        with session.run:
+            session.execute()
+        return [ctx.store.get(session.run.id)]
 
 
 def by_name(names: list[str] | None) -> list[Step]:

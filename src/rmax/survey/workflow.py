@@ -18,17 +18,18 @@ DEFAULT_BUDGET, QUICK_BUDGET = 300.0, 60.0
 
 def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = None, quick: bool = False,
                budget: float | None = None, launcher: str | None = None, timeout: float = 600.0,
-               label: str | None = None,
+               label: str | None = None, tune_budget: float | None = None, out_dir: str | None = None,
                on_step: Callable[[str, str, dict], None] | None = None) -> RunRecord:
     """Run each step in order; a failed step is recorded and the next one runs.
 
     on_step(name, event, info) is told "start", "ok", "failed" or "skipped"."""
-    budget = budget or (QUICK_BUDGET if quick else DEFAULT_BUDGET)
-    params = {"quick": quick, "budget_s": budget, "steps": [s.name for s in steps],
+    budget = (budget or (QUICK_BUDGET if quick else DEFAULT_BUDGET)) + (tune_budget or 0)
+    params = {"quick": quick, "budget_s": budget, "tune_budget_s": tune_budget, "steps": [s.name for s in steps],
               "hosts": [f"{h.name}:{h.slots}" for h in hosts] if hosts else None, "launcher": launcher}
     with store.start_run("survey", params=params, hosts=[h.name for h in hosts] if hosts else [],
                          label=label) as survey:
-        ctx = SurveyContext(store, survey.id, hosts, quick, budget, launcher, timeout)
+        ctx = SurveyContext(store, survey.id, hosts, quick, budget, launcher, timeout, tune_budget=tune_budget,
+                            out_dir=out_dir)
         report: list[dict] = []
 
         def note(entry: dict) -> None:
