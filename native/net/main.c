@@ -2,6 +2,7 @@
  * Options are parsed by each command before MPI starts, so bad input ends
  * every rank with the same one-line error and no MPI noise. */
 #include "net.h"
+#include "rmx_subcmd.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,13 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-} command;
-
-static const command commands[] = {
+static const rmx_subcmd commands[] = {
     {"p2p", cmd_p2p, "two ranks: latency and bandwidth vs size over MPI, TCP and UDP"},
     {"coll", cmd_coll, "collectives vs message size, process count and rank order"},
     {"ring", cmd_ring, "HPCC natural and random ring latency and bandwidth, per-link times"},
@@ -79,26 +74,7 @@ void net_shuffle(int *v, int n, uint64_t *state)
     }
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: %s COMMAND [options]   (COMMAND --help for its options)\n\ncommands:\n", PROG);
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-}
-
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        usage(stdout);
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc, argv);
-    fprintf(stderr, "%s: error: unknown command '%s' (see %s --help)\n", PROG, argv[1], PROG);
-    return 2;
+    return rmx_subcmd_dispatch(PROG, commands, sizeof commands / sizeof commands[0], argc, argv);
 }

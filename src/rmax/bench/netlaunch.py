@@ -11,6 +11,7 @@ from typing import Callable
 
 from rmax.bench.runner import Parsed, run_kernel
 from rmax.errors import RmaxError, RunFailed
+from rmax.inventory.memory import available_bytes
 from rmax.launch import LaunchSpec, get_launcher, local_slots
 from rmax.store import Store
 from rmax.store.runs import RunRecord
@@ -31,15 +32,6 @@ def require_ranks(np_: int, what: str, exactly: int | None = None, minimum: int 
         raise RmaxError(f"{what} needs at least {minimum} ranks, not {np_}", hint=f"pass --np {minimum} or more")
 
 
-def memory_available() -> int | None:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 MAX_MESSAGE = 1 << 30   # rmax-net's limit: MPI counts are C ints
@@ -55,7 +47,7 @@ def check_message_sizes(sizes, what: str = "message size") -> None:
 def check_memory(bytes_per_rank: int, ranks_here: int, what: str) -> None:
     """Sizes beyond memory fail here with one line, not in a swapping or OOM-killed job.
     (Each rank checks again for its own host in rmax-net.)"""
-    avail = memory_available()
+    avail = available_bytes()
     need = bytes_per_rank * max(ranks_here, 1)
     if avail is not None and need > 0.8 * avail:
         raise RmaxError(f"{what} need {need / 2**30:.1f} GiB on this host but only {avail / 2**30:.1f} GiB "

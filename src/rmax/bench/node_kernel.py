@@ -9,6 +9,7 @@ from typing import Callable
 
 from rmax.bench.runner import Parsed, run_kernel
 from rmax.errors import RmaxError
+from rmax.inventory.memory import available_bytes
 from rmax.launch import LaunchSpec
 from rmax.store.runs import RunRecord
 
@@ -33,20 +34,11 @@ def parse_size(text: str | int, what: str = "size") -> int:
     return value
 
 
-def mem_available() -> int | None:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 def check_fits(what: str, nbytes: int, count: int = 1) -> None:
     """Refuse `count` buffers of `nbytes` that the free memory cannot hold."""
-    avail = mem_available()
+    avail = available_bytes()
     if avail and nbytes * count > avail:
         raise RmaxError(f"{what} of {nbytes / 2**20:.1f} MiB (x{count}) does not fit in the "
                         f"{avail / 2**20:.1f} MiB of available memory", hint="choose a smaller size")

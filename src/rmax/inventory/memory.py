@@ -18,6 +18,13 @@ def parse_meminfo(text: str) -> dict[str, int]:
     return out
 
 
+def available_bytes() -> int | None:
+    """MemAvailable now, in bytes (None where /proc/meminfo cannot be read): what a
+    benchmark checks its buffers against before it allocates them."""
+    text, _ = read_text("/proc/meminfo")
+    return parse_meminfo(text).get("MemAvailable") if text else None
+
+
 def collect_memory() -> dict:
     s = Section()
     text, reason = read_text("/proc/meminfo")
