@@ -77,6 +77,13 @@ static inline int hpl_l2g(int l, int nb, int iproc, int nprocs)
     return ((l / nb) * nprocs + iproc) * nb + l % nb;
 }
 
+/* ---- memory ---- */
+/* Allocation for the big arrays (matrix, panels, U): aligned to `align` bytes
+ * (a power of two, at least 64), and from 2 MB on aligned to 2 MB and marked
+ * for transparent huge pages, which spares the TLB the column-strided and
+ * random-row accesses of the swaps and the DGEMM. Free with free(). */
+void *hpl_alloc(size_t bytes, size_t align);
+
 /* ---- generator ---- */
 /* Fills the local part of the N x (N+1) matrix [A|b] (column-major, lda). */
 void hpl_matgen(const hpl_grid *g, int n, int nb, double *a, int lda);
@@ -164,8 +171,19 @@ typedef struct {
     int progress;       /* print progress on rank 0 */
     double t0;          /* start time, for the progress rate */
     double *uwork;      /* nb x nq: the U rows of the current update */
-    double *swbuf, *swtmp; /* 2 nb x nq each: row records in transit (P > 1) */
+    double *swbuf, *swtmp; /* 2 nb x nq and 4 nb x nq: row records in transit (P > 1) */
+    double *pbuf;       /* depth+1 panel buffers of pcap doubles each */
+    size_t pcap;
+    double *pft;        /* nb x nb: the panel factorisation's pivoted rows */
+    double *pfwork;     /* 2 nb + 4: one pivot record */
+    int *pfipiv;        /* nb: the panel's pivot rows */
 } hpl_lu;
+
+/* All the work space of one test, allocated and touched before the clock
+ * starts (first-touch page faults are not part of the factorisation):
+ * returns 0, or -1 when an allocation failed (then call hpl_lu_free). */
+int hpl_lu_alloc(hpl_lu *lu);
+void hpl_lu_free(hpl_lu *lu);
 
 /* One panel: its factors packed for the broadcast and the updates. */
 typedef struct {
@@ -199,6 +217,7 @@ struct hpl_pf {
     double *work;       /* 2*jb+4 doubles for the pivot exchange */
     int pfact, rfact, nbmin, ndiv;
     MPI_Op op;
+    MPI_Datatype rec;   /* one pivot record (2*jb+4 doubles) as a single element */
     double *bytes;
 };
 void hpl_pf_leaf(hpl_pf *pf, int k);
@@ -215,13 +234,19 @@ void hpl_pf_crout(hpl_pf *pf, int c0, int n, int np, hpl_pf_child child);
 void hpl_pf_right(hpl_pf *pf, int c0, int n, int np, hpl_pf_child child);
 static inline int hpl_pf_piece(int c0, int n, int np, int i) { return c0 + (int)((long long)i * n / np); }
 
-/* Row interchanges of panel p applied to local columns [lc0, lc1): on return
+/* Row interchanges of panel p applied to local columns [lc0, lc1) when P > 1: on return
  * u holds the jb pivot rows of those columns (jb x nc, ld jb, or transposed
  * nc x jb, ld nc, when !unotran) and rows displaced below the block are in place. */
 void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u);
+/* With one process row (P = 1) every row is local: the interchanges are
+ * applied in place, in pivot order, and U is then solved and used right
+ * where it lies in the matrix (no copy in either U form). */
+void hpl_swap_inplace(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1);
 /* Applies panel p to local columns [lc0, lc1): swaps, triangular solve for U,
- * DGEMM on the rows below. poll() is called between DGEMM chunks. */
-typedef void (*hpl_poll_fn)(void *ctx);
+ * DGEMM on the rows below. While poll() reports broadcasts still in progress
+ * (returns nonzero) the DGEMM goes in chunks with a poll() after each; once it
+ * returns 0 the remaining columns are one DGEMM call. */
+typedef int (*hpl_poll_fn)(void *ctx);
 void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn poll, void *pctx);
 
 /* LU of [A|b] then back substitution; x (length n, replicated) gets the solution. */

@@ -21,13 +21,16 @@ typedef struct {
 
 static hpl_panel *panel_of(driver *d, int idx) { return &d->slot[idx % d->nslots]; }
 
-/* Pushes every in-flight broadcast along; called between DGEMM chunks and while waiting. */
-static void poll_all(void *ctx)
+/* Pushes every in-flight broadcast along; called between DGEMM chunks and
+ * while waiting. Returns the number of broadcasts not yet complete here. */
+static int poll_all(void *ctx)
 {
     driver *d = ctx;
+    int pending = 0;
     for (int i = 0; i < d->nslots; i++)
-        if (d->slot[i].in_flight)
-            hpl_bcast_test(&d->slot[i].bc);
+        if (d->slot[i].in_flight && !hpl_bcast_test(&d->slot[i].bc))
+            pending++;
+    return pending;
 }
 
 static void wait_panel(driver *d, hpl_panel *p)
@@ -96,14 +99,10 @@ void hpl_pdgesv(hpl_lu *lu, double *x)
     const int npan = (n + nb - 1) / nb;
     driver d = {lu, NULL, dep + 1};
     d.slot = calloc((size_t)d.nslots, sizeof *d.slot);
-    const size_t cap = (size_t)nb * nb + nb + (size_t)lu->mp * nb;
-    for (int i = 0; i < d.nslots && d.slot; i++) {
-        d.slot[i].buf = malloc(cap * sizeof(double));
-        if (!d.slot[i].buf)
-            MPI_Abort(MPI_COMM_WORLD, 1);
-    }
     if (!d.slot)
         MPI_Abort(MPI_COMM_WORLD, 1);
+    for (int i = 0; i < d.nslots; i++)
+        d.slot[i].buf = lu->pbuf + (size_t)i * lu->pcap;
 
     for (int k = -dep; k < npan; k++) {
         const int f = k + dep;
@@ -140,8 +139,6 @@ void hpl_pdgesv(hpl_lu *lu, double *x)
         pk->in_flight = 0;
         progress(lu, pk->jj + pk->jb);
     }
-    for (int i = 0; i < d.nslots; i++)
-        free(d.slot[i].buf);
     free(d.slot);
 
     rmx_step("solve");

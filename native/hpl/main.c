@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 typedef struct {
     const char *json;
@@ -28,9 +29,8 @@ static double bytes_per_rank(int n, int nb, int P, int Q, int depth, int align)
     const double lda = ((mp > 1 ? mp : 1) + align - 1) / align * align;
     double d = lda * nq;                            /* [A|b] */
     d += (depth + 1.0) * ((double)nb * nb + nb + mp * nb); /* panels in flight */
-    d += (double)nb * nq;                           /* U */
     if (P > 1)
-        d += 6.0 * nb * nq;                         /* row records in transit */
+        d += 7.0 * nb * nq;                         /* U and row records in transit (U in place when P = 1) */
     d += 3.0 * n + 2.0 * mp + nb;                   /* x, solve and check vectors */
     return 8.0 * d;
 }
@@ -49,6 +49,72 @@ static double mem_available(void)
 }
 
 static int round_up(int x, int a) { return (x + a - 1) / a * a; }
+
+void *hpl_alloc(size_t bytes, size_t align)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (align < 64)
+        align = 64;
+    if (bytes >= huge && align < huge)
+        align = huge;
+    void *p = NULL;
+    if (posix_memalign(&p, align, bytes > 0 ? bytes : 1) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    if (bytes >= huge)
+        (void)madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE); /* advice only */
+#endif
+    return p;
+}
+
+/* Allocates and touches (memset) `bytes`; NULL on failure. */
+static void *alloc_touched(size_t bytes, size_t align)
+{
+    void *p = hpl_alloc(bytes, align);
+    if (p)
+        memset(p, 0, bytes);
+    return p;
+}
+
+int hpl_lu_alloc(hpl_lu *lu)
+{
+    const hpl_params *prm = lu->prm;
+    const int nb = prm->nb;
+    size_t align = 64;
+    while (align < (size_t)prm->align * 8 && align < ((size_t)1 << 21))
+        align *= 2;
+    /* The matrix is written by the generator right away: no need to touch it here. */
+    lu->a = hpl_alloc((size_t)lu->lda * (lu->nq > 0 ? lu->nq : 1) * sizeof(double), align);
+    const size_t wq = (size_t)(lu->nq > 0 ? lu->nq : 1) * nb;
+    if (lu->g->P > 1) { /* with one process row U stays in the matrix */
+        lu->uwork = alloc_touched(wq * sizeof(double), 64);
+        lu->swbuf = alloc_touched(2 * wq * sizeof(double), 64);
+        lu->swtmp = alloc_touched(4 * wq * sizeof(double), 64);
+    }
+    /* Panel buffers, each rounded to whole cache lines: [L1 | ipiv | L2 (mp x nb)]. */
+    lu->pcap = ((size_t)nb * nb + nb + (size_t)lu->mp * nb + 7) / 8 * 8;
+    lu->pbuf = alloc_touched((size_t)(prm->depth + 1) * lu->pcap * sizeof(double), 64);
+    lu->pft = alloc_touched((size_t)nb * nb * sizeof(double), 64);
+    lu->pfwork = alloc_touched((size_t)(2 * nb + 4) * sizeof(double), 64);
+    lu->pfipiv = malloc((size_t)nb * sizeof(int));
+    const int ok = lu->a && (lu->g->P == 1 || (lu->uwork && lu->swbuf && lu->swtmp)) && lu->pbuf && lu->pft &&
+                   lu->pfwork && lu->pfipiv;
+    return ok ? 0 : -1;
+}
+
+void hpl_lu_free(hpl_lu *lu)
+{
+    free(lu->a);
+    free(lu->uwork);
+    free(lu->swbuf);
+    free(lu->swtmp);
+    free(lu->pbuf);
+    free(lu->pft);
+    free(lu->pfwork);
+    free(lu->pfipiv);
+    lu->a = lu->uwork = lu->swbuf = lu->swtmp = lu->pbuf = lu->pft = lu->pfwork = NULL;
+    lu->pfipiv = NULL;
+}
 
 typedef struct {
     int npass, nfail, nskip, ntests;
@@ -74,18 +140,8 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
     lu.mp = hpl_numroc(n, nb, g->myrow, g->P);
     lu.nq = hpl_numroc(n + 1, nb, g->mycol, g->Q);
     lu.lda = round_up(lu.mp > 1 ? lu.mp : 1, prm->align);
-    const size_t align = (size_t)prm->align * 8 > 64 ? (size_t)prm->align * 8 : 64;
-    void *am = NULL;
-    int ok = posix_memalign(&am, align, (size_t)lu.lda * (lu.nq > 0 ? lu.nq : 1) * sizeof(double)) == 0;
-    lu.a = am;
-    const size_t wq = (size_t)(lu.nq > 0 ? lu.nq : 1) * nb;
-    lu.uwork = malloc(wq * sizeof(double));
-    if (g->P > 1) {
-        lu.swbuf = malloc(2 * wq * sizeof(double));
-        lu.swtmp = malloc(4 * wq * sizeof(double));
-    }
     double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
-    ok = ok && lu.uwork && x && (g->P == 1 || (lu.swbuf && lu.swtmp));
+    int ok = hpl_lu_alloc(&lu) == 0 && x;
     int all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, g->comm);
     if (!all_ok) {
@@ -98,10 +154,7 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
             if (json)
                 hpl_out_json(json, &res);
         }
-        free(lu.a);
-        free(lu.uwork);
-        free(lu.swbuf);
-        free(lu.swtmp);
+        hpl_lu_free(&lu);
         free(x);
         return;
     }
@@ -143,10 +196,7 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
         if (json)
             hpl_out_json(json, &res);
     }
-    free(lu.a);
-    free(lu.uwork);
-    free(lu.swbuf);
-    free(lu.swtmp);
+    hpl_lu_free(&lu);
     free(x);
 }
 

@@ -15,18 +15,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reduction: keep the candidate of larger magnitude (ties: lower global row),
- * and whichever contribution carries the diagonal row. Commutative. */
+/* Reduction over the pivot records of one column. A record is 2 jb + 4
+ * doubles: [|candidate|, its global row (NO_ROW: none), 0, its jb values,
+ * diagonal flag, the diagonal row's jb values]. Keep the candidate of larger
+ * magnitude (ties: lower global row; a process without candidate never wins),
+ * and whichever contribution carries the diagonal row. Commutative.
+ *
+ * The record travels as ONE element of a contiguous derived datatype: MPI may
+ * apply a user operation to any split of a vector of basic elements (Open MPI
+ * halves 2 jb + 4 doubles between two processes once the vector is a few KB),
+ * which would cut a record in two. With a derived type it cannot; the record
+ * length comes from the type's size, not from the count. */
+#define NO_ROW 1e300
+
 static void pivot_op(void *vin, void *vinout, int *len, MPI_Datatype *dt)
 {
-    (void)dt;
-    const double *in = vin;
-    double *io = vinout;
-    const int jb = (*len - 4) / 2;
-    if (in[0] > io[0] || (in[0] == io[0] && in[0] >= 0 && in[1] < io[1]))
-        memcpy(io, in, (size_t)(3 + jb) * sizeof *io);
-    if (in[3 + jb] != 0.0)
-        memcpy(io + 3 + jb, in + 3 + jb, (size_t)(1 + jb) * sizeof *io);
+    int bytes = 0;
+    MPI_Type_size(*dt, &bytes);
+    const int rl = bytes / (int)sizeof(double), jb = (rl - 4) / 2;
+    for (int e = 0; e < *len; e++) {
+        const double *in = (const double *)vin + (size_t)e * rl;
+        double *io = (double *)vinout + (size_t)e * rl;
+        const int in_has = in[1] < NO_ROW, io_has = io[1] < NO_ROW;
+        if (in_has && (!io_has || in[0] > io[0] || (in[0] == io[0] && in[1] < io[1])))
+            memcpy(io, in, (size_t)(3 + jb) * sizeof *io);
+        if (in[3 + jb] != 0.0)
+            memcpy(io + 3 + jb, in + 3 + jb, (size_t)(1 + jb) * sizeof *io);
+    }
 }
 
 static MPI_Op pivot_mpi_op(void)
@@ -45,15 +60,18 @@ void hpl_pf_leaf(hpl_pf *pf, int k)
     double best = -1.0;
     int bi = -1;
     const double *colk = a + (size_t)k * lda;
-    for (int i = r0; i < pf->m; i++) {
-        const double v = fabs(colk[i]);
-        if (v > best) {
-            best = v;
-            bi = i;
-        }
+    if (pf->m > r0) {
+        /* First row of largest magnitude (BLAS IDAMAX); a valid row whatever
+         * the values, NaN included. */
+        const int len = pf->m - r0, inc = 1;
+        int i = idamax_(&len, colk + r0, &inc) - 1;
+        if (i < 0 || i >= len)
+            i = 0;
+        bi = r0 + i;
+        best = fabs(colk[bi]);
     }
     w[0] = best;
-    w[1] = bi >= 0 ? (double)hpl_l2g(pf->lr0 + bi, pf->nb, pf->myrow, pf->P) : 1e300;
+    w[1] = bi >= 0 ? (double)hpl_l2g(pf->lr0 + bi, pf->nb, pf->myrow, pf->P) : NO_ROW;
     w[2] = 0.0;
     if (bi >= 0)
         for (int c = 0; c < jb; c++)
@@ -63,7 +81,7 @@ void hpl_pf_leaf(hpl_pf *pf, int k)
         for (int c = 0; c < jb; c++)
             w[4 + jb + c] = a[k + (size_t)c * lda];
     if (pf->P > 1) {
-        MPI_Allreduce(MPI_IN_PLACE, w, 2 * jb + 4, MPI_DOUBLE, pf->op, pf->col);
+        MPI_Allreduce(MPI_IN_PLACE, w, 1, pf->rec, pf->op, pf->col);
         *pf->bytes += 8.0 * (2 * jb + 4);
     }
     const int gp = (int)w[1], gk = pf->jj + k;
@@ -156,12 +174,16 @@ void hpl_pfact(hpl_lu *lu, hpl_panel *p)
     pf.nbmin = prm->nbmin;
     pf.ndiv = prm->ndiv;
     pf.op = pivot_mpi_op();
+    pf.rec = MPI_DATATYPE_NULL;
+    if (g->P > 1) {
+        MPI_Type_contiguous(2 * jb + 4, MPI_DOUBLE, &pf.rec);
+        MPI_Type_commit(&pf.rec);
+    }
     pf.bytes = &lu->st->bytes;
-    pf.t = calloc((size_t)jb * jb, sizeof *pf.t);
-    pf.ipiv = malloc((size_t)jb * sizeof *pf.ipiv);
-    pf.work = malloc((size_t)(2 * jb + 4) * sizeof *pf.work);
-    if (!pf.t || !pf.ipiv || !pf.work)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    pf.t = lu->pft;
+    memset(pf.t, 0, (size_t)jb * jb * sizeof *pf.t);
+    pf.ipiv = lu->pfipiv;
+    pf.work = lu->pfwork;
 
     rec_child(&pf, 0, jb);
 
@@ -182,8 +204,7 @@ void hpl_pfact(hpl_lu *lu, hpl_panel *p)
     const int skip = pf.diag ? jb : 0;
     for (int c = 0; c < jb; c++)
         memcpy(l2 + (size_t)c * p->mrows, pf.a + skip + (size_t)c * pf.lda, (size_t)p->mrows * sizeof *l2);
-    free(pf.t);
-    free(pf.ipiv);
-    free(pf.work);
+    if (pf.rec != MPI_DATATYPE_NULL)
+        MPI_Type_free(&pf.rec);
     lu->st->t[HPL_PH_PFACT] += rmx_now() - t0;
 }

@@ -12,7 +12,9 @@
  *                    collected and dealt out in equal pieces, then the pieces
  *                    roll around the column in P-1 steps (bandwidth-bound);
  *                    without, each process's own records roll as they are;
- *   mix              binary exchange up to the threshold number of columns. */
+ *   mix              binary exchange up to the threshold number of columns.
+ * With one process row there is nothing to exchange: hpl_swap_inplace applies
+ * the interchanges in the matrix (in pivot order, 16-column tiles). */
 #include "hpl.h"
 #include "rmx_timer.h"
 
@@ -207,44 +209,25 @@ void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u)
     const double *a = lu->a + (size_t)lc0 * lda;
     double *aw = lu->a + (size_t)lc0 * lda;
 
-    if (P == 1) {
-        /* Everything is local (local row = global row): read all sources
-         * before writing any row; tiles of columns keep the transposed
-         * stores within a few cache lines. */
-        enum { TILE = 16 };
-        for (int j0 = 0; j0 < nc; j0 += TILE) {
-            const int j1 = j0 + TILE < nc ? j0 + TILE : nc;
-            if (unotran)
-                for (int j = j0; j < j1; j++)
-                    for (int i = 0; i < jb; i++)
-                        u[i + (size_t)j * jb] = a[pl.src[i] + (size_t)j * lda];
-            else
-                for (int i = 0; i < jb; i++) {
-                    const double *row = a + pl.src[i];
-                    double *ui = u + (size_t)i * nc;
-                    for (int j = j0; j < j1; j++)
-                        ui[j] = row[(size_t)j * lda];
-                }
-            for (int j = j0; j < j1; j++)
-                for (int e = jb; e < pl.nrec; e++)
-                    aw[(size_t)j * lda + pl.dst[e]] = a[pl.src[e] + (size_t)j * lda];
-        }
-        (void)nb;
-        free(mem);
-        return;
-    }
-
-    /* Records grouped by owner; group r is cnt[r] x nc, column-major. */
+    /* Records grouped by owner; group r is cnt[r] x nc, column-major. Both
+     * copies below go in tiles of TILE columns: a record is a matrix row (one
+     * element per column, each in its own cache line), and walking one record
+     * across all nc columns before the next would fetch every line of the
+     * record buffer once per record. */
+    enum { TILE = 16 };
     double *G = lu->swbuf;
     {
         const int cm = pl.cnt[me];
         double *mine = G + (size_t)pl.off[me] * nc;
-        for (int e = 0; e < pl.nrec; e++)
-            if (pl.grp[e] == me) {
-                const int lr = hpl_g2l(pl.src[e], nb, P), k = pl.idx[e];
-                for (int j = 0; j < nc; j++)
-                    mine[k + (size_t)j * cm] = a[lr + (size_t)j * lda];
-            }
+        for (int j0 = 0; j0 < nc; j0 += TILE) {
+            const int j1 = j0 + TILE < nc ? j0 + TILE : nc;
+            for (int e = 0; e < pl.nrec; e++)
+                if (pl.grp[e] == me) {
+                    const int lr = hpl_g2l(pl.src[e], nb, P), k = pl.idx[e];
+                    for (int j = j0; j < j1; j++)
+                        mine[k + (size_t)j * cm] = a[lr + (size_t)j * lda];
+                }
+        }
     }
     const int sw = lu->prm->swap;
     if (sw == HPL_SWAP_BINEXCH || (sw == HPL_SWAP_MIX && nc <= lu->prm->swapthr))
@@ -252,21 +235,46 @@ void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u)
     else
         spread_roll(lu, p, &pl, G, nc);
 
-    for (int e = 0; e < pl.nrec; e++) {
-        const int g = pl.grp[e], cm = pl.cnt[g], k = pl.idx[e];
-        const double *rec = G + (size_t)pl.off[g] * nc + k;
-        if (e < jb) {
-            if (unotran)
-                for (int j = 0; j < nc; j++)
-                    u[e + (size_t)j * jb] = rec[(size_t)j * cm];
-            else
-                for (int j = 0; j < nc; j++)
-                    u[j + (size_t)e * nc] = rec[(size_t)j * cm];
-        } else if (hpl_owner(pl.dst[e], nb, P) == me) {
-            const int lr = hpl_g2l(pl.dst[e], nb, P);
-            for (int j = 0; j < nc; j++)
-                aw[lr + (size_t)j * lda] = rec[(size_t)j * cm];
+    for (int j0 = 0; j0 < nc; j0 += TILE) {
+        const int j1 = j0 + TILE < nc ? j0 + TILE : nc;
+        for (int e = 0; e < pl.nrec; e++) {
+            const int g = pl.grp[e], cm = pl.cnt[g], k = pl.idx[e];
+            const double *rec = G + (size_t)pl.off[g] * nc + k;
+            if (e < jb) {
+                if (unotran)
+                    for (int j = j0; j < j1; j++)
+                        u[e + (size_t)j * jb] = rec[(size_t)j * cm];
+                else
+                    for (int j = j0; j < j1; j++)
+                        u[j + (size_t)e * nc] = rec[(size_t)j * cm];
+            } else if (hpl_owner(pl.dst[e], nb, P) == me) {
+                const int lr = hpl_g2l(pl.dst[e], nb, P);
+                for (int j = j0; j < j1; j++)
+                    aw[lr + (size_t)j * lda] = rec[(size_t)j * cm];
+            }
         }
     }
     free(mem);
+}
+
+void hpl_swap_inplace(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1)
+{
+    const int nc = lc1 - lc0, jb = p->jb, jj = p->jj, lda = lu->lda;
+    const double *ipiv = hpl_panel_ipiv(p);
+    double *a = lu->a + (size_t)lc0 * lda;
+    enum { TILE = 16 };
+    for (int j0 = 0; j0 < nc; j0 += TILE) {
+        const int j1 = j0 + TILE < nc ? j0 + TILE : nc;
+        for (int k = 0; k < jb; k++) {
+            const int r = jj + k, q = (int)ipiv[k];
+            if (q == r)
+                continue;
+            for (int j = j0; j < j1; j++) {
+                double *col = a + (size_t)j * lda;
+                const double t = col[r];
+                col[r] = col[q];
+                col[q] = t;
+            }
+        }
+    }
 }

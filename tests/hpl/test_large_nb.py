@@ -8,7 +8,6 @@ which cut records in two and made 2x1 with NB=256 segfault at N=520, 1024,
 These runs use the sizes that crashed, NB larger than N / P or than N, NB not
 dividing N, on 2x1, 2x2, 3x1 and 4x1, each with all three SWAP variants."""
 
-
 import pytest
 
 CASES = [
