@@ -111,3 +111,16 @@ def test_topology_from_the_mpi_matrix_benchmark(cluster, db):
     inf = run_cli("topology", "infer", "--json", check=True)
     summary = json.loads(inf.stdout)["summary"]
     assert sorted(map(sorted, summary["groups"])) == sorted(map(sorted, cluster.plan.groups()))
+
+
+def test_survey_spans_the_nodes(cluster, db):
+    # The survey's multi-node path: inventory and a node benchmark on every node, and their spread.
+    two = sorted(n.name for n in cluster.plan.nodes)[:2]
+    proc = run_cli("survey", "--quick", "--launcher", "vcluster", "--hosts", ",".join(f"{n}:1" for n in two),
+                   "--steps", "inventory,peakflops", "--json", timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert {s["step"]: s["status"] for s in rec["summary"]["steps"]} == {"inventory": "ok", "peakflops": "ok"}
+    assert sorted(rec["summary"]["nodes"]) == two
+    spread = [v for k, v in rec["summary"]["spread"].items() if k.startswith("peakflops:")]
+    assert spread and all(sorted(v["nodes"]) == two and v["median"] > 0 for v in spread)
