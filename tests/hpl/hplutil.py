@@ -31,45 +31,15 @@ def hpl_executable() -> str:
 def dat(ns, nbs, P=1, Q=1, *, pfact=(2,), nbmin=(4,), ndiv=(2,), rfact=(1,), bcast=(1,), depth=(1,),
         swap=2, swapthr=64, l1=0, u=0, equil=1, align=8, pmap=0, thresh=16.0, device=6,
         outfile="HPL.out", grids=None) -> str:
-    """The 31-line HPL.dat text for the given lists."""
-    grids = grids or [(P, Q)]
+    """The 31-line HPL.dat text for the given lists (written as given: bad values are the point of some tests)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from rmax.hpl.dat import HplConfig, render
 
-    def row(v):
-        return " ".join(str(x) for x in v)
-
-    return "\n".join([
-        "rmax-hpl test input",
-        "written by tests/hpl",
-        f"{outfile}      output file name (if any)",
-        f"{device}            device out (6=stdout,7=stderr,file)",
-        f"{len(ns)}            # of problems sizes (N)",
-        f"{row(ns)}         Ns",
-        f"{len(nbs)}            # of NBs",
-        f"{row(nbs)}          NBs",
-        f"{pmap}            PMAP process mapping (0=Row-,1=Column-major)",
-        f"{len(grids)}            # of process grids (P x Q)",
-        f"{row(g[0] for g in grids)}            Ps",
-        f"{row(g[1] for g in grids)}            Qs",
-        f"{thresh}         threshold",
-        f"{len(pfact)}            # of panel fact",
-        f"{row(pfact)}        PFACTs (0=left, 1=Crout, 2=Right)",
-        f"{len(nbmin)}            # of recursive stopping criterium",
-        f"{row(nbmin)}            NBMINs (>= 1)",
-        f"{len(ndiv)}            # of panels in recursion",
-        f"{row(ndiv)}            NDIVs",
-        f"{len(rfact)}            # of recursive panel fact.",
-        f"{row(rfact)}            RFACTs (0=left, 1=Crout, 2=Right)",
-        f"{len(bcast)}            # of broadcast",
-        f"{row(bcast)}        BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)",
-        f"{len(depth)}            # of lookahead depth",
-        f"{row(depth)}            DEPTHs (>=0)",
-        f"{swap}            SWAP (0=bin-exch,1=long,2=mix)",
-        f"{swapthr}           swapping threshold",
-        f"{l1}            L1 in (0=transposed,1=no-transposed) form",
-        f"{u}            U  in (0=transposed,1=no-transposed) form",
-        f"{equil}            Equilibration (0=no,1=yes)",
-        f"{align}            memory alignment in double (> 0)",
-    ]) + "\n"
+    return render(HplConfig(ns=list(ns), nbs=list(nbs), pmap=pmap, grids=list(grids or [(P, Q)]), threshold=thresh,
+                            pfacts=list(pfact), nbmins=list(nbmin), ndivs=list(ndiv), rfacts=list(rfact),
+                            bcasts=list(bcast), depths=list(depth), swap=swap, swap_threshold=swapthr, l1_form=l1,
+                            u_form=u, equilibration=equil, alignment=align, output_file=outfile, device=device),
+                  title="rmax-hpl test input")
 
 
 def run_hpl(cwd, np=1, args=(), timeout=120, env_extra=None):

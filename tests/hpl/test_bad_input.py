@@ -23,7 +23,7 @@ CASES = {
     "empty-file": ("", "line 3 is missing"),
     "non-numeric-N": (replace_line(GOOD, 6, "abc   Ns"), "line 6: problem sizes (N) must be an integer, got 'abc'"),
     "non-numeric-threshold": (replace_line(GOOD, 13, "x16   threshold"), "line 13: threshold must be a number"),
-    "missing-list-values": (replace_line(GOOD, 5, "3   # of Ns"), "line 6: problem sizes (N) must be an integer, got 'Ns'"),
+    "missing-list-values": (replace_line(GOOD, 5, "3   how many Ns"), "line 6: problem sizes (N) must be an integer, got 'problem'"),
     "negative-N": (replace_line(GOOD, 6, "-5   Ns"), "illegal N = -5"),
     "zero-NB": (replace_line(GOOD, 8, "0   NBs"), "illegal NB = 0"),
     "list-too-long": (replace_line(GOOD, 5, "21   # of Ns"), "must be between 1 and 20, got 21"),

@@ -30,6 +30,16 @@ def hpl_section(text: str) -> str:
     return text[start:end] if 0 <= start < end else text
 
 
+def hpccinf_text(cfg: HplConfig) -> str:
+    """hpccinf.txt: HPL.dat's 31 lines, a separator line hpcc skips, then one small PTRANS case."""
+    ptrans = ["#" * 8 + " separator line, ignored " + "#" * 8,
+              "1            how many PTRANS problem sizes",
+              f"{min(cfg.ns) // 2 or 1}         PTRANS sizes",
+              "1            how many PTRANS block sizes",
+              f"{cfg.nbs[0]}          PTRANS block sizes"]
+    return render(cfg) + "\n".join(ptrans) + "\n"
+
+
 @register
 class Hpcc(Engine):
     name = "hpcc"
@@ -39,12 +49,7 @@ class Hpcc(Engine):
         binary = shutil.which("hpcc")
         if not binary:
             raise RmaxError("hpcc not found: the hpcc engine needs it", hint="apt-get install hpcc")
-        ptrans = ["#" * 8 + " separator line, ignored " + "#" * 8,
-                  "1            how many PTRANS problem sizes",
-                  f"{min(cfg.ns) // 2 or 1}         PTRANS sizes",
-                  "1            how many PTRANS block sizes",
-                  f"{cfg.nbs[0]}          PTRANS block sizes"]
-        (workdir / "hpccinf.txt").write_text(render(cfg) + "\n".join(ptrans) + "\n")
+        (workdir / "hpccinf.txt").write_text(hpccinf_text(cfg))
         return [binary]
 
     def collect(self, workdir: Path, stdout: str) -> EngineRun:
