@@ -49,17 +49,9 @@ int cmd_bisect(int argc, char **argv)
     };
     rmx_args_parse(PROG " bisect", "Bisection bandwidth over random bisections.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);
-    rmx_step("init");
-    MPI_Init(&argc, &argv);
     int me, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (n < 2) {
-        if (me == 0)
-            fprintf(stderr, "%s: error: bisect needs at least 2 ranks, not %d\n", PROG, n);
-        MPI_Finalize();
+    if (net_start(&argc, &argv, "bisect", 2, 0, &me, &n))
         return 2;
-    }
     net_require_memory(2 * size, "the send and receive buffers");
     bisect_ctx b;
     memset(&b, 0, sizeof b);

@@ -91,17 +91,9 @@ int cmd_coll(int argc, char **argv)
         sizes.n = sizeof default_sizes / sizeof default_sizes[0];
     }
 
-    rmx_step("init");
-    MPI_Init(&argc, &argv);
     int me, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (n < 2) {
-        if (me == 0)
-            fprintf(stderr, "%s: error: coll needs at least 2 ranks, not %d\n", PROG, n);
-        MPI_Finalize();
+    if (net_start(&argc, &argv, "coll", 2, 0, &me, &n))
         return 2;
-    }
     /* goptest's process counts: powers of two, then everyone. */
     size_t pc[64], npc = 0;
     if (procs.v) {

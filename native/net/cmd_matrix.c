@@ -125,17 +125,9 @@ int cmd_matrix(int argc, char **argv)
     };
     rmx_args_parse(PROG " matrix", "All-pairs latency and bandwidth matrices.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);
-    rmx_step("init");
-    MPI_Init(&argc, &argv);
     int me, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (n < 2) {
-        if (me == 0)
-            fprintf(stderr, "%s: error: matrix needs at least 2 ranks, not %d\n", PROG, n);
-        MPI_Finalize();
+    if (net_start(&argc, &argv, "matrix", 2, 0, &me, &n))
         return 2;
-    }
     size_t big = lat_size > bw_size ? lat_size : bw_size;
     net_require_memory(2 * big, "the send and receive buffers");
     matrix_ctx x;

@@ -99,17 +99,9 @@ int cmd_p2p(int argc, char **argv)
     for (size_t i = 0; i < nsz; i++)
         largest = sz[i] > largest ? sz[i] : largest;
 
-    rmx_step("init");
-    MPI_Init(&argc, &argv);
     int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (nranks != 2) {
-        if (rank == 0)
-            fprintf(stderr, "%s: error: p2p needs exactly 2 ranks, not %d\n", PROG, nranks);
-        MPI_Finalize();
+    if (net_start(&argc, &argv, "p2p", 2, 2, &rank, &nranks))
         return 2;
-    }
     net_require_memory(2 * largest, "the send and receive buffers");
     net_pair p;
     memset(&p, 0, sizeof p);

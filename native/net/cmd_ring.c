@@ -169,17 +169,9 @@ int cmd_ring(int argc, char **argv)
     };
     rmx_args_parse(PROG " ring", "HPCC natural and random ring latency and bandwidth, and per-link times.", argc,
                    argv, 2, spec, sizeof spec / sizeof spec[0]);
-    rmx_step("init");
-    MPI_Init(&argc, &argv);
     int me, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (n < 2) {
-        if (me == 0)
-            fprintf(stderr, "%s: error: ring needs at least 2 ranks, not %d\n", PROG, n);
-        MPI_Finalize();
+    if (net_start(&argc, &argv, "ring", 2, 0, &me, &n))
         return 2;
-    }
     size_t big = lat_size > bw_size ? lat_size : bw_size;
     net_require_memory(4 * big, "the four ring buffers");
     ring_ctx r;

@@ -2,6 +2,7 @@
  * Options are parsed by each command before MPI starts, so bad input ends
  * every rank with the same one-line error and no MPI noise. */
 #include "net.h"
+#include "rmx_step.h"
 #include "rmx_subcmd.h"
 
 #include <stdarg.h>
@@ -72,6 +73,24 @@ void net_shuffle(int *v, int n, uint64_t *state)
         v[i] = v[j];
         v[j] = t;
     }
+}
+
+int net_start(int *argc, char ***argv, const char *what, int min_ranks, int max_ranks, int *me, int *n)
+{
+    rmx_step("init");
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, me);
+    MPI_Comm_size(MPI_COMM_WORLD, n);
+    if (*n >= min_ranks && (max_ranks == 0 || *n <= max_ranks))
+        return 0;
+    if (*me == 0) {
+        if (min_ranks == max_ranks)
+            fprintf(stderr, "%s: error: %s needs exactly %d ranks, not %d\n", PROG, what, min_ranks, *n);
+        else
+            fprintf(stderr, "%s: error: %s needs at least %d ranks, not %d\n", PROG, what, min_ranks, *n);
+    }
+    MPI_Finalize();
+    return 2;
 }
 
 int main(int argc, char **argv)

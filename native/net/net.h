@@ -83,6 +83,11 @@ size_t net_available_memory(void);
  * in the memory this host has available (so a huge size fails at once instead
  * of swapping or being killed by the OOM killer). */
 void net_require_memory(size_t total, const char *what);
+
+/* MPI_Init, then this rank and the rank count. A count outside [min_ranks, max_ranks]
+ * (max 0: no limit) ends every rank with one error line from rank 0: returns 0 to go on,
+ * 2 (the exit status) after MPI_Finalize otherwise. */
+int net_start(int *argc, char ***argv, const char *what, int min_ranks, int max_ranks, int *me, int *n);
 /* malloc that dies naming the rank and host; n == 0 gives a 1-byte buffer. */
 unsigned char *net_alloc(size_t n, const char *what);
 
