@@ -160,3 +160,27 @@ void hpl_bcast_free(hpl_bcast *b)
     b->req = NULL;
     b->nops = b->cap = 0;
 }
+
+void hpl_bc_send_next_first(hpl_bcast *b)
+{
+    const int me = hpl_bc_rel(b);
+    if (me == 1)
+        hpl_bc_add(b, 0, 0, 1, 0, b->len);
+    if (me == 0)
+        hpl_bc_add(b, 0, 1, 0, 0, b->len);
+}
+
+void hpl_bc_plan_rest(hpl_bcast *b, void (*plan)(hpl_bcast *, const int *, int, int))
+{
+    if (b->size < 3)
+        return;
+    int *m = malloc((size_t)b->size * sizeof *m);
+    if (!m)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    int n = 0;
+    m[n++] = 0;
+    for (int i = 2; i < b->size; i++)
+        m[n++] = i;
+    plan(b, m, n, 0);
+    free(m);
+}

@@ -144,6 +144,11 @@ void hpl_bc_plan_chain(hpl_bcast *b, const int *members, int n, int first_phase)
 /* Scatter then roll (ring allgather) of the buffer over members (members[0] has it). */
 void hpl_bc_plan_spread_roll(hpl_bcast *b, const int *members, int n, int first_phase);
 
+/* The "M" variants' common start: the next process column (relative rank 1) gets the
+ * whole panel straight from the root, so its look-ahead factorisation can begin. */
+void hpl_bc_send_next_first(hpl_bcast *b);
+/* The others (the root and relative ranks 2..size-1) covered by a member-list plan. */
+void hpl_bc_plan_rest(hpl_bcast *b, void (*plan)(hpl_bcast *, const int *, int, int));
 void hpl_bc_plan_1ring(hpl_bcast *b);
 void hpl_bc_plan_1ringm(hpl_bcast *b);
 void hpl_bc_plan_2ring(hpl_bcast *b);
