@@ -95,6 +95,21 @@ def test_hpcc_engine_runs_the_reference_and_stores_each_test(db, tmp_path):
     assert "HPL_Tflops" in rec["summary"]["hpcc_summary"]
 
 
+def test_rmax_engine_stores_each_test_with_its_phase_times(db, tmp_path):
+    dat = tmp_path / "HPL.dat"
+    dat.write_text(render(HplConfig(ns=[300, 500], nbs=[64], grids=[(1, 2)])))
+    proc = run_cli("hpl", "run", str(dat), "--np", "2", "--json", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert rec["status"] == "ok" and rec["summary"]["passed"] == 2
+    assert [t["params"]["n"] for t in rec["tests"]] == [300, 500]
+    for t in rec["tests"]:
+        phases = t["summary"]["phases"]
+        assert set(phases) == {"pfact", "swap", "bcast", "update", "solve", "check"}
+        assert all(0 <= v["min"] <= v["max"] <= t["summary"]["time_s"] + 1 for v in phases.values())
+        assert phases["update"]["max"] > 0
+
+
 def test_hpl_run_bad_input(db, tmp_path):
     assert_one_line_error(run_cli("hpl", "run", str(tmp_path / "none.dat")), 2, "not found")
     dat = tmp_path / "HPL.dat"

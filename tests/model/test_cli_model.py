@@ -47,6 +47,11 @@ def test_model_hpl_with_explicit_rates(db):
     p = run_cli("model", "hpl", "--nodes", "1", "--ranks-per-node", "2", "--memory-per-node", "1",
                 "--alpha", "3e-7", "--beta", "4e9", "--gamma", "1e-11", "--kappa", "10", check=True)
     assert "Predicted HPL" in p.stdout and "kappa  = 10" in p.stdout
+    p = run_cli("model", "hpl", "--nodes", "1", "--ranks-per-node", "2", "--memory-per-node", "1", "--n", "8000",
+                "--alpha", "3e-7", "--beta", "4e9", "--gamma", "1e-11", "--tau", "2e-5", "--json", check=True)
+    x = json.loads(p.stdout)["predictions"][0]
+    assert x["terms"]["overhead_s"] == pytest.approx(2e-5 * 8000)
+    assert x["time_s"] == pytest.approx(x["reference_time_s"] + 2e-5 * 8000)
 
 
 @pytest.mark.parametrize("args,words", [
@@ -54,6 +59,8 @@ def test_model_hpl_with_explicit_rates(db):
     (["--grid", "2by4"], ["malformed grid", "2by4"]),
     (["--grid", "4x4", "--nodes", "1", "--ranks-per-node", "2"], ["needs 16 processes"]),
     (["--alpha", "-1"], ["alpha"]),
+    (["--kappa", "-2"], ["kappa must be non-negative"]),
+    (["--kappa", "1", "--tau", "1e-6"], ["--kappa or --tau, not both"]),
 ])
 def test_model_hpl_bad_input(db, args, words):
     base = ["--alpha", "1e-6", "--beta", "1e9", "--gamma", "1e-11", "--n", "1000", "--no-calibration"]

@@ -43,6 +43,34 @@ def test_invalid_trials_are_never_best(db, tmp_path):
     assert all(t["status"] == "invalid" for t in _runs(db, kind="hpl", parent=tune["id"]))
 
 
+def test_hung_trial_is_killed_by_the_watchdog_and_recorded_failed(db, tmp_path):
+    # An xhpl that hangs on its first execution (both ranks: one sleeps, the other waits for it
+    # inside MPI) and is the real rmax-hpl afterwards: a node that stalled once.
+    from rmax.native import executable
+
+    marker = tmp_path / "hung-once"
+    xhpl = tmp_path / "xhpl"
+    xhpl.write_text(f"""#!/bin/sh
+if mkdir {marker} 2>/dev/null; then exec sleep 600; fi
+exec {executable("rmax-hpl")} "$@"
+""")
+    xhpl.chmod(0o755)
+    proc = run_cli("tune", "--np", "2", "--n", "800", "--trials", "3", "--engine", f"xhpl:{xhpl}",
+                   "--strategy", "coordinate", "--timeout", "8", "--out", str(tmp_path / "best.dat"), timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    (tune,) = _runs(db, kind="tune")
+    trials = _runs(db, kind="hpl", parent=tune["id"])
+    assert len(trials) == 3
+    assert trials[0]["status"] == "failed", trials[0]
+    assert "timed out" in trials[0]["error"] and "killed" in trials[0]["error"], trials[0]["error"]
+    assert all(t["status"] == "ok" for t in trials[1:])
+    summary = json.loads(tune["summary"])
+    assert summary["best"]["gflops"] > 0 and summary["trials"] == 3
+    import subprocess
+
+    assert subprocess.run(["pgrep", "-f", "sleep 600"], capture_output=True).returncode == 1   # nothing left behind
+
+
 def test_bad_input(db):
     assert_one_line_error(run_cli("tune", "--np", "2", "--mem-fraction", "0.99", "--trials", "3"), 2,
                           "--mem-fraction 0.99", "swap")

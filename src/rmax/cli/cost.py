@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
+from rmax.cli.overhead_options import given_overhead, overhead_options
 from rmax.errors import RmaxError
 
 
@@ -19,9 +20,9 @@ from rmax.errors import RmaxError
 @click.option("--alpha", type=float, default=None, help="What-if: latency in seconds (default: cluster.toml, then measured).")
 @click.option("--beta", type=float, default=None, help="What-if: bandwidth in bytes/s (default: cluster.toml, then measured).")
 @click.option("--gamma", type=float, default=None, help="What-if: seconds per DGEMM flop per process (default: measured).")
-@click.option("--kappa", type=float, default=None, help="What-if: panel-term factor (default: calibrated).")
+@overhead_options
 @json_option
-def command(cluster_path, gflops, what_if, nb, alpha, beta, gamma, kappa, as_json):
+def command(cluster_path, gflops, what_if, nb, alpha, beta, gamma, kappa, tau, as_json):
     """Cost-benefit of the cluster from cluster.toml and the latest HPL results.
 
     Example: rmax cost --cluster cluster.toml --what-if"""
@@ -29,6 +30,7 @@ def command(cluster_path, gflops, what_if, nb, alpha, beta, gamma, kappa, as_jso
     from rmax.model.inputs import best_hpl, node_facts
     from rmax.store import open_store
 
+    given = given_overhead(kappa, tau)
     cf = read_cluster(cluster_path)
     c = cf.cluster
     if gflops is not None and not gflops > 0:
@@ -52,19 +54,19 @@ def command(cluster_path, gflops, what_if, nb, alpha, beta, gamma, kappa, as_jso
                   "rpeak_source": ("cluster.toml" if c.rpeak_gflops else
                                    f"inventory ({facts.rpeak_basis})" if rpeak_node else None)}
         if what_if:
-            result["what_if"] = _what_if(cf, facts, store, nb, alpha, beta, gamma, kappa)
+            result["what_if"] = _what_if(cf, facts, store, nb, alpha, beta, gamma, given)
     if as_json:
         print_json(result)
         return
     _print(result)
 
 
-def _what_if(cf, facts, store, nb, alpha, beta, gamma, kappa) -> dict:
+def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead) -> dict:
     from dataclasses import replace
 
     from rmax.model import hpl_model as hm
     from rmax.model.cost import WhatIf, cost_figures
-    from rmax.model.inputs import resolve_kappa, resolve_rates
+    from rmax.model.inputs import resolve_overhead, resolve_rates
 
     base = cf.cluster
     alts = cf.what_if or [WhatIf("twice the nodes", replace(
@@ -77,7 +79,7 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, kappa) -> dict:
     if beta is None and base.bandwidth_mbps:
         rates["beta"] = replace(rates["beta"], source="cluster.toml [network] bandwidth_MBps")
     a, b, g = rates["alpha"].value, rates["beta"].value, rates["gamma3"].value
-    k, k_note, _ = resolve_kappa(store, kappa, False, a, b, g)
+    over, over_note, _ = resolve_overhead(store, overhead, False, a, b, g)
     rows = []
     for name, c in [("as described", base), *[(w.name, w.cluster) for w in alts]]:
         rpn = c.ranks_per_node or (facts.cores if facts else None)
@@ -88,7 +90,7 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, kappa) -> dict:
         n = hm.n_for_memory(c.nodes * mem, nb, p, q)
         ca = c.latency_us * 1e-6 if c.latency_us is not None and c is not base else a
         cb = c.bandwidth_mbps * 1e6 if c.bandwidth_mbps and c is not base else b
-        t = hm.predict_hpl(n, nb, p, q, ca, cb, g, k)
+        t = hm.predict_hpl(n, nb, p, q, ca, cb, g, over)
         gf = hm.predicted_gflops(n, t)
         rpeak = c.rpeak_gflops or (facts.rpeak_gflops if facts else None)
         fig = cost_figures(gf, c.price, c.watts, rpeak * c.nodes if rpeak else None)
@@ -102,7 +104,7 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, kappa) -> dict:
     best = min(rows, key=lambda r: r["dollars_per_gflops"])
     marg = [r for r in rows[1:] if r.get("extra_gflops_per_1000_dollars") is not None]
     best_marg = max(marg, key=lambda r: r["extra_gflops_per_1000_dollars"]) if marg else None
-    return {"inputs": {k2: v.as_dict() for k2, v in rates.items()}, "kappa": {"value": k, "source": k_note},
+    return {"inputs": {k2: v.as_dict() for k2, v in rates.items()}, "overhead": {**over.as_dict(), "source": over_note},
             "nb": nb, "rows": rows, "cheapest_per_gflops": best["name"],
             "best_buy": best_marg["name"] if best_marg else None}
 
@@ -132,7 +134,7 @@ def _print(r: dict) -> None:
     console.print(f"model inputs: alpha {inp['alpha']['value'] * 1e6:.3g} us ({inp['alpha']['source']}), beta "
                   f"{inp['beta']['value'] / 1e6:.4g} MB/s ({inp['beta']['source']}), DGEMM "
                   f"{1e-9 / inp['gamma3']['value']:.1f} GFLOPS per process ({inp['gamma3']['source']}), "
-                  f"kappa {w['kappa']['value']:.3g} ({w['kappa']['source']})")
+                  f"overhead {w['overhead']['symbol']} {w['overhead']['value']:.3g} ({w['overhead']['source']})")
     t = Table(title=f"What if (HPL model, N at 80% of memory, NB {w['nb']})")
     for col in ("alternative", "nodes", "cost ($)", "pred. GFLOPS", "$/GFLOPS", "MFLOPS/W", "extra GFLOPS per extra $1000"):
         t.add_column(col, justify="right")

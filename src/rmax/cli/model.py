@@ -10,6 +10,7 @@ import math
 import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
+from rmax.cli.overhead_options import given_overhead, overhead_options
 from rmax.errors import RmaxError
 
 
@@ -131,18 +132,17 @@ def _n_list(text: str | None) -> list[int] | None:
 @click.option("--beta", type=float, default=None, help="Bandwidth, bytes/s (default: latest net run).")
 @click.option("--gamma", type=float, default=None,
               help="Seconds per DGEMM flop of one process (default: latest dgemm run).")
-@click.option("--kappa", type=float, default=None,
-              help="Panel-factorisation cost per flop relative to DGEMM (default: calibrated on stored HPL runs).")
-@click.option("--no-calibration", is_flag=True, help="The reference's model alone (kappa = 0).")
+@overhead_options
+@click.option("--no-calibration", is_flag=True, help="The reference's model alone (no overhead term).")
 @click.option("--validate", is_flag=True, help="Also predict every stored HPL test and show the errors.")
 @json_option
-def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, beta, gamma, kappa, no_calibration,
-            validate, as_json):
+def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, beta, gamma, kappa, tau,
+            no_calibration, validate, as_json):
     """Predicted HPL time, GFLOPS and efficiency from HPL's scalability model.
 
     Example: rmax model hpl --nodes 4 --grid 2x4 --nb 192 --alpha 25e-6 --beta 117e6 --gamma 1e-11"""
     from rmax.model import hpl_model as hm
-    from rmax.model.inputs import hpl_observations, node_facts, resolve_rates
+    from rmax.model.inputs import hpl_observations, node_facts, resolve_overhead, resolve_rates
     from rmax.store import open_store
 
     _positive_int("--nodes", nodes)
@@ -151,8 +151,7 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, bet
     ns = _n_list(n_text)
     if memory_per_node is not None and memory_per_node <= 0:
         raise RmaxError(f"--memory-per-node must be positive, not {memory_per_node}")
-    if kappa is not None and (kappa < 0 or not math.isfinite(kappa)):
-        raise RmaxError(f"--kappa must be non-negative, not {kappa}")
+    given = given_overhead(kappa, tau)
     pq = hm.parse_grid(grid) if grid else None
 
     try:  # memory, cores and Rpeak: optional when given on the command line
@@ -172,33 +171,22 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, bet
             raise RmaxError("memory per node unknown", hint="give --n or --memory-per-node")
         ns = [hm.n_for_memory(nodes * mem, nb, p, q)]
 
-    store = open_store() if None in (alpha, beta, gamma) or (kappa is None and not no_calibration) or validate else None
+    store = open_store() if None in (alpha, beta, gamma) or (given is None and not no_calibration) or validate else None
     try:
         rates = resolve_rates(store, alpha, beta, gamma, nb)
         a, b, g = rates["alpha"].value, rates["beta"].value, rates["gamma3"].value
         hm.check_inputs(1, nb, p, q, a, b, g)
-        obs = hpl_observations(store, a, b, g) if store is not None else []
+        over, over_note, cal = resolve_overhead(store, given, no_calibration, a, b, g)
+        obs = hpl_observations(store, a, b, g) if validate else []
     finally:
         if store is not None:
             store.close()
-    cal = None
-    if no_calibration:
-        k, k_note = 0.0, "not calibrated (--no-calibration): the reference's model"
-    elif kappa is not None:
-        k, k_note = kappa, "given (--kappa)"
-    elif obs:
-        cal = hm.calibrate_kappa([o for o, _ in obs])
-        k = cal.kappa
-        k_note = (f"calibrated on {cal.points} stored HPL test(s): rms error {cal.rms_rel_error:.1%} "
-                  f"(reference model alone {cal.rms_rel_error_uncalibrated:.1%})")
-    else:
-        k, k_note = 0.0, "not calibrated: no stored HPL runs (run `rmax hpl run` at a few N); the reference's model"
 
     rpeak = facts.rpeak_gflops * nodes * min(1.0, p * q / slots) if facts and facts.rpeak_gflops else None
     preds = []
     for n in ns:
-        terms = hm.hpl_terms(n, nb, p, q, a, b, g, k)
-        ref = hm.hpl_terms(n, nb, p, q, a, b, g, 0.0)
+        terms = hm.hpl_terms(n, nb, p, q, a, b, g, over)
+        ref = hm.hpl_terms(n, nb, p, q, a, b, g)
         gf = hm.predicted_gflops(n, terms.total_s)
         preds.append({"n": n, "nb": nb, "p": p, "q": q, "terms": terms.as_dict(), "time_s": terms.total_s,
                       "gflops": gf, "efficiency": hm.efficiency(terms),
@@ -212,7 +200,7 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, bet
         checks = run_validation([o for o, _ in obs])
     result = {"nodes": nodes, "ranks_per_node": rpn, "grid": [p, q],
               "inputs": {k2: v.as_dict() for k2, v in rates.items()},
-              "kappa": {"value": k, "source": k_note, **({"calibration": cal.as_dict()} if cal else {})},
+              "overhead": {**over.as_dict(), "source": over_note, **({"calibration": cal.as_dict()} if cal else {})},
               "rpeak_gflops": rpeak, "predictions": preds,
               **({"validation": {"checks": [c.as_dict() for c in checks],
                                  "summary": [summarize_errors(checks), summarize_errors(checks, 4000)]}}
@@ -231,7 +219,8 @@ def _print_hpl(r: dict, checks) -> None:
     console.print(f"beta   = {inp['beta']['value'] / 1e6:.1f} MB/s                 ({inp['beta']['source']})")
     console.print(f"gamma3 = {inp['gamma3']['value']:.4g} s/flop = {1e-9 / inp['gamma3']['value']:.2f} GFLOPS "
                   f"per process   ({inp['gamma3']['source']})")
-    console.print(f"kappa  = {r['kappa']['value']:.3g}   ({r['kappa']['source']})")
+    o = r["overhead"]
+    console.print(f"{o['symbol']:<6} = {o['value']:.3g} {o['unit']}   (overhead term '{o['form']}': {o['source']})")
     p, q = r["grid"]
     t = Table(title=f"Predicted HPL, {r['nodes']} node(s) x {r['ranks_per_node']} ranks, grid {p} x {q}")
     for col in ("N", "NB", "time (s)", "GFLOPS", "efficiency", "% of Rpeak", "memory used"):
@@ -241,12 +230,12 @@ def _print_hpl(r: dict, checks) -> None:
                   fmt(x["efficiency"], ".1%"), fmt(x["percent_of_rpeak"], ".1f"), fmt(x["memory_fraction"], ".0%"))
     console.print(t)
     t = Table(title="The predicted time's terms (s)")
-    for col in ("N", "DGEMM", "bandwidth", "latency", "panel (kappa)"):
+    for col in ("N", "DGEMM", "bandwidth", "latency", f"overhead ({o['form']})"):
         t.add_column(col, justify="right")
     for x in r["predictions"]:
         tm = x["terms"]
         t.add_row(str(x["n"]), fmt(tm["compute_s"], ".4g"), fmt(tm["bandwidth_s"], ".4g"), fmt(tm["latency_s"], ".4g"),
-                  fmt(tm["panel_s"], ".4g"))
+                  fmt(tm["overhead_s"], ".4g"))
     console.print(t)
     console.print("efficiency: the DGEMM term's share of the predicted time (1 = every flop at DGEMM speed)")
     if checks is None:
@@ -262,7 +251,7 @@ def _print_hpl(r: dict, checks) -> None:
                   fmt(1e-9 / c.gamma3, ".1f"), fmt(c.predicted_s, ".3g"), fmt(c.error, "+.1%"),
                   fmt(c.calibrated_s, ".3g"), fmt(c.calibrated_error, "+.1%"))
     console.print(v)
-    console.print("error = (predicted - measured) / measured time; calibrated: kappa fitted on the other tests; "
+    console.print("error = (predicted - measured) / measured time; calibrated: the overhead term fitted on the other tests; "
                   "DGEMM/proc: the GFLOPS per process the test is modelled with")
     for s in r["validation"]["summary"]:
         ref, cal = s["reference"], s["calibrated"]

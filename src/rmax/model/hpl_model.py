@@ -4,21 +4,26 @@ one calibrated term for what that analysis leaves out.
     T(N) = 2 gamma3 N^3 / (3 P Q)                        the trailing updates, all at DGEMM speed
          + beta_d N^2 (3P + Q) / (2 P Q)                  panel broadcasts and row swaps (bandwidth)
          + alpha N ((NB + 1) log2(P) + P) / NB            their start-up costs (latency)
-         + kappa gamma3 N^2 NB / (2 P)                    panel factorisation (calibrated, see below)
+         + overhead                                       calibrated, one of the OVERHEADS forms
 
 Units: alpha in seconds per message, beta as the Hockney model and `rmax bench net`
 give it, a bandwidth in bytes/s (the analysis wants seconds per double:
 beta_d = 8 / beta), gamma3 in seconds per flop of one process's DGEMM.
 
-What the analysis omits: it charges every flop at DGEMM speed. The panel
-factorisation (about N^2 NB / 2 flops in all, done by one process column while
-the others wait unless look-ahead hides it) runs at a small fraction of that
-speed: pivot searches, narrow BLAS-2/3 calls, a message per column when P > 1.
-At N = 10000 on this machine it is a quarter of the run time; at N = 1000 most
-of it. The fourth term charges those flops at kappa times the DGEMM cost per
-flop: kappa is dimensionless (how much slower than DGEMM a panel flop is), so it
-carries over when the node gets faster or slower, and is fitted from measured
-HPL runs (`calibrate_kappa`). kappa = 0 is the reference's model unchanged.
+What the analysis omits: it charges every flop at DGEMM speed and every column
+of the panel factorisation only its messages. Two forms of the missing time are
+offered, each with one coefficient fitted to measured HPL runs (`calibrate`):
+- "panel": the panel's N^2 NB / 2 flops (done by one process column) at kappa
+  times the DGEMM cost per flop, kappa dimensionless. Right when the panel is on
+  the critical path (DEPTH 0, slow BLAS-2).
+- "column": tau seconds per matrix column. Right when look-ahead hides the
+  panel's flops behind the update and what remains is per-column work that
+  cannot be hidden (pivot search and row exchange, synchronisation, the
+  iteration's waits): the missing time then grows like N, not N^2. rmax-hpl
+  with DEPTH 1 on this machine: 7-18 us per column at N = 1000-8000.
+The calibration fits both and keeps the one with the smaller median leave-one-out
+error, so the choice is made by predictions, not by the fit to the same runs.
+A zero coefficient is the reference's model unchanged.
 
 Still omitted: DGEMM's lower speed on the thin shapes of late iterations, the
 solve's O(N^2) work, load imbalance of the block-cyclic layout, and contention
@@ -28,7 +33,9 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 from rmax.errors import RmaxError
 
@@ -40,18 +47,63 @@ def hpl_flops(n: float) -> float:
     return 2.0 / 3.0 * n ** 3 + 1.5 * n ** 2
 
 
-def check_inputs(n: float, nb: int, p: int, q: int, alpha: float, beta: float, gamma3: float,
-                 kappa: float = 0.0) -> None:
+def check_inputs(n: float, nb: int, p: int, q: int, alpha: float, beta: float, gamma3: float) -> None:
     if n < 1:
         raise RmaxError(f"N must be at least 1, not {n}")
     if nb < 1:
         raise RmaxError(f"NB must be at least 1, not {nb}")
     if p < 1 or q < 1:
         raise RmaxError(f"the process grid {p} x {q} needs P and Q of at least 1")
-    for name, v, strict in (("alpha", alpha, False), ("beta", beta, True), ("gamma3", gamma3, True),
-                            ("kappa", kappa, False)):
+    for name, v, strict in (("alpha", alpha, False), ("beta", beta, True), ("gamma3", gamma3, True)):
         if not math.isfinite(v) or v < 0 or (strict and v == 0):
             raise RmaxError(f"{name} must be {'positive' if strict else 'non-negative'}, not {v}")
+
+
+# --- the calibrated overhead term --------------------------------------------------------
+
+@dataclass(frozen=True)
+class OverheadForm:
+    name: str
+    symbol: str
+    unit: str
+    meaning: str
+    unit_time: Callable[[float, int, int, int, float], float]   # (n, nb, p, q, gamma3) -> s for coefficient 1
+
+
+OVERHEADS: dict[str, OverheadForm] = {f.name: f for f in (
+    OverheadForm("panel", "kappa", "x DGEMM time per flop", "panel factorisation flops at kappa x the DGEMM cost",
+                 lambda n, nb, p, q, g: g * n ** 2 * nb / (2.0 * p)),
+    OverheadForm("column", "tau", "s per column", "tau seconds per matrix column that look-ahead cannot hide",
+                 lambda n, nb, p, q, g: float(n)),
+)}
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """One form of the missing time with its coefficient (0: the reference's model)."""
+    form: str = "panel"
+    value: float = 0.0
+
+    def __post_init__(self):
+        if self.form not in OVERHEADS:
+            raise RmaxError(f"unknown overhead form '{self.form}'", hint=f"one of: {', '.join(OVERHEADS)}")
+        if not math.isfinite(self.value) or self.value < 0:
+            sym = OVERHEADS[self.form].symbol
+            raise RmaxError(f"{sym} must be non-negative, not {self.value}")
+
+    def time(self, n: float, nb: int, p: int, q: int, gamma3: float) -> float:
+        return self.value * OVERHEADS[self.form].unit_time(n, nb, p, q, gamma3) if self.value else 0.0
+
+    def describe(self) -> str:
+        f = OVERHEADS[self.form]
+        return f"{f.symbol} = {self.value:.3g} {f.unit} ({f.meaning})" if self.value else "none (the reference's model)"
+
+    def as_dict(self) -> dict:
+        f = OVERHEADS[self.form]
+        return {"form": self.form, "symbol": f.symbol, "value": self.value, "unit": f.unit}
+
+
+REFERENCE = Overhead()
 
 
 @dataclass(frozen=True)
@@ -59,35 +111,35 @@ class HplTerms:
     compute_s: float     # 2 gamma3 N^3 / (3PQ)
     bandwidth_s: float   # beta_d N^2 (3P+Q) / (2PQ)
     latency_s: float     # alpha N ((NB+1) log2 P + P) / NB
-    panel_s: float       # kappa gamma3 N^2 NB / (2P)
+    overhead_s: float    # the calibrated term (Overhead.time)
 
     @property
     def total_s(self) -> float:
-        return self.compute_s + self.bandwidth_s + self.latency_s + self.panel_s
+        return self.compute_s + self.bandwidth_s + self.latency_s + self.overhead_s
 
     def as_dict(self) -> dict:
         return {**asdict(self), "total_s": self.total_s}
 
 
 def hpl_terms(n: float, nb: int, p: int, q: int, alpha: float, beta: float, gamma3: float,
-              kappa: float = 0.0) -> HplTerms:
-    check_inputs(n, nb, p, q, alpha, beta, gamma3, kappa)
+              overhead: Overhead = REFERENCE) -> HplTerms:
+    check_inputs(n, nb, p, q, alpha, beta, gamma3)
     beta_d = BYTES_PER_DOUBLE / beta
     return HplTerms(
         compute_s=2.0 * gamma3 * n ** 3 / (3.0 * p * q),
         bandwidth_s=beta_d * n ** 2 * (3 * p + q) / (2.0 * p * q),
         latency_s=alpha * n * ((nb + 1) * math.log2(p) + p) / nb,
-        panel_s=kappa * gamma3 * n ** 2 * nb / (2.0 * p),
+        overhead_s=overhead.time(n, nb, p, q, gamma3),
     )
 
 
 def predict_hpl(n: float, nb: int, p: int, q: int, alpha: float, beta: float, gamma3: float,
-                kappa: float = 0.0) -> float:
+                overhead: Overhead = REFERENCE) -> float:
     """Predicted HPL wall time in seconds (the tuner's entry point).
 
     alpha: s per message; beta: bytes/s; gamma3: s per DGEMM flop of one process;
-    kappa: panel-factorisation cost per flop relative to DGEMM (0: the reference's model)."""
-    return hpl_terms(n, nb, p, q, alpha, beta, gamma3, kappa).total_s
+    overhead: the calibrated term (default none: the reference's model)."""
+    return hpl_terms(n, nb, p, q, alpha, beta, gamma3, overhead).total_s
 
 
 def measured_time(n: int, summary: dict) -> float:
@@ -145,7 +197,7 @@ def n_for_memory(total_bytes: float, nb: int, p: int = 1, q: int = 1, fraction: 
     return max(nb, n - n % nb) if n >= nb else max(n, 1)
 
 
-# --- calibration of kappa --------------------------------------------------------------
+# --- calibration of the overhead term ----------------------------------------------------
 
 @dataclass(frozen=True)
 class Observation:
@@ -161,37 +213,75 @@ class Observation:
 
 
 @dataclass(frozen=True)
+class FormFit:
+    overhead: Overhead
+    stderr: float | None
+    rms_rel_error: float            # on the runs it was fitted to
+    loo_median_abs_error: float | None  # leave-one-out: each run predicted by a fit to the others
+
+
+@dataclass(frozen=True)
 class Calibration:
-    kappa: float
-    kappa_stderr: float | None
+    overhead: Overhead              # the chosen form and its coefficient
+    stderr: float | None
     points: int
-    rms_rel_error: float            # of the calibrated model on the points it was fitted to
+    rms_rel_error: float            # of the chosen form on the points it was fitted to
     rms_rel_error_uncalibrated: float
+    fits: dict[str, FormFit]        # every form tried
+    chosen_by: str
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {"overhead": self.overhead.as_dict(), "stderr": self.stderr, "points": self.points,
+                "rms_rel_error": self.rms_rel_error, "rms_rel_error_uncalibrated": self.rms_rel_error_uncalibrated,
+                "chosen_by": self.chosen_by,
+                "forms": {k: {**f.overhead.as_dict(), "stderr": f.stderr, "rms_rel_error": f.rms_rel_error,
+                              "loo_median_abs_error": f.loo_median_abs_error} for k, f in self.fits.items()}}
 
 
-def panel_unit(o: Observation) -> float:
-    """The panel term's time for kappa = 1."""
-    return o.gamma3 * o.n ** 2 * o.nb / (2.0 * o.p)
+def _rms(xs: list[float]) -> float:
+    return math.sqrt(sum(x * x for x in xs) / len(xs))
 
 
-def calibrate_kappa(obs: list[Observation]) -> Calibration:
-    """Least squares on relative errors, (T_model - t) / t, for the one linear parameter kappa >= 0."""
-    if not obs:
-        raise RmaxError("no measured HPL runs to calibrate the panel term from",
-                        hint="run `rmax hpl run` at a few N first, or pass --kappa")
+def _fit_coefficient(form: str, obs: list[Observation]) -> tuple[float, float | None, list[float]]:
+    """Least squares on relative errors, (T_model - t) / t, for the form's one coefficient >= 0:
+    (coefficient, its standard error, the relative errors)."""
+    unit = OVERHEADS[form].unit_time
     base = [predict_hpl(o.n, o.nb, o.p, o.q, o.alpha, o.beta, o.gamma3) for o in obs]
-    u = [panel_unit(o) for o in obs]
+    u = [unit(o.n, o.nb, o.p, o.q, o.gamma3) for o in obs]
     t = [o.time_s for o in obs]
     sxx = sum((ui / ti) ** 2 for ui, ti in zip(u, t))
     sxy = sum((ti - bi) * ui / ti ** 2 for ti, bi, ui in zip(t, base, u))
-    kappa = max(0.0, sxy / sxx) if sxx > 0 else 0.0
-    rel = [(bi + kappa * ui - ti) / ti for bi, ui, ti in zip(base, u, t)]
-    rel0 = [(bi - ti) / ti for bi, ti in zip(base, t)]
+    c = max(0.0, sxy / sxx) if sxx > 0 else 0.0
+    rel = [(bi + c * ui - ti) / ti for bi, ui, ti in zip(base, u, t)]
     dof = len(obs) - 1
     stderr = math.sqrt(sum(r * r for r in rel) / dof / sxx) if dof > 0 and sxx > 0 else None
-    rms = math.sqrt(sum(r * r for r in rel) / len(rel))
-    rms0 = math.sqrt(sum(r * r for r in rel0) / len(rel0))
-    return Calibration(kappa, stderr, len(obs), rms, rms0)
+    return c, stderr, rel
+
+
+def fit_form(form: str, obs: list[Observation]) -> FormFit:
+    c, stderr, rel = _fit_coefficient(form, obs)
+    loo = None
+    if len(obs) >= 3:
+        errs = []
+        for i, o in enumerate(obs):
+            ci, _, _ = _fit_coefficient(form, obs[:i] + obs[i + 1:])
+            pred = predict_hpl(o.n, o.nb, o.p, o.q, o.alpha, o.beta, o.gamma3, Overhead(form, ci))
+            errs.append(abs(pred - o.time_s) / o.time_s)
+        loo = statistics.median(errs)
+    return FormFit(Overhead(form, c), stderr, _rms(rel), loo)
+
+
+def calibrate(obs: list[Observation], forms: list[str] | None = None) -> Calibration:
+    """Fit every overhead form (or the ones named) and keep the best predictor: the smallest
+    median leave-one-out error when there are at least 3 runs, else the smallest fitted error.
+    The median, because timing noise is one-sided and bursty (a run preempted once is much
+    slower, never faster): one such run must not choose the form."""
+    if not obs:
+        raise RmaxError("no measured HPL runs to calibrate the model's overhead term from",
+                        hint="run `rmax hpl run` at a few N first, or give the coefficient (--kappa or --tau)")
+    fits = {f: fit_form(f, obs) for f in (forms or list(OVERHEADS))}
+    by_loo = len(obs) >= 3
+    best = min(fits.values(), key=lambda f: f.loo_median_abs_error if by_loo else f.rms_rel_error)
+    rel0 = [(predict_hpl(o.n, o.nb, o.p, o.q, o.alpha, o.beta, o.gamma3) - o.time_s) / o.time_s for o in obs]
+    return Calibration(best.overhead, best.stderr, len(obs), best.rms_rel_error, _rms(rel0), fits,
+                       "median leave-one-out error" if by_loo else "fitted error (fewer than 3 runs)")

@@ -1,7 +1,7 @@
 """How well the HPL model predicts measured runs.
 
-Every run is predicted twice: by the reference's model (kappa = 0) and with the
-panel term calibrated on the *other* runs (leave-one-out), so no run is
+Every run is predicted twice: by the reference's model (no overhead term) and with
+the overhead term calibrated on the *other* runs (leave-one-out), so no run is
 predicted by a fit that saw it. The error is (predicted - measured) / measured
 on time; a GFLOPS error is the same size with the opposite sign."""
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from rmax.model.hpl_model import Observation, calibrate_kappa, hpl_flops, predict_hpl
+from rmax.model.hpl_model import Observation, calibrate, hpl_flops, predict_hpl
 
 
 @dataclass(frozen=True)
@@ -22,9 +22,9 @@ class Check:
     measured_s: float
     measured_gflops: float
     gamma3: float
-    predicted_s: float            # reference model, kappa = 0
+    predicted_s: float            # reference model, no overhead term
     error: float                  # relative, on time
-    kappa: float | None           # calibrated on the other runs
+    overhead: dict | None         # form and coefficient, calibrated on the other runs
     calibrated_s: float | None
     calibrated_error: float | None
 
@@ -33,19 +33,20 @@ class Check:
 
 
 def validate(obs: list[Observation], fit_on=None) -> list[Check]:
-    """Predict each observation; `fit_on(o)` chooses which other runs may calibrate kappa
-    (default: all the others)."""
+    """Predict each observation; `fit_on(o)` chooses which other runs may calibrate the
+    overhead term (default: all the others)."""
     checks = []
     for i, o in enumerate(obs):
         raw = predict_hpl(o.n, o.nb, o.p, o.q, o.alpha, o.beta, o.gamma3)
         others = [x for j, x in enumerate(obs) if j != i and (fit_on is None or fit_on(x))]
-        kappa = cal = cal_err = None
+        over = cal = cal_err = None
         if others:
-            kappa = calibrate_kappa(others).kappa
-            cal = predict_hpl(o.n, o.nb, o.p, o.q, o.alpha, o.beta, o.gamma3, kappa)
+            fitted = calibrate(others).overhead
+            over = fitted.as_dict()
+            cal = predict_hpl(o.n, o.nb, o.p, o.q, o.alpha, o.beta, o.gamma3, fitted)
             cal_err = (cal - o.time_s) / o.time_s
         checks.append(Check(o.n, o.nb, o.p, o.q, o.time_s, hpl_flops(o.n) / o.time_s / 1e9, o.gamma3, raw,
-                            (raw - o.time_s) / o.time_s, kappa, cal, cal_err))
+                            (raw - o.time_s) / o.time_s, over, cal, cal_err))
     return checks
 
 

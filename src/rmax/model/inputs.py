@@ -231,20 +231,21 @@ def resolve_rates(store: Store | None, alpha: float | None, beta: float | None, 
     return out
 
 
-def resolve_kappa(store: Store | None, kappa: float | None, no_calibration: bool, alpha: float, beta: float,
-                  gamma3: float):
-    """(kappa, how it was chosen, Calibration or None): given, zero, or fitted to stored HPL tests."""
-    from rmax.model.hpl_model import calibrate_kappa
+def resolve_overhead(store: Store | None, given, no_calibration: bool, alpha: float, beta: float, gamma3: float):
+    """(Overhead, how it was chosen, Calibration or None): given (an Overhead), none, or fitted to stored HPL tests."""
+    from rmax.model.hpl_model import REFERENCE, calibrate
 
     if no_calibration:
-        return 0.0, "not calibrated (--no-calibration): the reference's model", None
-    if kappa is not None:
-        return kappa, "given (--kappa)", None
+        return REFERENCE, "not calibrated (--no-calibration): the reference's model", None
+    if given is not None:
+        return given, "given on the command line", None
     obs = hpl_observations(store, alpha, beta, gamma3) if store is not None else []
     if not obs:
-        return 0.0, "not calibrated: no stored HPL runs; the reference's model", None
-    cal = calibrate_kappa([o for o, _ in obs])
-    return cal.kappa, f"calibrated on {cal.points} stored HPL test(s)", cal
+        return REFERENCE, "not calibrated: no stored HPL runs (run `rmax hpl run` at a few N); the reference's model", None
+    cal = calibrate([o for o, _ in obs])
+    return cal.overhead, (f"calibrated on {cal.points} stored HPL test(s), form chosen by {cal.chosen_by}: "
+                          f"rms error {cal.rms_rel_error:.1%} (reference model alone "
+                          f"{cal.rms_rel_error_uncalibrated:.1%})"), cal
 
 
 def best_hpl(store: Store) -> tuple[float, str] | None:

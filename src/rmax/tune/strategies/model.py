@@ -7,8 +7,9 @@ Inputs: alpha and beta from the latest stored `net` run, gamma3 from the
 latest `dgemm` run (rmax.model.inputs). When one is missing: gamma3 is taken
 from the first measured trial (every flop charged at its rate, an upper bound
 on the time per flop), alpha and beta are assumed shared-memory values; the
-strategy says which in its notes. The panel coefficient kappa is refitted from
-this session's own trials after each one, so the ranking learns the machine."""
+strategy says which in its notes. The model's overhead term (its form and
+coefficient) is refitted from this session's own trials after each one, so the
+ranking learns the machine."""
 
 from __future__ import annotations
 
@@ -49,18 +50,18 @@ class ModelGuided(Strategy):
             self.notes.append(f"alpha, beta assumed ({ASSUMED_ALPHA * 1e6:.0f} us, {ASSUMED_BETA / 1e9:.0f} GB/s): no net run stored")
         return alpha, beta, gamma3
 
-    def predict(self, cand: dict, alpha: float, beta: float, gamma3: float, kappa: float) -> float:
+    def predict(self, cand: dict, alpha: float, beta: float, gamma3: float, overhead) -> float:
         from rmax.model.hpl_model import predict_hpl
 
         p, q = cand["grid"]
-        return predict_hpl(cand["n"], cand["nb"], p, q, alpha, beta, gamma3, kappa)
+        return predict_hpl(cand["n"], cand["nb"], p, q, alpha, beta, gamma3, overhead)
 
-    def fit_kappa(self, alpha, beta, gamma3) -> float:
-        from rmax.model.hpl_model import Observation, calibrate_kappa, hpl_flops
+    def fit_overhead(self, alpha, beta, gamma3):
+        from rmax.model.hpl_model import REFERENCE, Observation, calibrate, hpl_flops
 
         obs = [Observation(t.cand["n"], t.cand["nb"], *t.cand["grid"], hpl_flops(t.cand["n"]) / (t.m.gflops * 1e9),
                            alpha, beta, gamma3) for t in self.ev.history if t.m.ok]
-        return calibrate_kappa(obs).kappa if obs else 0.0
+        return calibrate(obs).overhead if obs else REFERENCE
 
     def search(self) -> None:
         alpha, beta, gamma3 = self.rates()
@@ -77,10 +78,10 @@ class ModelGuided(Strategy):
         quota = max(3, int(left // 3)) if left != float("inf") else max(3, len(pairs) // 2)
         tried = {(start["nb"], tuple(start["grid"]))}
         for _ in range(min(quota, len(pairs) - 1)):
-            kappa = self.fit_kappa(alpha, beta, gamma3)
+            overhead = self.fit_overhead(alpha, beta, gamma3)
             ranked = sorted((c for c in (self.sized({**self.incumbent, "nb": nb, "grid": g}) for nb, g in pairs)
                              if (c["nb"], tuple(c["grid"])) not in tried),
-                            key=lambda c: self.predict(c, alpha, beta, gamma3, kappa) / c["n"] ** 3)
+                            key=lambda c: self.predict(c, alpha, beta, gamma3, overhead) / c["n"] ** 3)
             if not ranked:
                 break
             cand = ranked[0]
@@ -90,6 +91,6 @@ class ModelGuided(Strategy):
             v = challenge(self.ev, cand, self.incumbent, self.cap)
             if v.better:
                 self.incumbent = cand
-        self.notes.append(f"model ranked {len(pairs)} NB x grid pairs, ran {len(tried)}; panel kappa "
-                          f"{self.fit_kappa(alpha, beta, gamma3):.2f} fitted from this session's trials")
+        self.notes.append(f"model ranked {len(pairs)} NB x grid pairs, ran {len(tried)}; overhead term "
+                          f"{self.fit_overhead(alpha, beta, gamma3).describe()}, fitted from this session's trials")
         descend(self, params=[p for p in PARAMS if p not in ("nb", "grid")])
