@@ -49,3 +49,35 @@ def test_sigterm_then_resume_repeats_no_finished_trial(db, tmp_path):
     # A finished session cannot be resumed again.
     again = run_cli("tune", "--resume", tune["id"][:8])
     assert again.returncode == 2 and "already finished" in again.stderr
+
+
+def test_lost_node_stops_the_session_resumable_and_resume_reruns_the_lost_trials(db, tmp_path):
+    # An xhpl that fails while the "node" is down (a marker file), and is the real rmax-hpl
+    # once it is back: three failures in a row stop the session as interrupted.
+    from rmax.native import executable
+
+    down = tmp_path / "node-down"
+    down.touch()
+    xhpl = tmp_path / "xhpl"
+    xhpl.write_text(f"""#!/bin/sh
+if [ -e {down} ]; then echo "node lost" >&2; exit 1; fi
+exec {executable("rmax-hpl")} "$@"
+""")
+    xhpl.chmod(0o755)
+    args = ["--np", "2", "--n", "800", "--trials", "4", "--engine", f"xhpl:{xhpl}", "--strategy", "coordinate",
+            "--out", str(tmp_path / "best.dat")]
+    first = run_cli("tune", *args, timeout=120)
+    assert first.returncode == 1, first.stderr
+    assert "3 trials in a row failed" in first.stderr and "--resume" in first.stderr
+    (tune,) = _runs(db, kind="tune")
+    assert tune["status"] == "interrupted"
+    lost = _runs(db, kind="hpl", parent=tune["id"])
+    assert [r["status"] for r in lost] == ["failed"] * 3
+
+    down.unlink()
+    res = run_cli("tune", "--resume", tune["id"][:8], timeout=120)
+    assert res.returncode == 0, res.stderr
+    (tune,) = _runs(db, kind="tune")
+    assert tune["status"] == "ok"
+    live = [r for r in _runs(db, kind="hpl", parent=tune["id"]) if r["id"] not in {x["id"] for x in lost}]
+    assert len(live) == 4 and all(r["status"] == "ok" for r in live)   # the lost trials were run again
