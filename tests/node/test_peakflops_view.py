@@ -21,3 +21,13 @@ def test_two_fma_units_are_implied_by_a_doubling_from_avx2_to_avx512(monkeypatch
 def test_quick_run_is_stored(db):
     rec = peakflops.run(quick=True, precision="double", isa="sse2")
     assert rec.status == "ok" and set(rec.summary) >= {"sse2/double/1"}
+
+
+def test_a_wrong_answer_is_reported_not_a_rate():
+    from node_helpers import records
+
+    (rec,) = records("peakflops", "--isa", "sse2", "--precision", "double", "--threads", "1", "--budget", "0.05",
+                     "--corrupt")
+    assert rec["validated"] is False and rec["summary"] is None and rec["samples"] == []
+    parsed = peakflops.parse([rec])
+    assert parsed.status == "invalid" and "sse2/double/1" in parsed.error and parsed.summary == {}

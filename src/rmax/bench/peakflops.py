@@ -24,8 +24,8 @@ def key(rec: dict) -> str:
 def parse(records: list[dict]) -> Parsed:
     recs = [r for r in records if r.get("schema") == "rmax.peakflops/1"]
     bad = [key(r) for r in recs if not r.get("validated")]
-    summary = {key(r): {**r["summary"], "unit": "GFLOPS", "statistic": "median"} for r in recs}
-    samples = {key(r): r["samples"] for r in recs}
+    summary = {key(r): {**r["summary"], "unit": "GFLOPS", "statistic": "median"} for r in recs if r.get("validated")}
+    samples = {key(r): r["samples"] for r in recs if r.get("validated")}
     if bad:
         return Parsed(summary, samples, "invalid", f"validation failed for {', '.join(bad)}")
     return Parsed(summary, samples)
