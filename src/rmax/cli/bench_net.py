@@ -7,7 +7,7 @@ import re
 import click
 
 from rmax.cli.launch_options import launch_options, spec_from_options
-from rmax.cli.output import console, fmt, json_option, print_json, progress
+from rmax.cli.output import console, fmt, json_option, run_and_show
 from rmax.errors import RmaxError
 
 
@@ -60,11 +60,6 @@ def _spec(default_np: int | None, **opts):
     return spec_from_options([], default_np=default_np, **opts)
 
 
-def _finish(record) -> None:
-    if record.status != "ok":
-        raise RmaxError(f"{record.kind} run {record.id[:8]} is {record.status}: {record.error}", exit_code=1)
-
-
 # ---------------------------------------------------------------- net
 @click.command("net")
 @click.option("--layers", default=",".join(("mpi", "mpi-nonblocking", "mpi-stream", "mpi-bidir", "tcp", "udp")),
@@ -101,14 +96,11 @@ def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, ba
     o.budget = budget if budget is not None else o.budget
     o.max_samples = max_samples if max_samples is not None else o.max_samples
     spec = _spec(2, **opts)
-    with progress("net") as advance:
-        record = net.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout,
-                         on_point=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-    else:
-        print_net(record)
-    _finish(record)
+
+    def start(tick):
+        return net.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout, on_point=tick)
+
+    run_and_show("net", start, print_net, as_json)
 
 
 def print_net(record) -> None:
@@ -174,12 +166,11 @@ def coll_cmd(ops, sizes, procs, orders, seed, budget, quick, launcher, timeout, 
     o.seed = seed
     o.budget = budget if budget is not None else o.budget
     spec = _spec(None, **opts)
-    with progress("coll") as advance:
-        record = coll.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout,
-                          on_point=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-    else:
+
+    def start(tick):
+        return coll.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout, on_point=tick)
+
+    def show(record):
         s = record.summary
         say(f"# rmax coll (run {record.id[:8]}): {len(s['hosts'])} ranks on {', '.join(sorted(set(s['hosts'])))}")
         op = None
@@ -191,7 +182,8 @@ def coll_cmd(ops, sizes, procs, orders, seed, budget, quick, launcher, timeout, 
             say(f"  {p['procs']:>5} {p['order']:<9} {p['size']:>10} {fmt(p['avg'] and p['avg'] * 1e6):>16} "
                 f"{fmt(p['min'] and p['min'] * 1e6):>16} {fmt(p['max'] and p['max'] * 1e6):>16}"
                 + ("" if p["validated"] else "  INVALID"))
-    _finish(record)
+
+    run_and_show("coll", start, show, as_json)
 
 
 # ---------------------------------------------------------------- ring
@@ -218,12 +210,11 @@ def ring_cmd(lat_size, bw_size, random_rings, seed, budget, no_links, quick, lau
     o.random_rings = random_rings if random_rings is not None else o.random_rings
     o.budget = budget if budget is not None else o.budget
     spec = _spec(None, **opts)
-    with progress("ring") as advance:
-        record = ring.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout,
-                          on_point=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-    else:
+
+    def start(tick):
+        return ring.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout, on_point=tick)
+
+    def show(record):
         s = record.summary
 
         def us(v):
@@ -242,7 +233,8 @@ def ring_cmd(lat_size, bw_size, random_rings, seed, budget, no_links, quick, lau
                 say(f"  {link['from']:>4} {link['to']:>4} {link['size']:>10} {us(link['time']):>16} "
                     f"{mbs(link['time'] and link['size'] / link['time']):>18}"
                     + ("  SLOW" if link["slow"] else "") + ("" if link["validated"] else "  INVALID"))
-    _finish(record)
+
+    run_and_show("ring", start, show, as_json)
 
 
 # ---------------------------------------------------------------- bisect
@@ -267,12 +259,11 @@ def bisect_cmd(size, window, bisections, seed, budget, quick, launcher, timeout,
     o.bisections = bisections or o.bisections
     o.budget = budget if budget is not None else o.budget
     spec = _spec(None, **opts)
-    with progress("bisect") as advance:
-        record = bisect.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout,
-                            on_point=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-    else:
+
+    def start(tick):
+        return bisect.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout, on_point=tick)
+
+    def show(record):
         s = record.summary
         say(f"# rmax bisect (run {record.id[:8]}): {len(s['hosts'])} ranks, {human_size(s['size'])} messages, "
             f"window {s['window']}")
@@ -283,7 +274,8 @@ def bisect_cmd(size, window, bisections, seed, budget, quick, launcher, timeout,
                 f"{fmt(slow and slow / 1e6):>20}" + ("" if c["validated"] else "  INVALID"))
         say(f"# bisection bandwidth: worst {fmt(s['bandwidth_min'] and s['bandwidth_min'] / 1e6)} MB/s, "
             f"median {fmt(s['bandwidth_median'] and s['bandwidth_median'] / 1e6)} MB/s")
-    _finish(record)
+
+    run_and_show("bisect", start, show, as_json)
 
 
 # ---------------------------------------------------------------- matrix
@@ -308,12 +300,11 @@ def matrix_cmd(lat_size, bw_size, window, budget, no_retest, quick, launcher, ti
     o.bw_size = bw_size or o.bw_size
     o.budget = budget if budget is not None else o.budget
     spec = _spec(None, **opts)
-    with progress("matrix") as advance:
-        record = matrix.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout,
-                            on_point=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-    else:
+
+    def start(tick):
+        return matrix.run(spec, quick=quick, options=o, launcher=launcher, timeout=timeout, on_point=tick)
+
+    def show(record):
         s = record.summary
         n = len(s["hosts"])
         flagged = {(f["from"], f["to"], f["kind"]) for f in s["flagged"]}
@@ -327,4 +318,5 @@ def matrix_cmd(lat_size, bw_size, window, budget, no_retest, quick, launcher, ti
                          for j, v in enumerate(row)]
                 say(f"  {i:>4}" + "".join(f"{c:>10}" for c in cells))
         say(f"# {len(s['suspects'])} pairs retested, {len(s['flagged'])} flagged")
-    _finish(record)
+
+    run_and_show("matrix", start, show, as_json)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from rmax.bench import peakflops
-from rmax.cli.output import console, fmt, json_option, print_json, progress
-from rmax.errors import RmaxError, RunFailed
+from rmax.cli.output import console, fmt, json_option, run_and_show
+from rmax.errors import RmaxError
 
 
 # ---- shared pieces of the node commands -------------------------------------------------------------
@@ -18,12 +18,6 @@ def _quick_option(f):
 def _timeout_option(f):
     return click.option("--timeout", type=click.FloatRange(1, 86400), default=None,
                         help="Seconds before the kernel is killed (default: from the budget).")(f)
-
-
-def _finish(record) -> None:
-    """A stored run that finished but failed its own validation ends the command with exit status 1."""
-    if record.status != "ok":
-        raise RunFailed(f"{record.kind} run {record.id[:8]} is {record.status}: {record.error}")
 
 
 def _size(text: str | None, what: str) -> int | None:
@@ -67,29 +61,29 @@ def peakflops_cmd(quick, budget, precision, isa, threads, timeout, as_json):
     count it implies against the nominal Rpeak of `rmax info`.
 
     Example: rmax bench peakflops --precision double"""
-    with progress("peakflops") as advance:
-        record = peakflops.run(quick, budget=budget, precision=precision, isa=isa, threads=threads, timeout=timeout,
-                               on_stdout=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-        _finish(record)
-        return
-    t = _table(f"peakflops (run {record.id[:8]})", ["ISA", "Precision", "Threads", "Median GFLOPS", "Min", "Max", "n"],
-               left=2)
-    for k, s in record.summary.items():
-        isa_, prec, thr = k.split("/")
-        t.add_row(isa_, prec, thr, fmt(s["median"]), fmt(s["min"]), fmt(s["max"]), str(s["n"]))
-    console.print(t)
-    view = peakflops.rpeak_view(record.summary)
-    if view:
-        if view.get("fma_units"):
-            console.print(f"FMA units per core: {view['fma_units']} ({view['fma_units_source']}: "
-                          f"{view['fma_units_detail']})")
-        if view.get("formula"):
-            console.print(f"Nominal Rpeak (rmax info): {view['formula']}")
-        if view.get("warning"):
-            console.print(f"Note: {view['warning']}")
-    _finish(record)
+
+    def show(record):
+        t = _table(f"peakflops (run {record.id[:8]})", ["ISA", "Precision", "Threads", "Median GFLOPS", "Min", "Max", "n"],
+                   left=2)
+        for k, s in record.summary.items():
+            isa_, prec, thr = k.split("/")
+            t.add_row(isa_, prec, thr, fmt(s["median"]), fmt(s["min"]), fmt(s["max"]), str(s["n"]))
+        console.print(t)
+        view = peakflops.rpeak_view(record.summary)
+        if view:
+            if view.get("fma_units"):
+                console.print(f"FMA units per core: {view['fma_units']} ({view['fma_units_source']}: "
+                              f"{view['fma_units_detail']})")
+            if view.get("formula"):
+                console.print(f"Nominal Rpeak (rmax info): {view['formula']}")
+            if view.get("warning"):
+                console.print(f"Note: {view['warning']}")
+
+    def start(tick):
+        return peakflops.run(quick, budget=budget, precision=precision, isa=isa, threads=threads, timeout=timeout,
+                             on_stdout=tick)
+
+    run_and_show("peakflops", start, show, as_json)
 
 
 # ---- cpurate ---------------------------------------------------------------------------------------
@@ -117,42 +111,42 @@ def cpurate_cmd(quick, budget, precision, min_size, max_size, reps, timeout, as_
         check_fits("--max-size", hi, 4 if hi <= 64 * 2**20 else 1)
     if lo and hi and lo > hi:
         raise RmaxError(f"--min-size ({lo} bytes) is larger than --max-size ({hi} bytes)")
-    with progress("cpurate") as advance:
-        record = cpurate.run(quick, budget=budget, precision=precision, min_size=lo, max_size=hi, reps=reps,
-                             timeout=timeout, on_stdout=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-        _finish(record)
-        return
-    s = record.summary
-    curves = s["curves"]
-    precs = list(curves)
-    t = _table(f"cpurate (run {record.id[:8]}): GFLOPS vs vector length", ["Length"] + [
-        c for p in precs for c in (f"{p} median GFLOPS", f"{p} SD/mean %", "n")])
-    by_size: dict[int, dict] = {}
-    for p in precs:
-        for pt in curves[p]:
-            by_size.setdefault(pt["bytes"], {})[p] = pt
-    for size in sorted(by_size):
-        row = [_human(size)]
+
+    def show(record):
+        s = record.summary
+        curves = s["curves"]
+        precs = list(curves)
+        t = _table(f"cpurate (run {record.id[:8]}): GFLOPS vs vector length", ["Length"] + [
+            c for p in precs for c in (f"{p} median GFLOPS", f"{p} SD/mean %", "n")])
+        by_size: dict[int, dict] = {}
         for p in precs:
-            pt = by_size[size].get(p)
-            row += [fmt(pt["median"]), fmt(100 * pt["sd"] / pt["mean"] if pt and pt["mean"] else None, ".1f"),
-                    str(pt["n"])] if pt else ["—", "—", "—"]
-        t.add_row(*row)
-    console.print(t)
-    b = _table("Cache boundaries: detected vs reported by sysfs", ["Source"] + precs)
-    b.add_row("rate steps (half-way between plateaus)",
-              *[", ".join(_human(x["bytes"]) for x in s["analysis"][p]["rate_steps"]) or "none" for p in precs])
-    b.add_row("peaks of the relative SD", *[", ".join(_human(x) for x in s["analysis"][p]["spread_peaks"]) or "none"
-                                           for p in precs])
-    b.add_row("sysfs (per instance)", *[", ".join(f"{k} {_human(v)}" for k, v in s["sysfs_caches"].items())] * len(precs))
-    console.print(b)
-    sw = s["sweep"]
-    console.print(f"Sweep: {sw.get('lengths_measured')} of {sw.get('lengths_planned')} lengths up to "
-                  f"{_human(sw.get('max_size'))}, ended by {sw.get('stopped_by')} after {fmt(sw.get('seconds'), '.1f')} s. "
-                  "Rates are medians of timed blocks; SD/mean is the run-to-run spread.")
-    _finish(record)
+            for pt in curves[p]:
+                by_size.setdefault(pt["bytes"], {})[p] = pt
+        for size in sorted(by_size):
+            row = [_human(size)]
+            for p in precs:
+                pt = by_size[size].get(p)
+                row += [fmt(pt["median"]), fmt(100 * pt["sd"] / pt["mean"] if pt and pt["mean"] else None, ".1f"),
+                        str(pt["n"])] if pt else ["—", "—", "—"]
+            t.add_row(*row)
+        console.print(t)
+        b = _table("Cache boundaries: detected vs reported by sysfs", ["Source"] + precs)
+        b.add_row("rate steps (half-way between plateaus)",
+                  *[", ".join(_human(x["bytes"]) for x in s["analysis"][p]["rate_steps"]) or "none" for p in precs])
+        b.add_row("peaks of the relative SD", *[", ".join(_human(x) for x in s["analysis"][p]["spread_peaks"]) or "none"
+                                               for p in precs])
+        b.add_row("sysfs (per instance)", *[", ".join(f"{k} {_human(v)}" for k, v in s["sysfs_caches"].items())] * len(precs))
+        console.print(b)
+        sw = s["sweep"]
+        console.print(f"Sweep: {sw.get('lengths_measured')} of {sw.get('lengths_planned')} lengths up to "
+                      f"{_human(sw.get('max_size'))}, ended by {sw.get('stopped_by')} after {fmt(sw.get('seconds'), '.1f')} s. "
+                      "Rates are medians of timed blocks; SD/mean is the run-to-run spread.")
+
+    def start(tick):
+        return cpurate.run(quick, budget=budget, precision=precision, min_size=lo, max_size=hi, reps=reps,
+                           timeout=timeout, on_stdout=tick)
+
+    run_and_show("cpurate", start, show, as_json)
 
 
 # ---- dgemm -----------------------------------------------------------------------------------------
@@ -192,26 +186,26 @@ def dgemm_cmd(quick, blas_name, sweep, sizes, ks, mn, threads, budget, timeout, 
 
     if mn is not None and mn <= 0:
         raise RmaxError(f"--mn: matrix dimensions must be greater than zero, not {mn}")
-    with progress("dgemm") as advance:
-        record = dgemm.run(quick, sizes=_int_list(sizes, "--sizes"), ks=_int_list(ks, "--k"), mn=mn, budget=budget,
-                           sweep=sweep, blas_name=blas_name, threads=threads, timeout=timeout or 900.0,
-                           on_stdout=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-        _finish(record)
-        return
-    s = record.summary
-    loaded = record.params.get("blas_loaded") or {}
-    t = _table(f"dgemm (run {record.id[:8]}), BLAS {loaded.get('name')} {loaded.get('version') or ''}, "
-               f"{threads} thread(s)", ["Sweep", "m", "n", "k", "Median GFLOPS", "Min", "Max", "n samples"])
-    for sw in ("square", "k"):
-        for p in s.get(sw, []):
-            t.add_row(sw, str(p["m"]), str(p["n"]), str(p["k"]), fmt(p["median"]), fmt(p["min"]), fmt(p["max"]),
-                      str(p["n_samples"]))
-    console.print(t)
-    if s.get("nb_suggested"):
-        console.print(f"Smallest k within 3% of the best k-sweep rate (seed 02's NB rule): {s['nb_suggested']}")
-    _finish(record)
+
+    def show(record):
+        s = record.summary
+        loaded = record.params.get("blas_loaded") or {}
+        t = _table(f"dgemm (run {record.id[:8]}), BLAS {loaded.get('name')} {loaded.get('version') or ''}, "
+                   f"{threads} thread(s)", ["Sweep", "m", "n", "k", "Median GFLOPS", "Min", "Max", "n samples"])
+        for sw in ("square", "k"):
+            for p in s.get(sw, []):
+                t.add_row(sw, str(p["m"]), str(p["n"]), str(p["k"]), fmt(p["median"]), fmt(p["min"]), fmt(p["max"]),
+                          str(p["n_samples"]))
+        console.print(t)
+        if s.get("nb_suggested"):
+            console.print(f"Smallest k within 3% of the best k-sweep rate (seed 02's NB rule): {s['nb_suggested']}")
+
+    def start(tick):
+        return dgemm.run(quick, sizes=_int_list(sizes, "--sizes"), ks=_int_list(ks, "--k"), mn=mn, budget=budget,
+                         sweep=sweep, blas_name=blas_name, threads=threads, timeout=timeout or 900.0,
+                         on_stdout=tick)
+
+    run_and_show("dgemm", start, show, as_json)
 
 
 # ---- stream ----------------------------------------------------------------------------------------
@@ -235,26 +229,25 @@ def stream_cmd(quick, size, mode, threads, ntimes, budget, timeout, as_json):
     Example: rmax bench stream --size 128MiB"""
     from rmax.bench import stream
 
-    with progress("stream") as advance:
-        record = stream.run(quick, size=_size(size, "--size"), budget=budget, mode=mode, threads=threads,
-                            ntimes=ntimes, timeout=timeout or 600.0, on_stdout=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-        _finish(record)
-        return
-    s = record.summary
-    t = _table(f"stream (run {record.id[:8]}), arrays of {_human(s.get('array_bytes'))}",
-               ["Kernel", "Threads", "Best MB/s", "Median MB/s", "Min MB/s", "Per-thread best MB/s", "n"])
-    for r in s["results"].values():
-        t.add_row(r["kernel"], str(r["threads"]), fmt(r["best"], ".0f"), fmt(r["median"], ".0f"), fmt(r["min"], ".0f"),
-                  fmt(r.get("thread_best_mean"), ".0f"), str(r["n"]))
-    console.print(t)
-    console.print("Best, median, min: all threads together, timed from their common start to the last finish; "
-                  "per-thread best: each thread's own best rate, their mean (hpcc StarSTREAM's per-process view).")
-    if not s.get("rule_met"):
-        console.print(f"Note: arrays are smaller than STREAM's rule (4x the {_human(s.get('total_cache_bytes'))} of "
-                      "cache the system reports).")
-    _finish(record)
+    def show(record):
+        s = record.summary
+        t = _table(f"stream (run {record.id[:8]}), arrays of {_human(s.get('array_bytes'))}",
+                   ["Kernel", "Threads", "Best MB/s", "Median MB/s", "Min MB/s", "Per-thread best MB/s", "n"])
+        for r in s["results"].values():
+            t.add_row(r["kernel"], str(r["threads"]), fmt(r["best"], ".0f"), fmt(r["median"], ".0f"), fmt(r["min"], ".0f"),
+                      fmt(r.get("thread_best_mean"), ".0f"), str(r["n"]))
+        console.print(t)
+        console.print("Best, median, min: all threads together, timed from their common start to the last finish; "
+                      "per-thread best: each thread's own best rate, their mean (hpcc StarSTREAM's per-process view).")
+        if not s.get("rule_met"):
+            console.print(f"Note: arrays are smaller than STREAM's rule (4x the {_human(s.get('total_cache_bytes'))} of "
+                          "cache the system reports).")
+
+    def start(tick):
+        return stream.run(quick, size=_size(size, "--size"), budget=budget, mode=mode, threads=threads,
+                          ntimes=ntimes, timeout=timeout or 600.0, on_stdout=tick)
+
+    run_and_show("stream", start, show, as_json)
 
 
 # ---- memlat ----------------------------------------------------------------------------------------
@@ -281,36 +274,36 @@ def memlat_cmd(quick, pattern, stride, min_size, max_size, budget, timeout, as_j
         check_fits("--max-size", hi)
     if lo and hi and lo > hi:
         raise RmaxError(f"--min-size ({lo} bytes) is larger than --max-size ({hi} bytes)")
-    with progress("memlat") as advance:
-        record = memlat.run(quick, budget=budget, pattern=pattern, min_size=lo, max_size=hi, stride=st,
-                            timeout=timeout, on_stdout=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-        _finish(record)
-        return
-    s = record.summary
-    pats = list(s["curves"])
-    t = _table(f"memlat (run {record.id[:8]}): ns per dependent load vs working set",
-               ["Working set"] + [f"{p} {stat} ns" for p in pats for stat in ("median", "min")])
-    by: dict[int, dict] = {}
-    for p in pats:
-        for pt in s["curves"][p]:
-            by.setdefault(pt["bytes"], {})[p] = pt
-    for size in sorted(by):
-        t.add_row(_human(size), *[fmt(by[size][p][stat]) if p in by[size] else "—" for p in pats
-                                  for stat in ("median", "min")])
-    console.print(t)
-    pl = _table("Plateaus of the minimum latency (median over each plateau)",
-                ["Pattern", "Level", "From", "To", "Latency ns"])
-    for p in pats:
-        for lv in s["analysis"][p]["plateaus"]:
-            pl.add_row(p, lv["name"], _human(lv["first_bytes"]), _human(lv["last_bytes"]), fmt(lv["level"]))
-    console.print(pl)
-    for p in pats:
-        steps = ", ".join(_human(b["bytes"]) for b in s["analysis"][p]["steps"]) or "none"
-        console.print(f"{p}: boundaries at {steps}")
-    console.print("sysfs: " + ", ".join(f"{k} {_human(v)}" for k, v in s["sysfs_caches"].items()))
-    _finish(record)
+
+    def show(record):
+        s = record.summary
+        pats = list(s["curves"])
+        t = _table(f"memlat (run {record.id[:8]}): ns per dependent load vs working set",
+                   ["Working set"] + [f"{p} {stat} ns" for p in pats for stat in ("median", "min")])
+        by: dict[int, dict] = {}
+        for p in pats:
+            for pt in s["curves"][p]:
+                by.setdefault(pt["bytes"], {})[p] = pt
+        for size in sorted(by):
+            t.add_row(_human(size), *[fmt(by[size][p][stat]) if p in by[size] else "—" for p in pats
+                                      for stat in ("median", "min")])
+        console.print(t)
+        pl = _table("Plateaus of the minimum latency (median over each plateau)",
+                    ["Pattern", "Level", "From", "To", "Latency ns"])
+        for p in pats:
+            for lv in s["analysis"][p]["plateaus"]:
+                pl.add_row(p, lv["name"], _human(lv["first_bytes"]), _human(lv["last_bytes"]), fmt(lv["level"]))
+        console.print(pl)
+        for p in pats:
+            steps = ", ".join(_human(b["bytes"]) for b in s["analysis"][p]["steps"]) or "none"
+            console.print(f"{p}: boundaries at {steps}")
+        console.print("sysfs: " + ", ".join(f"{k} {_human(v)}" for k, v in s["sysfs_caches"].items()))
+
+    def start(tick):
+        return memlat.run(quick, budget=budget, pattern=pattern, min_size=lo, max_size=hi, stride=st,
+                          timeout=timeout, on_stdout=tick)
+
+    run_and_show("memlat", start, show, as_json)
 
 
 # ---- memcopy ---------------------------------------------------------------------------------------
@@ -334,22 +327,21 @@ def memcopy_cmd(quick, min_size, max_size, budget, timeout, as_json):
         check_fits("--max-size: source and destination", hi, 2)
     if lo and hi and lo > hi:
         raise RmaxError(f"--min-size ({lo} bytes) is larger than --max-size ({hi} bytes)")
-    with progress("memcopy") as advance:
-        record = memcopy.run(quick, budget=budget, min_size=lo, max_size=hi, timeout=timeout,
-                             on_stdout=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-        _finish(record)
-        return
-    s = record.summary
-    t = _table(f"memcopy (run {record.id[:8]})", ["Buffer", "Median MB/s", "Min MB/s", "Max MB/s", "n"])
-    for p in s["points"]:
-        t.add_row(_human(p["bytes"]), fmt(p["median"], ".0f"), fmt(p["min"], ".0f"), fmt(p["max"], ".0f"), str(p["n"]))
-    console.print(t)
-    steps = ", ".join(_human(b["bytes"]) for b in s["steps_working_set"]) or "none"
-    console.print(f"Bandwidth steps at working sets (source + destination) of {steps}; sysfs: " +
-                  ", ".join(f"{k} {_human(v)}" for k, v in s["sysfs_caches"].items()))
-    _finish(record)
+
+    def show(record):
+        s = record.summary
+        t = _table(f"memcopy (run {record.id[:8]})", ["Buffer", "Median MB/s", "Min MB/s", "Max MB/s", "n"])
+        for p in s["points"]:
+            t.add_row(_human(p["bytes"]), fmt(p["median"], ".0f"), fmt(p["min"], ".0f"), fmt(p["max"], ".0f"), str(p["n"]))
+        console.print(t)
+        steps = ", ".join(_human(b["bytes"]) for b in s["steps_working_set"]) or "none"
+        console.print(f"Bandwidth steps at working sets (source + destination) of {steps}; sysfs: " +
+                      ", ".join(f"{k} {_human(v)}" for k, v in s["sysfs_caches"].items()))
+
+    def start(tick):
+        return memcopy.run(quick, budget=budget, min_size=lo, max_size=hi, timeout=timeout, on_stdout=tick)
+
+    run_and_show("memcopy", start, show, as_json)
 
 
 # ---- oslat -----------------------------------------------------------------------------------------
@@ -370,20 +362,20 @@ def oslat_cmd(quick, tests, budget, timeout, as_json):
 
     names = [t.strip() for t in tests.split(",") if t.strip()] if tests else None
     oslat.check_tests(names)
-    with progress("oslat") as advance:
-        record = oslat.run(quick, budget=budget, tests=names, timeout=timeout, on_stdout=lambda line: advance(1))
-    if as_json:
-        print_json(record.as_dict())
-        _finish(record)
-        return
-    t = _table(f"oslat (run {record.id[:8]}), smaller is better except bandwidth",
-               ["Test", "Median", "Min", "Max", "Unit", "n"])
-    for label, r in record.summary["results"].items():
-        t.add_row(label, fmt(r["median"], ".3f"), fmt(r["min"], ".3f"), fmt(r["max"], ".3f"), r["unit"], str(r["n"]))
-    console.print(t)
-    console.print("Round trips are full round trips; context switches are per switch, with the cost of the pipe "
-                  "hop and working-set read in one process subtracted (lmbench's method).")
-    _finish(record)
+
+    def show(record):
+        t = _table(f"oslat (run {record.id[:8]}), smaller is better except bandwidth",
+                   ["Test", "Median", "Min", "Max", "Unit", "n"])
+        for label, r in record.summary["results"].items():
+            t.add_row(label, fmt(r["median"], ".3f"), fmt(r["min"], ".3f"), fmt(r["max"], ".3f"), r["unit"], str(r["n"]))
+        console.print(t)
+        console.print("Round trips are full round trips; context switches are per switch, with the cost of the pipe "
+                      "hop and working-set read in one process subtracted (lmbench's method).")
+
+    def start(tick):
+        return oslat.run(quick, budget=budget, tests=names, timeout=timeout, on_stdout=tick)
+
+    run_and_show("oslat", start, show, as_json)
 
 
 # ---- blas ------------------------------------------------------------------------------------------
@@ -399,30 +391,28 @@ def blas_cmd(quick, sizes, no_hpl, as_json):
     Example: rmax bench blas --quick"""
     from rmax.bench import blas_compare
 
-    with progress("blas") as advance:
-        record = blas_compare.run(quick, sizes=_int_list(sizes, "--sizes"), hpl=not no_hpl,
-                                  on_progress=lambda name: advance(1, f"blas: {name}"))
-    if as_json:
-        print_json(record.as_dict())
-        _finish(record)
-        return
-    s = record.summary
-    sizes_ = record.params["sizes"]
-    has_hpl = record.params.get("hpl_n")
-    cols = ["BLAS", "Version"] + [f"DGEMM n={n} GFLOPS" for n in sizes_] + (
-        [f"HPL N={has_hpl} GFLOPS"] if has_hpl else []) + ["vs fastest"]
-    t = _table(f"BLAS comparison (run {record.id[:8]}), 1 thread, median GFLOPS", cols, left=2)
-    sig = s.get("significance", {})
-    for r in s["libraries"]:
-        row = [r["variant"], str(r.get("version") or "—")] + [fmt(r.get("dgemm", {}).get(str(n))) for n in sizes_]
-        if has_hpl:
-            h = r.get("hpl", {})
-            row.append(fmt(h.get("gflops")) if h.get("status") == "ok" else h.get("status", "—"))
-        d = sig.get(r["variant"])
-        row.append("fastest" if sig.get("fastest") == r["variant"] else
-                   (f"-{100 * d['slower_by']:.0f}% (p={d['p_value']:.2g})" if d else r.get("status", "—")))
-        t.add_row(*row)
-    console.print(t)
-    if s.get("hpl_note"):
-        console.print(f"Note: {s['hpl_note']}")
-    _finish(record)
+    def show(record):
+        s = record.summary
+        sizes_ = record.params["sizes"]
+        has_hpl = record.params.get("hpl_n")
+        cols = ["BLAS", "Version"] + [f"DGEMM n={n} GFLOPS" for n in sizes_] + (
+            [f"HPL N={has_hpl} GFLOPS"] if has_hpl else []) + ["vs fastest"]
+        t = _table(f"BLAS comparison (run {record.id[:8]}), 1 thread, median GFLOPS", cols, left=2)
+        sig = s.get("significance", {})
+        for r in s["libraries"]:
+            row = [r["variant"], str(r.get("version") or "—")] + [fmt(r.get("dgemm", {}).get(str(n))) for n in sizes_]
+            if has_hpl:
+                h = r.get("hpl", {})
+                row.append(fmt(h.get("gflops")) if h.get("status") == "ok" else h.get("status", "—"))
+            d = sig.get(r["variant"])
+            row.append("fastest" if sig.get("fastest") == r["variant"] else
+                       (f"-{100 * d['slower_by']:.0f}% (p={d['p_value']:.2g})" if d else r.get("status", "—")))
+            t.add_row(*row)
+        console.print(t)
+        if s.get("hpl_note"):
+            console.print(f"Note: {s['hpl_note']}")
+
+    def start(tick):
+        return blas_compare.run(quick, sizes=_int_list(sizes, "--sizes"), hpl=not no_hpl, on_progress=tick)
+
+    run_and_show("blas", start, show, as_json)

@@ -47,6 +47,22 @@ def progress(description: str, total: float | None = None):
         yield advance
 
 
+def run_and_show(name: str, start, show, as_json: bool) -> None:
+    """What every `rmax bench` command does with its run: start it under a progress bar
+    (`start(tick)`, tick called once per line of kernel output), print its JSON or `show(record)`,
+    and end with exit status 1 when the stored run is not ok (failed, or its own validation failed)."""
+    from rmax.errors import RunFailed
+
+    with progress(name) as advance:
+        record = start(lambda *_: advance(1))
+    if as_json:
+        print_json(record.as_dict())
+    else:
+        show(record)
+    if record.status != "ok":
+        raise RunFailed(f"{record.kind} run {record.id[:8]} is {record.status}: {record.error}")
+
+
 def fmt(value, spec: str = ".2f", none: str = "—") -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return none
