@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from cliutil import run_cli
+from cliutil import assert_one_line_error, run_cli
 from rmax.topology.placement import parse_rankfile
 from vcutil import cluster  # noqa: F401  (the module's 4-node, 2-switch cluster)
 
@@ -95,6 +95,166 @@ def test_experiment_mtu_measures_and_restores(cluster, db):
     inside = subprocess.run(["ip", "-n", cluster.plan.nodes[0].name, "-o", "link", "show", "eth0"],
                             capture_output=True, text=True).stdout
     assert "mtu 1500" in inside
+
+
+def _eth0_mtu(node: str) -> int:
+    import subprocess
+
+    out = subprocess.run(["ip", "-n", node, "-o", "link", "show", "dev", "eth0"], capture_output=True, text=True,
+                         check=True).stdout
+    return int(out.split(" mtu ")[1].split()[0])
+
+
+def _set_eth0_mtu(node: str, mtu: int) -> None:
+    import subprocess
+
+    subprocess.run(["ip", "-n", node, "link", "set", "dev", "eth0", "mtu", str(mtu)], check=True)
+
+
+def test_experiment_mtu_on_real_interfaces(cluster, db):
+    # The nodes' eth0 as if they were real hosts' NICs: read and set through the vcluster launcher.
+    n1, n2, n3 = (n.name for n in cluster.plan.nodes[:3])
+    for n in (n1, n2):
+        _set_eth0_mtu(n, 1400)           # not the default, so that restoring is visible
+    try:
+        proc = run_cli("experiment", "mtu", "1280,1500", "--interface", "eth0", "--yes", "--hosts", f"{n1},{n2}",
+                       "--launcher", "vcluster", "--hpl-n", "200", "--bytes", "200000", "--timeout", "60",
+                       "--json", check=True, timeout=240)
+        res = json.loads(proc.stdout)
+        assert res["original_mtus"] == {n1: {"eth0": 1400}, n2: {"eth0": 1400}}
+        rows = res["results"]
+        assert [r["mtu"] for r in rows] == [1280, 1500]
+        for r in rows:
+            assert "error" not in r, r
+            assert r["applied"] == {n1: {"eth0": r["mtu"]}, n2: {"eth0": r["mtu"]}}   # what the hosts reported
+            assert r["latency_us"] > 0 and r["bandwidth_MBps"] > 0
+            assert r["hpl_status"] == "ok" and r["hpl_gflops"] > 0
+        assert (_eth0_mtu(n1), _eth0_mtu(n2), _eth0_mtu(n3)) == (1400, 1400, 1500)   # restored; others untouched
+        from rmax.store import open_store
+
+        with open_store() as store:
+            rec = store.get(res["run"])
+            children = store.children(rec.id)
+        assert rec.status == "ok" and rec.params["interfaces"] == ["eth0"] and rec.params["hosts"] == [n1, n2]
+        assert sorted(c.kind for c in children) == ["hpl", "hpl", "net", "net"]
+        assert {c.id for c in children} >= {r["net_run"] for r in rows} | {r["hpl_run"] for r in rows}
+    finally:
+        for n in (n1, n2):
+            _set_eth0_mtu(n, 1500)
+
+
+def _offloads(node: str, **settings: str) -> dict[str, str]:
+    """Set eth0's offloads inside node (ethtool -K names); returns what they were."""
+    import subprocess
+
+    shown = subprocess.run(["ip", "netns", "exec", node, "ethtool", "-k", "eth0"], capture_output=True, text=True,
+                           check=True).stdout
+    long = {"tso": "tcp-segmentation-offload", "gso": "generic-segmentation-offload"}
+    state = dict(l.strip().split(": ")[:2] for l in shown.splitlines() if ": " in l)
+    before = {k: state[long[k]].split()[0] for k in settings}
+    subprocess.run(["ip", "netns", "exec", node, "ethtool", "-K", "eth0",
+                    *[x for k, v in settings.items() for x in (k, v)]], check=True)
+    return before
+
+
+def test_experiment_mtu_reports_a_switch_that_drops_big_frames(cluster, db):
+    # n2's switch port carries at most 1400-byte frames: at MTU 1500 TCP stalls until the watchdog.
+    # (Without segmentation offloads: a veth passes a GSO super-packet whatever its MTU.)
+    import subprocess
+
+    n1, n2 = (n.name for n in cluster.plan.nodes[:2])
+    port = cluster.plan.nodes[1].veth
+    offloads = {n: _offloads(n, tso="off", gso="off") for n in (n1, n2)}
+    subprocess.run(["ip", "link", "set", "dev", port, "mtu", "1400"], check=True)
+    try:
+        proc = run_cli("experiment", "mtu", "1500,1280", "--interface", "eth0", "--yes", "--hosts", f"{n1},{n2}",
+                       "--launcher", "vcluster", "--hpl-n", "200", "--bytes", "200000", "--timeout", "12",
+                       "--json", check=True, timeout=240)
+    finally:
+        subprocess.run(["ip", "link", "set", "dev", port, "mtu", "1500"], check=True)
+        for n in (n1, n2):
+            _set_eth0_mtu(n, 1500)
+            _offloads(n, **offloads[n])
+    bad, good = json.loads(proc.stdout)["results"]
+    assert bad["mtu"] == 1500 and bad["latency_us"] is None and "hpl_run" not in bad
+    assert f"traffic failed at MTU 1500 between {n1} and {n2}" in bad["error"]
+    assert "carries frames of 1500 bytes" in bad["error"]
+    assert good["mtu"] == 1280 and "error" not in good and good["bandwidth_MBps"] > 0 and good["hpl_status"] == "ok"
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--interface", "eth0", "--hosts", "a,b"], ["needs --yes"]),
+    (["--interface", "eth0", "--yes", "--hosts", "a"], ["at least 2 hosts", "only a"]),
+    (["--interface", "eth0", "--yes"], ["at least 2 hosts"]),
+    (["--interface", "eth0;reboot", "--yes", "--hosts", "a,b"], ["'eth0;reboot' is not a valid interface name"]),
+    (["--interface", "averyveryverylong0", "--yes", "--hosts", "a,b"], ["not a valid interface name"]),
+    (["--hosts", "a,b"], ["go with --interface"]),
+])
+def test_experiment_mtu_bad_input(db, args, words):
+    assert_one_line_error(run_cli("experiment", "mtu", "1500", *args), 2, *words)
+
+
+def test_experiment_mtu_missing_interface_changes_nothing(cluster, db):
+    n1, n2 = (n.name for n in cluster.plan.nodes[:2])
+    proc = run_cli("experiment", "mtu", "1280", "--interface", "eth0", "--interface", "nosuch0", "--yes",
+                   "--hosts", f"{n1},{n2}", "--launcher", "vcluster", "--hpl-n", "0", timeout=120)
+    assert_one_line_error(proc, 2, "interface nosuch0 not found on host", n1)
+    assert (_eth0_mtu(n1), _eth0_mtu(n2)) == (1500, 1500)
+    from rmax.store import open_store
+
+    with open_store() as store:
+        assert store.list(kind="experiment-mtu") == []
+
+
+def _small_hpl_dat(path):
+    from rmax.hpl.dat import HplConfig, render
+
+    path.write_text(render(HplConfig(ns=[400], nbs=[32], grids=[(2, 2)])))
+    return path
+
+
+def test_hpl_run_with_topology_placement(cluster, db, tmp_path):
+    from rmax.topology.declared import write_cluster_toml
+
+    groups = cluster.plan.groups()
+    names = sorted(n for g in groups for n in g)
+    # The second switch declared first: the placement starts there, unlike with the cluster's
+    # own cluster.toml, so rank 0's host shows that this file was read.
+    toml = write_cluster_toml(tmp_path / "cluster.toml", groups[::-1], ["swB", "swA"])
+    dat = _small_hpl_dat(tmp_path / "HPL.dat")
+    proc = run_cli("hpl", "run", str(dat), "--placement", "topology", "--topology", str(toml),
+                   "--launcher", "vcluster", "--np", "4", "--json", timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert rec["status"] == "ok" and rec["summary"]["passed"] == 1
+    assert [t["summary"]["verdict"] for t in rec["tests"]] == ["PASSED"]
+    assert "--rankfile" in rec["argv"]
+    env = rec["environment"]
+    assert env["RMAX_PLACEMENT"] == "topology:2x2:2 of 2 process columns inside one switch"
+    hosts = env["RMAX_PLACEMENT_HOSTS"].split(",")                    # host of rank 0, 1, 2, 3
+    assert sorted(hosts) == names
+    switch = {n: i for i, g in enumerate(groups) for n in g}
+    # On a square grid HPL's model makes the columns the heavier lines (row swaps, U broadcasts,
+    # pivoting): row-major, column c holds ranks c and Q + c, each inside one switch.
+    for col in ([0, 2], [1, 3]):
+        assert len({switch[hosts[r]] for r in col}) == 1, hosts
+    assert hosts[0] in groups[1]                                      # the declared first switch
+    # hostfile order would have put each column across the trunk
+    assert [switch[n.name] for n in cluster.plan.nodes] == [0, 0, 1, 1]
+
+
+def test_hpl_run_topology_naming_other_hosts(cluster, db, tmp_path):
+    from rmax.topology.declared import write_cluster_toml
+
+    toml = write_cluster_toml(tmp_path / "other.toml", [["nodeA", "nodeB"], ["nodeC", "nodeD"]])
+    dat = _small_hpl_dat(tmp_path / "HPL.dat")
+    proc = run_cli("hpl", "run", str(dat), "--placement", "topology", "--topology", str(toml),
+                   "--launcher", "vcluster", "--np", "4", "--json", timeout=60)
+    assert_one_line_error(proc, 2, "do not name host", cluster.plan.nodes[0].name, "other.toml")
+    from rmax.store import open_store
+
+    with open_store() as store:
+        assert store.list(kind="hpl") == []
 
 
 def test_topology_from_the_mpi_matrix_benchmark(cluster, db):

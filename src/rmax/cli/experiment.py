@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
-from rmax.errors import RmaxError
+from rmax.errors import RmaxError, RunFailed
+from rmax.launch import REGISTRY
 
 
 @click.group("experiment")
@@ -13,12 +14,70 @@ def command():
     """Measure under each value of a setting (e.g. MTU), restoring it afterwards."""
 
 
+def _scaled(value, factor: float):
+    return None if value is None else value * factor
+
+
+def _row(mtu: int, latency_s, bandwidth_Bps, trunk_latency_s=None, trunk_bandwidth_Bps=None, **extra) -> dict:
+    """One result row in the units shown (us, MB/s); the trunk pair only where there is one."""
+    row = {"mtu": mtu, "latency_us": _scaled(latency_s, 1e6), "bandwidth_MBps": _scaled(bandwidth_Bps, 1e-6)}
+    if trunk_latency_s is not None or trunk_bandwidth_Bps is not None:
+        row.update(trunk_latency_us=_scaled(trunk_latency_s, 1e6),
+                   trunk_bandwidth_MBps=_scaled(trunk_bandwidth_Bps, 1e-6))
+    row.update(extra)
+    return row
+
+
 def _pair_results(m: dict) -> dict:
     """Near (same switch) and far (across a trunk, when there is one) latency/bandwidth from a 2-3 node probe."""
-    out = {"latency_us": m["latency_s"][0][1] * 1e6, "bandwidth_MBps": m["bandwidth_Bps"][0][1] / 1e6}
+    lat, bw = m["latency_s"][0], m["bandwidth_Bps"][0]
+    out = {"latency_s": lat[1], "bandwidth_Bps": bw[1]}
     if len(m["hosts"]) > 2:
-        out.update(trunk_latency_us=m["latency_s"][0][2] * 1e6, trunk_bandwidth_MBps=m["bandwidth_Bps"][0][2] / 1e6)
+        out.update(trunk_latency_s=lat[2], trunk_bandwidth_Bps=bw[2])
     return out
+
+
+def _tcp_pair(rec, size: int) -> dict:
+    """Latency at 1 byte and bandwidth at `size` bytes from an rmax-net run of the TCP layer."""
+    points = {p["size"]: p for p in rec.summary.get("layers", {}).get("tcp", {}).get("points", [])}
+    lat, bw = (points.get(1) or {}).get("latency"), (points.get(size) or {}).get("bandwidth")
+    if not lat or not bw:
+        raise RunFailed(f"the TCP layer reported no latency at 1 byte or no bandwidth at {size} bytes")
+    return {"latency_s": lat, "bandwidth_Bps": bw}
+
+
+def _short_hpl(store, parent: str, mtu: int, hosts, hostfile, launcher, hpl_n: int, grid, engine: str,
+               timeout: float) -> dict:
+    """The short HPL on every slot of hosts, stored under parent; its row fields."""
+    from rmax.hpl.dat import HplConfig
+    from rmax.hpl.run import run_hpl
+    from rmax.launch import LaunchSpec
+
+    cfg = HplConfig(ns=[hpl_n], nbs=[96], grids=[tuple(grid)])
+    spec = LaunchSpec([], np=sum(h.slots for h in hosts), hosts=list(hosts), hostfile=hostfile)
+    out = run_hpl(cfg, spec, store, engine=engine, launcher=launcher, timeout=timeout, parent=parent,
+                  label=f"MTU {mtu}")
+    best = out.run.summary.get("best") or {}
+    return {"hpl_gflops": best.get("gflops"), "hpl_run": out.run.id, "hpl_status": out.run.status}
+
+
+def _print_table(title: str, rows: list[dict]) -> None:
+    from rich.table import Table
+
+    trunk = any("trunk_latency_us" in r for r in rows)
+    t = Table(title=title)
+    for col in ("MTU", "Latency (us)", "Bandwidth (MB/s)",
+                *(("Trunk latency (us)", "Trunk bandwidth (MB/s)") if trunk else ()), "HPL (GFLOPS)"):
+        t.add_column(col)
+    for r in rows:
+        cells = [str(r["mtu"]), fmt(r["latency_us"], ".1f"), fmt(r["bandwidth_MBps"], ".1f")]
+        if trunk:
+            cells += [fmt(r.get("trunk_latency_us"), ".1f"), fmt(r.get("trunk_bandwidth_MBps"), ".1f")]
+        t.add_row(*cells, fmt(r.get("hpl_gflops"), ".3f"))
+    console.print(t)
+    for r in rows:
+        if r.get("error"):
+            console.print(f"MTU {r['mtu']}: {r['error']}", markup=False, highlight=False)
 
 
 @command.command("mtu")
@@ -26,53 +85,73 @@ def _pair_results(m: dict) -> dict:
 @click.option("--vcluster", "vcluster_name", default=None, metavar="NAME",
               help="Virtual cluster to change (default: the only one up).")
 @click.option("--interface", "interfaces", multiple=True, metavar="IFACE",
-              help="Real interface of this node to change instead (needs --yes).")
+              help="Real interface to change on every host of --hosts/--hostfile instead (needs --yes).")
+@click.option("--hosts", default=None, metavar="H[:N],...",
+              help="With --interface: the hosts (2 or more); latency and bandwidth between the first two.")
+@click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
+              help="With --interface: the hosts of a hostfile instead of --hosts.")
+@click.option("--launcher", type=click.Choice(sorted(REGISTRY)), default=None,
+              help="With --interface: how to reach the hosts (default: srun inside Slurm, else mpirun).")
 @click.option("--yes", is_flag=True, help="Really change the MTU of real interfaces.")
 @click.option("--hpl-n", type=int, default=1200, show_default=True, help="Problem size of the short HPL (0: none).")
 @click.option("--bytes", "size", type=int, default=4_000_000, show_default=True, help="Bytes per bandwidth transfer.")
-@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per HPL run.")
+@click.option("--timeout", type=float, default=300.0, show_default=True,
+              help="Seconds per HPL run (and, with --interface, per latency/bandwidth run).")
 @json_option
-def mtu_cmd(mtus, vcluster_name, interfaces, yes, hpl_n, size, timeout, as_json):
+def mtu_cmd(mtus, vcluster_name, interfaces, hosts, hostfile, launcher, yes, hpl_n, size, timeout, as_json):
     """Latency, bandwidth and a short HPL under each MTU; the MTUs are restored afterwards.
 
-    Example: rmax experiment mtu 1500,9000"""
+    Example: rmax experiment mtu 1500,9000
+    (real NICs: rmax experiment mtu 1500,9000 --interface eth1 --hostfile nodes --yes)"""
     from rmax.nic import mtu as mt
 
     values = mt.parse_mtus(mtus)
+    if hpl_n < 0 or size < 1:
+        raise RmaxError("--hpl-n must be 0 or more and --bytes positive")
     if interfaces:
         if not yes:
             raise RmaxError(f"changing the MTU of real interfaces ({', '.join(interfaces)}) needs --yes",
                             hint="other traffic on them is disturbed while the experiment runs")
-        raise RmaxError("MTU experiments on real interfaces are not implemented yet",
-                        hint="run it on a virtual cluster (rmax vcluster up) for now")
-    if hpl_n < 0 or size < 1:
-        raise RmaxError("--hpl-n must be 0 or more and --bytes positive")
-    from rmax.vcluster import find
-    from rmax.vcluster.system import require_root
+        if vcluster_name:
+            raise RmaxError("give --vcluster or --interface, not both")
+        names = mt.check_interfaces(interfaces)
+        host_list = _real_hosts(hosts, hostfile)
+        results = _run_hosts(host_list, hostfile, names, launcher, values, hpl_n, size, timeout, mt)
+        title = (f"MTU experiment on {', '.join(names)} of {', '.join(results['hosts'])} "
+                 f"(run {results['run'][:8]}; MTUs restored)")
+    else:
+        if hosts or hostfile or launcher:
+            raise RmaxError("--hosts, --hostfile and --launcher go with --interface",
+                            hint="on a virtual cluster every link changes; pick the cluster with --vcluster")
+        from rmax.vcluster import find
+        from rmax.vcluster.system import require_root
 
-    require_root("rmax experiment mtu")
-    state = find(vcluster_name)
-    results = _run(state, values, hpl_n, size, timeout, mt)
+        require_root("rmax experiment mtu")
+        state = find(vcluster_name)
+        results = _run(state, values, hpl_n, size, timeout, mt)
+        title = f"MTU experiment on virtual cluster {state.name} (run {results['run'][:8]}; MTUs restored)"
     if as_json:
         print_json(results)
         return
-    from rich.table import Table
+    _print_table(title, results["results"])
 
-    t = Table(title=f"MTU experiment on virtual cluster {state.name} (run {results['run'][:8]}; MTUs restored)")
-    for col in ("MTU", "Latency (us)", "Bandwidth (MB/s)", "Trunk latency (us)", "Trunk bandwidth (MB/s)",
-                "HPL (GFLOPS)"):
-        t.add_column(col)
-    for r in results["results"]:
-        t.add_row(str(r["mtu"]), fmt(r["latency_us"], ".1f"), fmt(r["bandwidth_MBps"], ".1f"),
-                  fmt(r.get("trunk_latency_us"), ".1f"), fmt(r.get("trunk_bandwidth_MBps"), ".1f"),
-                  fmt(r.get("hpl_gflops"), ".3f"))
-    console.print(t)
+
+def _real_hosts(hosts: str | None, hostfile: str | None):
+    from rmax.launch import parse_hosts, read_hostfile
+
+    if hosts and hostfile:
+        raise RmaxError("give --hosts or --hostfile, not both")
+    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else []
+    if len(host_list) < 2:
+        got = f"only {host_list[0].name}" if host_list else "none"
+        raise RmaxError(f"an MTU experiment on real interfaces needs at least 2 hosts ({got} given): "
+                        "the MTU matters between nodes", hint="give --hosts a,b or --hostfile FILE")
+    return host_list
 
 
 def _run(state, values, hpl_n, size, timeout, mt) -> dict:
-    from rmax.hpl.dat import HplConfig
-    from rmax.hpl.run import run_hpl
-    from rmax.launch import LaunchSpec, read_hostfile
+    from rmax.launch import read_hostfile
+    from rmax.model.hpl_model import square_grid
     from rmax.store import open_store
     from rmax.vcluster.probe import measure_matrix
 
@@ -85,8 +164,7 @@ def _run(state, values, hpl_n, size, timeout, mt) -> dict:
     if len(probe_nodes) < 2:
         raise RmaxError("the virtual cluster needs at least 2 nodes for an MTU experiment")
     hosts = read_hostfile(state.hostfile)
-    ranks = sum(h.slots for h in hosts)
-    p, q = mt.grid_for(ranks)
+    p, q = square_grid(sum(h.slots for h in hosts))
     engine = mt.hpl_engine()
     rows = []
     with open_store() as store:
@@ -100,15 +178,56 @@ def _run(state, values, hpl_n, size, timeout, mt) -> dict:
                                          params={"cluster": plan.name, "mtu": m, "bytes": size}) as pr:
                         mat = measure_matrix(state, probe_nodes, size=size, pings=200)
                         pr.update(summary={k: v for k, v in mat.items() if k != "samples"}, samples=mat["samples"])
-                    row = {"mtu": m, **_pair_results(mat)}
+                    row = _row(m, **_pair_results(mat))
                     if hpl_n:
-                        cfg = HplConfig(ns=[hpl_n], nbs=[96], grids=[(p, q)])
-                        spec = LaunchSpec([], np=ranks, hosts=hosts, hostfile=str(state.hostfile))
-                        out = run_hpl(cfg, spec, store, engine=engine, launcher="vcluster", timeout=timeout,
-                                      parent=run.id, label=f"MTU {m}")
-                        best = out.run.summary.get("best") or {}
-                        row.update(hpl_gflops=best.get("gflops"), hpl_run=out.run.id, hpl_status=out.run.status)
+                        row.update(_short_hpl(store, run.id, m, hosts, str(state.hostfile), "vcluster", hpl_n,
+                                              (p, q), engine, timeout))
                     rows.append(row)
                     run.update(summary={"results": rows})
         rec = store.get(run.id)
     return {"run": rec.id, "results": rows, "engine": engine, "grid": [p, q]}
+
+
+def _run_hosts(host_list, hostfile, interfaces, launcher, values, hpl_n, size, timeout, mt) -> dict:
+    """The experiment on real interfaces: the MTUs are read and set on every host through the launcher,
+    latency and bandwidth measured between the first two hosts (rmax-net's TCP layer), HPL on all."""
+    from rmax.bench import net
+    from rmax.bench.netlaunch import check_message_sizes
+    from rmax.launch import Host, LaunchSpec
+    from rmax.model.hpl_model import square_grid
+    from rmax.store import open_store
+
+    check_message_sizes([size], "--bytes")
+    names = [h.name for h in host_list]
+    a, b = names[:2]
+    p, q = square_grid(sum(h.slots for h in host_list))
+    engine = mt.hpl_engine()
+    options = net.NetOptions(layers=("tcp",), sizes=tuple(sorted({1, size})), perturb=False)
+    original = {h: mt.host_mtus(h, interfaces, launcher) for h in names}   # before any run: nothing changed yet
+    rows = []
+    with open_store() as store:
+        params = {"mtus": values, "interfaces": interfaces, "hosts": names, "pair": [a, b], "launcher": launcher,
+                  "original_mtus": original, "hpl_n": hpl_n, "engine": engine, "grid": [p, q], "bytes": size}
+        with store.start_run("experiment-mtu", params=params, hosts=names) as run:
+            with mt.host_mtu_changes(names, interfaces, launcher, original) as apply:
+                for m in values:
+                    applied = apply(m)
+                    pair = LaunchSpec([], np=2, hosts=[Host(a, 1), Host(b, 1)])
+                    try:
+                        rec = net.run(pair, options=options, launcher=launcher, store=store, parent=run.id,
+                                      timeout=timeout)
+                        if rec.status != "ok":
+                            raise RunFailed(f"rmax-net {rec.status}: {rec.error}")
+                        row = _row(m, **_tcp_pair(rec, size), applied=applied, net_run=rec.id)
+                    except RmaxError as e:   # RunFailed too: e.g. a switch port that drops frames of m bytes
+                        row = _row(m, None, None, applied=applied,
+                                   error=f"traffic failed at MTU {m} between {a} and {b} ({e.message}); check "
+                                         f"that every switch port between them carries frames of {m} bytes")
+                    if hpl_n and not row.get("error"):
+                        row.update(_short_hpl(store, run.id, m, host_list, hostfile, launcher, hpl_n, (p, q),
+                                              engine, timeout))
+                    rows.append(row)
+                    run.update(summary={"results": rows})
+        rec = store.get(run.id)
+    return {"run": rec.id, "results": rows, "engine": engine, "grid": [p, q], "hosts": names,
+            "interfaces": interfaces, "original_mtus": original}

@@ -4,15 +4,18 @@ gained 9.6% HPL from MTU 6000).
 
 On a virtual cluster every link changes together: node ends, switch ports,
 trunks and bridges, and the tbf shapers are re-made for the new frame size.
-Real interfaces change only when the user says --yes."""
+Real interfaces change only when the user says --yes; they are read and set on
+every host through rmax's launch layer (one single-rank job per host, running
+`ip`), and restored on every host at the end."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from rmax.errors import RmaxError
+from rmax.errors import RmaxError, RunFailed
 
 
 def parse_mtus(text: str) -> list[int]:
@@ -78,14 +81,6 @@ def mtu_changes(ends: list[LinkEnd]):
         set_mtu(ends, original)
 
 
-def grid_for(ranks: int) -> tuple[int, int]:
-    """The squarest P x Q = ranks with P <= Q (the reference's advice)."""
-    p = int(ranks ** 0.5)
-    while ranks % p:
-        p -= 1
-    return p, ranks // p
-
-
 def hpl_engine() -> str:
     """rmax-hpl where it is built, else the reference HPL inside hpcc."""
     from rmax.native import executable
@@ -95,3 +90,101 @@ def hpl_engine() -> str:
         return "rmax"
     except RmaxError:
         return "hpcc"
+
+
+# Real interfaces on other hosts ------------------------------------------------
+
+IFNAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")   # Linux: at most IFNAMSIZ - 1 = 15 bytes
+HOST_TIMEOUT = 60.0                                   # seconds for one `ip` command on one host
+_IP_ERRORS = ("RTNETLINK answers", "Error:", "Device ", "Cannot ", "ip: ")   # how iproute2's errors start
+_LINK_LINE = re.compile(r"^\d+:\s*([^:@\s]+)(?:@\S+)?:.*\bmtu (\d+)\b")
+
+
+def check_interfaces(names) -> list[str]:
+    """Interface names as Linux allows them (1-15 characters of A-Z a-z 0-9 _ . : @ -)."""
+    for n in names:
+        if not IFNAME.match(n):
+            raise RmaxError(f"'{n}' is not a valid interface name",
+                            hint="1 to 15 characters of letters, digits and _ . : @ -")
+    return list(dict.fromkeys(names))
+
+
+def _on_host(host: str, argv: list[str], launcher: str | None, what: str, timeout: float = HOST_TIMEOUT) -> str:
+    """Run argv as one rank on host through the launcher; its stdout, or an error naming the host."""
+    from rmax.launch import Host, LaunchSpec, prepare, run_job
+
+    spec = LaunchSpec(program=list(argv), np=1, hosts=[Host(host, 1)], bind="none", blas_kernels=False)
+    job = run_job(prepare(spec, launcher), timeout, env=spec.rank_env())
+    if not job.ok:
+        # ip's own message comes before the launcher's framed footer ("Exit code: 1"): prefer it.
+        cause = next((l.strip() for l in job.stderr_tail if l.strip().startswith(_IP_ERRORS)), None)
+        if cause and not job.timed_out:
+            raise RunFailed(f"{what} on host {host} failed: {cause}")
+        raise job.failure(f"{what} on host {host}")
+    return job.stdout
+
+
+def parse_link_mtus(text: str) -> dict[str, int]:
+    """{interface: MTU} from `ip -o link show` lines ('2: eth0@if7: <...> mtu 1500 qdisc ...')."""
+    out = {}
+    for line in text.splitlines():
+        m = _LINK_LINE.match(line.strip())
+        if m:
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def host_mtus(host: str, interfaces: list[str], launcher: str | None) -> dict[str, int]:
+    """The current MTU of each interface on host (one launch). `ip` asks the kernel over netlink, so it
+    answers for the host's own network namespace (sysfs would show the namespace that mounted /sys)."""
+    found = parse_link_mtus(_on_host(host, ["ip", "-o", "link", "show"], launcher,
+                                     f"reading the MTU of {', '.join(interfaces)}"))
+    missing = [i for i in interfaces if i not in found]
+    if missing:
+        raise RmaxError(f"interface {', '.join(missing)} not found on host {host}",
+                        hint=f"`ip link` on {host} lists its interfaces")
+    return {i: found[i] for i in interfaces}
+
+
+def set_host_mtu(host: str, interface: str, mtu: int, launcher: str | None) -> None:
+    _on_host(host, ["ip", "link", "set", "dev", interface, "mtu", str(mtu)], launcher,
+             f"setting MTU {mtu} on interface {interface}")
+
+
+@contextmanager
+def host_mtu_changes(hosts: list[str], interfaces: list[str], launcher: str | None,
+                     original: dict[str, dict[str, int]] | None = None):
+    """Yields apply(mtu), which sets mtu on every interface of every host and returns what the
+    hosts report afterwards ({host: {interface: mtu}}). The original MTUs are read first (or
+    given, as host_mtus read them), so nothing changes when an interface is missing. On exit
+    every host gets its original MTUs back; every host is tried even when one fails, and the
+    hosts that could not be restored are named in one error."""
+    if original is None:
+        original = {h: host_mtus(h, interfaces, launcher) for h in hosts}
+
+    def apply(mtu: int) -> dict[str, dict[str, int]]:
+        for h in hosts:
+            for i in interfaces:
+                set_host_mtu(h, i, mtu, launcher)
+        return {h: host_mtus(h, interfaces, launcher) for h in hosts}
+
+    pending: BaseException | None = None
+    try:
+        yield apply
+    except BaseException as e:
+        pending = e
+        raise
+    finally:
+        failed = []
+        for h in hosts:
+            for i in interfaces:
+                try:
+                    set_host_mtu(h, i, original[h][i], launcher)
+                except (RmaxError, OSError) as e:
+                    failed.append((h, i, e))
+        if failed:
+            names = ", ".join(dict.fromkeys(h for h, _, _ in failed))
+            why = f"; first cause: {failed[0][2]}" + (f"; the experiment had stopped: {pending}" if pending else "")
+            raise RmaxError(f"could not restore the MTU on host {names}{why}",
+                            hint="restore by hand: " + "; ".join(f"on {h}: ip link set dev {i} mtu {original[h][i]}"
+                                                                 for h, i, _ in failed))

@@ -1,4 +1,5 @@
-"""`rmax hpl run --placement topology`: a rankfile that keeps HPL's process rows inside switches."""
+"""`rmax hpl run --placement topology`: a rankfile that keeps HPL's heavier grid lines
+(process rows or columns) inside switches."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 from rmax.errors import RmaxError
 from rmax.launch import LaunchSpec, local_slots, read_hostfile
-from rmax.topology.placement import hpl_placement, natural_placement, rankfile_text
+from rmax.topology.placement import (heavier_dimension, hpl_placement, natural_placement, rankfile_text,
+                                     split_columns)
 from rmax.topology.sources import groups_for
 
 RANKFILE_LAUNCHERS = ("mpirun", "vcluster")   # Open MPI reads rankfiles; srun and MPICH do not
@@ -34,9 +36,16 @@ def hpl_rankfile(cfg, spec: LaunchSpec, launcher: str | None, topology_file: str
     if not spec.hosts:
         raise RmaxError("--placement topology needs the nodes to place ranks on", hint="give --hosts or --hostfile")
     groups, source = groups_for(topology_file, name)
+    named = {n for g in groups for n in g}
+    unknown = [h.name for h in spec.hosts if h.name not in named]
+    if unknown:   # placing by switches that do not hold the job's hosts would be a guess
+        raise RmaxError(f"the switch groups from {source} do not name host {', '.join(unknown)}",
+                        hint="list every host of the job under a [[switch]] (or run rmax topology infer again)")
     p, q = max(cfg.grids, key=lambda g: g[0] * g[1])
     placed = hpl_placement(groups, spec.hosts, p, q, cfg.pmap, keep)
     natural = natural_placement(groups, spec.hosts, p, q, cfg.pmap)
+    kept = heavier_dimension(p, q) if keep == "auto" else keep
+    natural_split = natural.split_rows if kept == "rows" else split_columns(natural, p, q, cfg.pmap)
     fd, path = tempfile.mkstemp(prefix="rmax-rankfile-", suffix=".txt")
     try:
         with os.fdopen(fd, "w") as f:
@@ -44,7 +53,8 @@ def hpl_rankfile(cfg, spec: LaunchSpec, launcher: str | None, topology_file: str
         spec.extra_args += ["--rankfile", path]
         # Recorded with the run (its environment), so a report can tell the placements apart.
         spec.env["RMAX_PLACEMENT"] = f"topology:{p}x{q}:{placed.note}"
+        spec.env["RMAX_PLACEMENT_HOSTS"] = ",".join(s.host for s in placed.ranks)   # rank r runs on the r-th
         yield (f"placement: {placed.note} for the {p} x {q} grid, switches from {source} "
-               f"(hostfile order would split {natural.split_rows})")
+               f"(hostfile order would split {natural_split} process {kept})")
     finally:
         Path(path).unlink(missing_ok=True)

@@ -130,14 +130,15 @@ def hpl_placement(groups: list[list[str]], hosts: list[Host], p: int, q: int, pm
         for b, s in enumerate(line):
             ranks[rank_of(a, b, p, q, pmap) if keep == "rows" else rank_of(b, a, p, q, pmap)] = s
     placed = _finish(ranks, p, q, pmap, switch_of, "")
-    split_lines = placed.split_rows if keep == "rows" else _split_columns(placed, p, q, pmap)
+    split_lines = placed.split_rows if keep == "rows" else split_columns(placed, p, q, pmap)
     what = "process rows" if keep == "rows" else "process columns"
     placed.note = (f"{count - split_lines} of {count} {what} inside one switch" +
                    ("" if not split_lines else f"; {split_lines} span switches (no switch has {size} free slots left)"))
     return placed
 
 
-def _split_columns(placed: Placement, p: int, q: int, pmap: int) -> int:
+def split_columns(placed: Placement, p: int, q: int, pmap: int) -> int:
+    """How many process columns of the grid span more than one switch."""
     cols = [[rank_of(r, c, p, q, pmap) for r in range(p)] for c in range(q)]
     return sum(len({placed.switch_of[placed.ranks[r].host] for r in col}) > 1 for col in cols)
 
