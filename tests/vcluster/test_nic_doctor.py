@@ -41,3 +41,17 @@ def test_rules_cite_their_measurements():
 def test_clean_gigabit_network_gets_the_jumbo_hint_only():
     nodes = [{"host": h, "interfaces": [iface(coalesce={"rx-usecs": 0, "rx-frames": 1})]} for h in "ab"]
     assert [f.rule for f in diagnose(nodes)] == ["jumbo-frames"]
+
+
+def test_evidence_reports_a_failed_mtu_as_failed_not_as_zero(db):
+    from rmax.cli.netdoctor import _evidence
+    from rmax.store import open_store
+
+    with open_store() as store:
+        with store.start_run("experiment-mtu", params={"mtus": [1500, 9000]}) as run:
+            run.update(summary={"results": [
+                {"mtu": 1500, "latency_us": 20.0, "bandwidth_MBps": 110.0, "hpl_gflops": 3.5},
+                {"mtu": 9000, "latency_us": None, "bandwidth_MBps": None, "error": "traffic failed at MTU 9000"}]})
+        ev = _evidence(store)
+    assert "MTU 1500: 110.0 MB/s, 20.0 us, HPL 3.50 GFLOPS" in ev["mtu"]
+    assert "MTU 9000: traffic failed" in ev["mtu"] and "0.0 MB/s" not in ev["mtu"]

@@ -54,7 +54,8 @@ def _evidence(store) -> dict:
     exp = store.list(kind="experiment-mtu", status="ok", limit=1)
     if exp:
         rows = exp[0].summary.get("results", [])
-        text = "; ".join(f"MTU {r['mtu']}: {r.get('bandwidth_MBps') or 0:.1f} MB/s, {r.get('latency_us') or 0:.1f} us"
+        text = "; ".join(f"MTU {r['mtu']}: traffic failed" if r.get("error") else
+                         f"MTU {r['mtu']}: {r.get('bandwidth_MBps') or 0:.1f} MB/s, {r.get('latency_us') or 0:.1f} us"
                          + (f", HPL {r['hpl_gflops']:.2f} GFLOPS" if r.get("hpl_gflops") else "") for r in rows)
         out["mtu"] = f"measured here (experiment-mtu run {exp[0].id[:8]}): {text}"
     mat = store.list(kind="tcp-matrix", status="ok", limit=1)
