@@ -130,17 +130,8 @@ int cmd_cpurate(int argc, char **argv)
     };
     rmx_args_parse(PROG, "Brown's cpu-rate: floating-point rate vs vector length, empty loop subtracted.", argc,
                    argv, 2, spec, sizeof spec / sizeof spec[0]);
-    size_t llc = node_llc_bytes(), avail = node_mem_available();
-    int explicit_max = max_size != NODE_UNSET;
-    if (!explicit_max) {
-        max_size = llc ? 4 * llc : (size_t)1 << 30;
-        if (avail && max_size > avail / 4)
-            max_size = avail / 4;
-    }
-    node_check_size(PROG, "--min-size", min_size, 1);
-    node_check_size(PROG, "--max-size", max_size, 1);
-    if (min_size > max_size)
-        rmx_die(2, PROG, "--min-size (%zu bytes) is larger than --max-size (%zu bytes)", min_size, max_size);
+    size_t llc = node_llc_bytes();
+    int explicit_max = node_sweep_range(PROG, min_size, &max_size, 1);
     if (min_size < 64)
         rmx_die(2, PROG, "--min-size must be at least 64 bytes, not %zu", min_size);
 

@@ -51,16 +51,7 @@ int cmd_memcopy(int argc, char **argv)
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
     };
     rmx_args_parse(PROG, "memcpy bandwidth vs buffer size.", argc, argv, 2, spec, sizeof spec / sizeof spec[0]);
-    size_t llc = node_llc_bytes(), avail = node_mem_available();
-    if (max_size == NODE_UNSET) {
-        max_size = llc ? 4 * llc : (size_t)1 << 30;
-        if (avail && max_size > avail / 4)
-            max_size = avail / 4;
-    }
-    node_check_size(PROG, "--min-size", min_size, 2);
-    node_check_size(PROG, "--max-size", max_size, 2);
-    if (min_size > max_size)
-        rmx_die(2, PROG, "--min-size (%zu bytes) is larger than --max-size (%zu bytes)", min_size, max_size);
+    node_sweep_range(PROG, min_size, &max_size, 2);
     size_t *sizes;
     size_t nsizes = node_sweep(min_size, max_size, (int)per_octave, 64, &sizes);
     node_out o;
@@ -98,12 +89,7 @@ int cmd_memcopy(int argc, char **argv)
         memcpy(dst, src, bytes);
         double t1 = rmx_now() - t0;
         c.calls = (size_t)fmax(1.0, sample_time / fmax(t1, 1e-8));
-        rmx_repeat_rule rule = rmx_repeat_default();
-        rule.warmup = 1;
-        rule.min_reps = (size_t)min_reps;
-        rule.max_reps = 50;
-        rule.budget = fmin(10 * min_reps * sample_time, budget / (double)nsizes);
-        rule.rel_target = target;
+        rmx_repeat_rule rule = node_sweep_rule(min_reps, sample_time, budget / (double)nsizes, target);
         rmx_samples smp;
         rmx_samples_init(&smp);
         int rc = rmx_repeat(sample, &c, &rule, &smp);

@@ -113,16 +113,8 @@ int cmd_memlat(int argc, char **argv)
     };
     rmx_args_parse(PROG, "Memory load latency by pointer chasing vs working-set size.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);
-    size_t llc = node_llc_bytes(), avail = node_mem_available();
-    if (max_size == NODE_UNSET) {
-        max_size = llc ? 4 * llc : (size_t)1 << 30;
-        if (avail && max_size > avail / 4)
-            max_size = avail / 4;
-    }
-    node_check_size(PROG, "--min-size", min_size, 1);
-    node_check_size(PROG, "--max-size", max_size, 1);
-    if (min_size > max_size)
-        rmx_die(2, PROG, "--min-size (%zu bytes) is larger than --max-size (%zu bytes)", min_size, max_size);
+    size_t llc = node_llc_bytes();
+    node_sweep_range(PROG, min_size, &max_size, 1);
     if (stride % sizeof(void *))
         rmx_die(2, PROG, "--stride must be a multiple of %zu bytes", sizeof(void *));
     if (min_size < 2 * stride || min_size < 2 * LINE)
@@ -203,12 +195,8 @@ int cmd_memlat(int argc, char **argv)
                 c.loads = 16 * (size_t)fmax(1.0, sample_time / tw * (double)c.loads / 16);
             else
                 c.loads = 16 * (size_t)fmax(1.0, sample_time / fmax(tw, 1e-7) * (double)c.loads / 16);
-            rmx_repeat_rule rule = rmx_repeat_default();
-            rule.warmup = 1;
-            rule.min_reps = (size_t)min_reps;
-            rule.max_reps = 50;
-            rule.budget = fmin(10 * min_reps * sample_time, budget / (double)(nsizes * (size_t)np));
-            rule.rel_target = target;
+            rmx_repeat_rule rule =
+                node_sweep_rule(min_reps, sample_time, budget / (double)(nsizes * (size_t)np), target);
             rmx_samples smp;
             rmx_samples_init(&smp);
             int rc = rmx_repeat(sample, &c, &rule, &smp);

@@ -151,6 +151,33 @@ void node_check_size(const char *prog, const char *what, size_t bytes, size_t co
                 (double)bytes / 1048576.0, count, (double)avail / 1048576.0);
 }
 
+int node_sweep_range(const char *prog, size_t min_size, size_t *max_size, size_t count)
+{
+    int given = *max_size != NODE_UNSET;
+    if (!given) {
+        size_t llc = node_llc_bytes(), avail = node_mem_available();
+        *max_size = llc ? 4 * llc : (size_t)1 << 30;
+        if (avail && *max_size > avail / 4)
+            *max_size = avail / 4;
+    }
+    node_check_size(prog, "--min-size", min_size, count);
+    node_check_size(prog, "--max-size", *max_size, count);
+    if (min_size > *max_size)
+        rmx_die(2, prog, "--min-size (%zu bytes) is larger than --max-size (%zu bytes)", min_size, *max_size);
+    return given;
+}
+
+rmx_repeat_rule node_sweep_rule(long long min_reps, double sample_time, double share, double target)
+{
+    rmx_repeat_rule rule = rmx_repeat_default();
+    rule.warmup = 1;
+    rule.min_reps = (size_t)min_reps;
+    rule.max_reps = 50;
+    rule.budget = fmin(10 * (double)min_reps * sample_time, share);
+    rule.rel_target = target;
+    return rule;
+}
+
 void *node_alloc(const char *prog, size_t bytes)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -26,6 +26,17 @@ size_t node_total_cache_bytes(void);
  * one error line naming `what`, exit 2 (bad input, not a failed run). */
 void node_check_size(const char *prog, const char *what, size_t bytes, size_t count);
 
+/* The size range of a sweep over working sets (cpurate, memcopy, memlat): an unset
+ * max_size becomes 4x the last-level cache (1 GiB when unknown), capped at a quarter of
+ * the available memory; then both ends are checked for `count` buffers and their order.
+ * Returns 1 when max_size was given. */
+int node_sweep_range(const char *prog, size_t min_size, size_t *max_size, size_t count);
+
+/* The repetition rule of one point of such a sweep: one warm-up, at least min_reps and at
+ * most 50 samples, and the smaller of 10 x min_reps samples' time and the point's `share`
+ * of the sweep's budget. */
+rmx_repeat_rule node_sweep_rule(long long min_reps, double sample_time, double share, double target);
+
 /* Page-aligned allocation, every page touched (so page faults are not timed);
  * the program ends with status 1 when memory runs out. */
 void *node_alloc(const char *prog, size_t bytes);
