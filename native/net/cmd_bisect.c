@@ -62,13 +62,10 @@ int cmd_bisect(int argc, char **argv)
     b.p.window = (int)window;
     b.p.tcp = b.p.udp = -1;
     char(*hosts)[64] = net_gather_hosts(MPI_COMM_WORLD);
-    FILE *jf = me == 0 ? net_json_open(json) : NULL;
-    int table = me == 0 && !(json && strcmp(json, "-") == 0);
     rmx_json j;
+    FILE *jf = net_json_start(&j, json, me, "rmax.bisect/1", "bisect", n, hosts);
+    int table = net_table(me, json);
     if (jf) {
-        rmx_json_init(&j, jf);
-        rmx_json_obj_begin(&j, NULL);
-        net_json_header(&j, "rmax.bisect/1", "bisect", n, hosts);
         rmx_json_int(&j, "size", (long long)size);
         rmx_json_int(&j, "window", window);
         rmx_json_int(&j, "bisections", cuts);
@@ -156,12 +153,8 @@ int cmd_bisect(int argc, char **argv)
             MPI_Comm_free(&pc);
     }
     if (jf) {
-        rmx_json_obj_begin(&j, NULL);
-        rmx_json_str(&j, "schema", "rmax.bisect/1");
-        rmx_json_str(&j, "record", "done");
-        rmx_json_obj_end(&j);
-        if (jf != stdout)
-            fclose(jf);
+        net_json_done(&j, "rmax.bisect/1");
+        net_json_finish(&j, jf);
     }
     rmx_step("finalize");
     free(perm);

@@ -117,13 +117,10 @@ int cmd_coll(int argc, char **argv)
     c.out = net_alloc(largest * (size_t)n, "the output buffer");
     char(*hosts)[64] = net_gather_hosts(MPI_COMM_WORLD);
 
-    FILE *jf = me == 0 ? net_json_open(json) : NULL;
-    int table = me == 0 && !(json && strcmp(json, "-") == 0);
     rmx_json j;
+    FILE *jf = net_json_start(&j, json, me, "rmax.coll/1", "coll", n, hosts);
+    int table = net_table(me, json);
     if (jf) {
-        rmx_json_init(&j, jf);
-        rmx_json_obj_begin(&j, NULL);
-        net_json_header(&j, "rmax.coll/1", "coll", n, hosts);
         rmx_json_str(&j, "ops", ops);
         rmx_json_str(&j, "orders", orders);
         rmx_json_int(&j, "seed", seed);
@@ -222,13 +219,9 @@ int cmd_coll(int argc, char **argv)
     long total_invalid = 0;
     MPI_Reduce(&invalid, &total_invalid, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     if (jf) {
-        rmx_json_obj_begin(&j, NULL);
-        rmx_json_str(&j, "schema", "rmax.coll/1");
-        rmx_json_str(&j, "record", "done");
+        net_json_done(&j, "rmax.coll/1");
         rmx_json_int(&j, "invalid", total_invalid);
-        rmx_json_obj_end(&j);
-        if (jf != stdout)
-            fclose(jf);
+        net_json_finish(&j, jf);
     }
     rmx_step("finalize");
     free(pos);

@@ -250,12 +250,9 @@ int cmd_matrix(int argc, char **argv)
             else
                 bw[i * n + jj] = retest[s];
         }
-        FILE *jf = net_json_open(json);
+        rmx_json j;
+        FILE *jf = net_json_start(&j, json, me, "rmax.matrix/1", "matrix", n, hosts);
         if (jf) {
-            rmx_json j;
-            rmx_json_init(&j, jf);
-            rmx_json_obj_begin(&j, NULL);
-            net_json_header(&j, "rmax.matrix/1", "matrix", n, hosts);
             rmx_json_int(&j, "lat_size", (long long)lat_size);
             rmx_json_int(&j, "bw_size", (long long)bw_size);
             rmx_json_int(&j, "window", window);
@@ -296,14 +293,10 @@ int cmd_matrix(int argc, char **argv)
             }
             rmx_json_bool(&j, "validated", !any_bad);
             rmx_json_obj_end(&j);
-            rmx_json_obj_begin(&j, NULL);
-            rmx_json_str(&j, "schema", "rmax.matrix/1");
-            rmx_json_str(&j, "record", "done");
-            rmx_json_obj_end(&j);
-            if (jf != stdout)
-                fclose(jf);
+            net_json_done(&j, "rmax.matrix/1");
+            net_json_finish(&j, jf);
         }
-        if (!(json && strcmp(json, "-") == 0)) {
+        if (net_table(me, json)) {
             printf("# Latency (us), row = from, column = to\n");
             for (int i = 0; i < n; i++) {
                 for (int jj = 0; jj < n; jj++)

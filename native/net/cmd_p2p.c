@@ -123,13 +123,10 @@ int cmd_p2p(int argc, char **argv)
     net_timing t = net_timing_make(budget, (size_t)max_samples);
     if (batch > 0)
         t.batch_target = batch;  /* asked for: wins over the budget */
-    FILE *jf = rank == 0 ? net_json_open(json) : NULL;
-    int table = rank == 0 && !(json && strcmp(json, "-") == 0);
     rmx_json j;
+    FILE *jf = net_json_start(&j, json, rank, "rmax.net/1", "p2p", nranks, hosts);
+    int table = net_table(rank, json);
     if (jf) {
-        rmx_json_init(&j, jf);
-        rmx_json_obj_begin(&j, NULL);
-        net_json_header(&j, "rmax.net/1", "p2p", nranks, hosts);
         rmx_json_str(&j, "address0", my_addr);
         rmx_json_str(&j, "address1", peer_addr);
         rmx_json_int(&j, "window", window);
@@ -207,14 +204,10 @@ int cmd_p2p(int argc, char **argv)
             fflush(stdout);
     }
     if (jf) {
-        rmx_json_obj_begin(&j, NULL);
-        rmx_json_str(&j, "schema", "rmax.net/1");
-        rmx_json_str(&j, "record", "done");
+        net_json_done(&j, "rmax.net/1");
         rmx_json_int(&j, "points", points);
         rmx_json_int(&j, "invalid", invalid);
-        rmx_json_obj_end(&j);
-        if (jf != stdout)
-            fclose(jf);
+        net_json_finish(&j, jf);
     }
     rmx_step("finalize");
     net_sockets_close(&p);

@@ -182,13 +182,10 @@ int cmd_ring(int argc, char **argv)
     r.rl = net_alloc(big, "ring buffers");
     r.rr = net_alloc(big, "ring buffers");
     char(*hosts)[64] = net_gather_hosts(MPI_COMM_WORLD);
-    FILE *jf = me == 0 ? net_json_open(json) : NULL;
-    int table = me == 0 && !(json && strcmp(json, "-") == 0);
     rmx_json j;
+    FILE *jf = net_json_start(&j, json, me, "rmax.ring/1", "ring", n, hosts);
+    int table = net_table(me, json);
     if (jf) {
-        rmx_json_init(&j, jf);
-        rmx_json_obj_begin(&j, NULL);
-        net_json_header(&j, "rmax.ring/1", "ring", n, hosts);
         rmx_json_int(&j, "lat_size", (long long)lat_size);
         rmx_json_int(&j, "bw_size", (long long)bw_size);
         rmx_json_int(&j, "random_rings", rings);
@@ -270,13 +267,9 @@ int cmd_ring(int argc, char **argv)
             }
     }
     if (jf) {
-        rmx_json_obj_begin(&j, NULL);
-        rmx_json_str(&j, "schema", "rmax.ring/1");
-        rmx_json_str(&j, "record", "done");
+        net_json_done(&j, "rmax.ring/1");
         rmx_json_int(&j, "invalid", invalid);
-        rmx_json_obj_end(&j);
-        if (jf != stdout)
-            fclose(jf);
+        net_json_finish(&j, jf);
     }
     rmx_step("finalize");
     free(order);

@@ -110,6 +110,17 @@ void net_shuffle(int *v, int n, uint64_t *state);
 FILE *net_json_open(const char *path);
 /* Common header fields: schema, kind, ranks, hosts of every rank, MPI library. */
 void net_json_header(rmx_json *j, const char *schema, const char *test, int nranks, char (*hosts)[64]);
+/* On rank 0 with --json: opens it, initialises j and begins the header record with the
+ * common fields, left open for the command's own (end it with rmx_json_obj_end).
+ * Returns the file, NULL on other ranks or without --json. */
+FILE *net_json_start(rmx_json *j, const char *path, int me, const char *schema, const char *test, int nranks,
+                     char (*hosts)[64]);
+/* Whether rank `me` prints the table: rank 0, unless the JSON goes to stdout. */
+int net_table(int me, const char *path);
+/* Begins the closing record ({"schema", "record": "done"}), left open for the command's counts;
+ * net_json_finish ends it and closes the file (not stdout). */
+void net_json_done(rmx_json *j, const char *schema);
+void net_json_finish(rmx_json *j, FILE *jf);
 /* Gathers every rank's host name to rank 0 (NULL on other ranks). */
 char (*net_gather_hosts(MPI_Comm comm))[64];
 /* Writes the measurement's samples and summaries as members "samples", "summary",

@@ -47,6 +47,37 @@ void net_json_header(rmx_json *j, const char *schema, const char *test, int nran
     rmx_json_str(j, "mpi_library", lib);
 }
 
+FILE *net_json_start(rmx_json *j, const char *path, int me, const char *schema, const char *test, int nranks,
+                     char (*hosts)[64])
+{
+    FILE *jf = me == 0 ? net_json_open(path) : NULL;
+    if (jf) {
+        rmx_json_init(j, jf);
+        rmx_json_obj_begin(j, NULL);
+        net_json_header(j, schema, test, nranks, hosts);
+    }
+    return jf;
+}
+
+int net_table(int me, const char *path)
+{
+    return me == 0 && !(path && strcmp(path, "-") == 0);
+}
+
+void net_json_done(rmx_json *j, const char *schema)
+{
+    rmx_json_obj_begin(j, NULL);
+    rmx_json_str(j, "schema", schema);
+    rmx_json_str(j, "record", "done");
+}
+
+void net_json_finish(rmx_json *j, FILE *jf)
+{
+    rmx_json_obj_end(j);
+    if (jf != stdout)
+        fclose(jf);
+}
+
 static void scaled(rmx_json *j, const char *key, const rmx_samples *s, double per_op, int raw)
 {
     double *v = malloc((s->n ? s->n : 1) * sizeof *v);
