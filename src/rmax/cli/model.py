@@ -176,8 +176,8 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, bet
         rates = resolve_rates(store, alpha, beta, gamma, nb)
         a, b, g = rates["alpha"].value, rates["beta"].value, rates["gamma3"].value
         hm.check_inputs(1, nb, p, q, a, b, g)
-        over, over_note, cal = resolve_overhead(store, given, no_calibration, a, b, g)
-        obs = hpl_observations(store, a, b, g) if validate else []
+        obs = hpl_observations(store, a, b, g) if store is not None else []   # read once: calibration and --validate
+        over, over_note, cal = resolve_overhead(store, given, no_calibration, a, b, g, obs)
     finally:
         if store is not None:
             store.close()

@@ -231,15 +231,18 @@ def resolve_rates(store: Store | None, alpha: float | None, beta: float | None, 
     return out
 
 
-def resolve_overhead(store: Store | None, given, no_calibration: bool, alpha: float, beta: float, gamma3: float):
-    """(Overhead, how it was chosen, Calibration or None): given (an Overhead), none, or fitted to stored HPL tests."""
+def resolve_overhead(store: Store | None, given, no_calibration: bool, alpha: float, beta: float, gamma3: float,
+                     obs: list[tuple[Observation, str]] | None = None):
+    """(Overhead, how it was chosen, Calibration or None): given (an Overhead), none, or fitted to stored HPL
+    tests (`obs` when the caller has read them already)."""
     from rmax.model.hpl_model import REFERENCE, calibrate
 
     if no_calibration:
         return REFERENCE, "not calibrated (--no-calibration): the reference's model", None
     if given is not None:
         return given, "given on the command line", None
-    obs = hpl_observations(store, alpha, beta, gamma3) if store is not None else []
+    if obs is None:
+        obs = hpl_observations(store, alpha, beta, gamma3) if store is not None else []
     if not obs:
         return REFERENCE, "not calibrated: no stored HPL runs (run `rmax hpl run` at a few N); the reference's model", None
     cal = calibrate([o for o, _ in obs])
