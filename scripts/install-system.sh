@@ -14,6 +14,8 @@ packages=(
     ethtool iproute2 procps                # NIC settings, network namespaces
     sqlite3                                # results store inspection by hand
     slurm-client                           # srun and sbatch for the Slurm launcher
+    slurmctld slurmd munge                 # a real Slurm inside the virtual cluster (rmax vcluster up --slurm)
+    prometheus                             # the agent's tests scrape it with a real Prometheus server
     chromium fonts-dejavu-core             # report tests render the HTML report headless
     hpcc netpipe-openmpi netpipe-tcp       # peer tools the benchmarks compare against
 
@@ -34,5 +36,13 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "rmax: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# Daemons among these packages (munge, slurmctld, slurmd, prometheus) must not start on install:
+# rmax starts its own, on loopback or inside namespaces, and stops them by PID.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && own_policy=1
+fi
+trap '[ "$own_policy" = 1 ] && rm -f "$policy"' EXIT
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
