@@ -11,8 +11,9 @@ WERROR := $(if $(CI),ON,OFF)
 
 .PHONY: run test install system clean
 
+# The main job ends with the survey's HTML report in rmax-report/ (its path is printed last).
 run: install
-	$(BIN)/rmax survey
+	$(BIN)/rmax survey --out rmax-report
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -75,5 +75,7 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, t
         render_summary(rec, console)
         if out:
             console.print(f"report: {out}/index.html")
+        else:
+            console.print(f"report: rmax report {rec.id[:8]} --out rmax-report")
     if rec.status != "ok":
         raise RmaxError(f"survey {rec.id[:8]} {rec.status}: {rec.error}", exit_code=1)

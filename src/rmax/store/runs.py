@@ -159,9 +159,13 @@ def reap_orphans(store: "Store") -> int:
 
 
 def resolve_id(store: "Store", prefix: str) -> str:
-    """A full run id from a unique prefix (like git's short hashes) or 'latest'."""
+    """A full run id from a unique prefix (like git's short hashes) or 'latest'.
+
+    'latest' is the latest top-level run: a survey's or tuning session's child runs finish
+    before their parent does, and are reached through it."""
     if prefix == "latest":
-        row = store.con.execute("SELECT id FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()
+        row = store.con.execute(
+            "SELECT id FROM runs WHERE parent IS NULL ORDER BY started_at DESC LIMIT 1").fetchone()
         if not row:
             raise RmaxError("the results store has no runs yet", hint="run 'rmax info' or a benchmark first")
         return row["id"]
