@@ -1,6 +1,9 @@
 /* rmax-net coll: collectives vs message size, vs process count (goptest:
  * sub-communicators of the first 2, 4, ..., all launched ranks) and vs rank
- * order (natural; second half reversed, seed 04's 1..64,64..1; random).
+ * order (natural; second half reversed; random; and the node orders of the
+ * Helix study (Massey University, 2004): cyclic, one rank of each node in turn,
+ * 1..64,1..64, and serpentine, the turn reversed every other pass,
+ * 1..64,64..1, which put fewer SMP neighbours in the same Allreduce step).
  * Each point reports the per-call time's min, mean and max over the ranks
  * (IMB's t_min, t_avg, t_max); the mean drives the repetition rule. Before
  * and after the timed calls the outputs are checked against the seed. */
@@ -13,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const orders_all[] = {"natural", "reversed", "random"};
+static const char *const orders_all[] = {"natural", "reversed", "random", "cyclic", "serpentine"};
+#define NORDERS (sizeof orders_all / sizeof orders_all[0])
 
 static int in_list(const char *list, const char *word)
 {
@@ -41,13 +45,43 @@ static void check_names(const char *opt, const char *list, const char *const *va
     free(copy);
 }
 
-/* Positions of ranks 0..p-1 in the given order. */
-static void make_order(const char *order, int p, int *pos_of_rank, uint64_t *state)
+/* seq = ranks 0..p-1 taken one per node in turn, nodes in order of their
+ * first rank; with serpentine every other turn walks the nodes backwards. */
+static void node_turns(int p, char (*hosts)[64], int serpentine, int *seq)
+{
+    int *node = malloc((size_t)p * sizeof *node), nodes = 0;
+    for (int r = 0; r < p; r++) {
+        int k = 0;
+        while (k < r && strcmp(hosts[k], hosts[r]) != 0)
+            k++;
+        node[r] = k < r ? node[k] : nodes++;
+    }
+    char *used = calloc((size_t)p, 1);
+    for (int filled = 0, pass = 0; filled < p; pass++) {
+        int back = serpentine && pass % 2;
+        for (int i = 0; i < nodes; i++) {
+            int want = back ? nodes - 1 - i : i;
+            for (int r = 0; r < p; r++)
+                if (!used[r] && node[r] == want) {
+                    used[r] = 1;
+                    seq[filled++] = r;
+                    break;
+                }
+        }
+    }
+    free(used);
+    free(node);
+}
+
+/* Positions of ranks 0..p-1 in the given order (hosts: every rank's host). */
+static void make_order(const char *order, int p, char (*hosts)[64], int *pos_of_rank, uint64_t *state)
 {
     int *seq = malloc((size_t)p * sizeof *seq);
     for (int i = 0; i < p; i++)
         seq[i] = i;
-    if (strcmp(order, "reversed") == 0) {
+    if (strcmp(order, "cyclic") == 0 || strcmp(order, "serpentine") == 0) {
+        node_turns(p, hosts, order[0] == 's', seq);
+    } else if (strcmp(order, "reversed") == 0) {
         for (int a = p / 2, b = p - 1; a < b; a++, b--) {
             int t = seq[a];
             seq[a] = seq[b];
@@ -73,7 +107,8 @@ int cmd_coll(int argc, char **argv)
         {"ops", RMX_ARG_STRING, &ops, "comma-separated operations", 0, 0, NULL},
         {"sizes", RMX_ARG_SIZE_LIST, &sizes, "bytes per rank (default 8,64,512,4K,32K,256K,1M)", 0, 1 << 30, NULL},
         {"procs", RMX_ARG_SIZE_LIST, &procs, "process counts (default 2,4,8,...,all)", 2, 1 << 24, NULL},
-        {"orders", RMX_ARG_STRING, &orders, "rank orders: natural,reversed,random", 0, 0, NULL},
+        {"orders", RMX_ARG_STRING, &orders, "rank orders: natural,reversed,random,cyclic,serpentine", 0, 0,
+         NULL},
         {"seed", RMX_ARG_INT, &seed, "seed of the random order", 1, 1e18, NULL},
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per point", 0.001, 3600, NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per point", 5, 100000, NULL},
@@ -84,7 +119,7 @@ int cmd_coll(int argc, char **argv)
     for (size_t k = 0; k < net_coll_nops; k++)
         opnames[k] = net_coll_ops[k].name;
     check_names("ops", ops, opnames, net_coll_nops);
-    check_names("orders", orders, orders_all, 3);
+    check_names("orders", orders, orders_all, NORDERS);
     static size_t default_sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
     if (!sizes.v) {
         sizes.v = default_sizes;
@@ -140,12 +175,12 @@ int cmd_coll(int argc, char **argv)
     int *pos = malloc((size_t)n * sizeof *pos);
     for (size_t ip = 0; ip < npc; ip++) {
         int p = (int)pc[ip];
-        for (size_t io = 0; io < 3; io++) {
+        for (size_t io = 0; io < NORDERS; io++) {
             const char *order = orders_all[io];
             if (!in_list(orders, order))
                 continue;
             if (me == 0) {
-                make_order(order, p, pos, &state);
+                make_order(order, p, hosts, pos, &state);
                 char step[64];
                 snprintf(step, sizeof step, "coll p=%d %s", p, order);
                 rmx_step(step);

@@ -30,7 +30,7 @@ def test_coll(db, ranks):
     np_ = int(ranks[1])
     pts = rec["summary"]["points"]
     assert {p["op"] for p in pts} == set(coll.OPS)
-    assert {p["order"] for p in pts} == set(coll.ORDERS)
+    assert {p["order"] for p in pts} == set(coll.DEFAULT_ORDERS)
     assert sorted({p["procs"] for p in pts}) == ([2] if np_ == 2 else [2, 4])
     for p in pts:
         assert p["validated"] and p["min"] <= p["avg"] * 1.0001 and p["avg"] <= p["max"] * 1.0001, p

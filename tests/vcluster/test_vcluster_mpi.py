@@ -284,3 +284,14 @@ def test_survey_spans_the_nodes(cluster, db):
     assert sorted(rec["summary"]["nodes"]) == two
     spread = [v for k, v in rec["summary"]["spread"].items() if k.startswith("peakflops:")]
     assert spread and all(sorted(v["nodes"]) == two and v["median"] > 0 for v in spread)
+
+
+def test_coll_node_orders_follow_the_hosts(cluster, db):
+    # Helix's node orders over 3 nodes of 2 ranks (block placement: ranks 0,1 on the first node):
+    # cyclic takes one rank of each node in turn, serpentine walks back on every other turn.
+    hosts = ",".join(f"{n.name}:2" for n in cluster.plan.nodes[:3])
+    proc = run_cli("bench", "coll", "--launcher", "vcluster", "--hosts", hosts, "--np", "6", "--procs", "6",
+                   "--ops", "barrier", "--orders", "cyclic,serpentine", "--budget", "0.002", "--json",
+                   check=True, timeout=180)
+    orders = {p["order"]: p["rank_order"] for p in json.loads(proc.stdout)["summary"]["points"]}
+    assert orders == {"cyclic": [0, 2, 4, 1, 3, 5], "serpentine": [0, 2, 4, 5, 3, 1]}

@@ -1,8 +1,10 @@
 """coll: collectives vs message size, process count and rank order (native/net/cmd_coll.c).
 
-goptest's view (seed 04): the same operation on 2, 4, ... all of the launched
-ranks, and with the ranks in natural order, with the second half reversed,
-and shuffled, since the order decides which ranks share a node in each step."""
+goptest's view (mpptest, Gropp and Lusk): the same operation on 2, 4, ... all of
+the launched ranks, and with the ranks in natural order, with the second half
+reversed, shuffled, and in the Helix study's node orders (cyclic: one rank of
+each node in turn; serpentine: every other turn backwards), since the order
+decides which ranks share a node in each step."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from rmax.store.runs import RunRecord
 
 SCHEMA = "rmax.coll/1"
 OPS = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "barrier")
-ORDERS = ("natural", "reversed", "random")
+ORDERS = ("natural", "reversed", "random", "cyclic", "serpentine")
+DEFAULT_ORDERS = ORDERS[:3]   # the node orders differ from natural only with several ranks per node
 
 
 @dataclass
@@ -27,7 +30,7 @@ class CollOptions:
     ops: tuple[str, ...] = OPS
     sizes: tuple[int, ...] = (8, 64, 512, 4096, 32768, 262144, 1 << 20)
     procs: tuple[int, ...] | None = None      # default 2, 4, ..., all
-    orders: tuple[str, ...] = ORDERS
+    orders: tuple[str, ...] = DEFAULT_ORDERS
     seed: int = 1
     budget: float = 0.02
     max_samples: int = 100

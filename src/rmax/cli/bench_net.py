@@ -145,7 +145,7 @@ def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
 @click.option("--ops", default=None, help="Operations [default: bcast,reduce,allreduce,allgather,alltoall,barrier].")
 @click.option("--sizes", type=SIZES, default=None, help="Bytes per rank [default: 8 B to 1 MiB; quick: 8, 64K].")
 @click.option("--procs", default=None, help="Process counts [default: 2, 4, ..., all].")
-@click.option("--orders", default=None, help="Rank orders [default: natural,reversed,random].")
+@click.option("--orders", default=None, help="Rank orders: natural, reversed, random, cyclic, serpentine [default: natural,reversed,random].")
 @click.option("--seed", type=click.IntRange(1), default=1, show_default=True, help="Seed of the random order.")
 @click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per point.")
 @click.option("--quick", is_flag=True, help="Two sizes and a short budget.")
