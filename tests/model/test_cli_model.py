@@ -72,18 +72,26 @@ def test_model_hpl_without_measurements_says_what_to_run(db):
     assert_one_line_error(p, 2, "no dgemm run stored", "rmax bench dgemm")
 
 
+# Every rank sleeps 0.5 s of serial work plus 1 s of work shared by the ranks (Open MPI's size variable).
+KNOWN_PARTS = ["sh", "-c", 'sleep $(awk "BEGIN { print 0.5 + 1.0 / ${OMPI_COMM_WORLD_SIZE:-1} }")']
+
+
 @pytest.mark.skipif(not HPCC, reason="needs mpirun")
-def test_scale_user_command(db):
-    p = run_cli("scale", "--ranks", "1,2", "--repeats", "2", "--no-warmup", "--json", "--",
-                "python3", "-c", "import time; time.sleep(0.2)", timeout=120, check=True)
+def test_scale_user_command_fits_the_known_parts(db):
+    # The launcher's start-up grows with the rank count; it must not be read as serial time.
+    p = run_cli("scale", "--ranks", "1,2,4", "--oversubscribe", "--repeats", "3", "--json", "--", *KNOWN_PARTS,
+                timeout=240, check=True)
     d = json.loads(p.stdout)
     assert d["kind"] == "scale" and d["status"] == "ok"
-    pts = d["summary"]["points"]
-    assert [x["ranks"] for x in pts] == [1, 2] and all(x["runs"] == 2 for x in pts)
-    assert pts[1]["karp_flatt"] is not None
-    assert d["summary"]["fit"]["chosen"] == "amdahl"     # two rank counts determine two parameters
+    s = d["summary"]
+    assert [x["ranks"] for x in s["points"]] == [1, 2, 4] and all(x["runs"] == 3 for x in s["points"])
+    assert s["points"][1]["karp_flatt"] is not None
+    assert set(s["launch_overhead_s"]) == {"1", "2", "4"} and "empty job (true)" in s["time_statistic"]
+    amdahl = next(f for f in s["fit"]["fits"] if f["form"] == "amdahl")["params"]
+    assert abs(amdahl["ts"] - 0.5) < 0.15 and abs(amdahl["tp"] - 1.0) < 0.15, amdahl
     kids = json.loads(run_cli("runs", "list", "--kind", "scale-point", "--json", check=True).stdout)
-    assert len(kids) == 4 and all(k["parent"] == d["id"] for k in kids)
+    launches = json.loads(run_cli("runs", "list", "--kind", "scale-launch", "--json", check=True).stdout)
+    assert len(kids) == len(launches) == 9 and all(k["parent"] == d["id"] for k in kids + launches)
 
 
 def test_scale_bad_input(db):

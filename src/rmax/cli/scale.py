@@ -22,6 +22,9 @@ from rmax.errors import RmaxError
               help="Scale ranks on the hosts given, or whole nodes (the first k hosts, all their slots).")
 @click.option("--repeats", type=int, default=3, show_default=True, help="Runs per count.")
 @click.option("--no-warmup", is_flag=True, help="Skip the untimed first run (user programs).")
+@click.option("--keep-launch-time", is_flag=True,
+              help="Fit the launch's whole wall time; by default an empty MPI launch's median time at each "
+                   "count is measured and subtracted, so the launcher's start-up does not read as serial time.")
 @click.option("--weak", is_flag=True, help="hpl: weak scaling, N grows as sqrt(ranks) (memory per rank constant).")
 @click.option("--n", "n", type=int, default=4000, show_default=True, help="hpl: N (at one rank for --weak).")
 @click.option("--nb", type=int, default=192, show_default=True, help="hpl: block size.")
@@ -32,7 +35,7 @@ from rmax.errors import RmaxError
 @click.option("--label", default=None, help="A note stored with the study.")
 @launch_options(default_np="set per point")
 @json_option
-def command(program, ranks_text, max_ranks, by, repeats, no_warmup, weak, n, nb, engine, max_n, plot_path, label,
+def command(program, ranks_text, max_ranks, by, repeats, no_warmup, keep_launch_time, weak, n, nb, engine, max_n, plot_path, label,
             as_json, launcher, timeout, np, **opts):
     """Run at 1, 2, 4, ... ranks with repeats, then fit Ts, Tp, Tis (linear or quadratic in N).
 
@@ -70,7 +73,8 @@ def command(program, ranks_text, max_ranks, by, repeats, no_warmup, weak, n, nb,
                             launcher=launcher, timeout=timeout, max_n=max_n, label=label, progress=say)
         else:
             rec = scale_command(list(program), base, counts, repeats, store, by=by, launcher=launcher,
-                                timeout=timeout, warmup=not no_warmup, max_n=max_n, label=label, progress=say)
+                                timeout=timeout, warmup=not no_warmup, keep_launch=keep_launch_time, max_n=max_n,
+                                label=label, progress=say)
     if plot_path:
         _plot(rec, plot_path)
     if as_json:
@@ -125,6 +129,14 @@ def _print(rec, plot_path) -> None:
                fmt(p["speedup"], ".3f"), fmt(p["efficiency"], ".1%"), fmt(p["karp_flatt"], ".3f")]
         t.add_row(*row)
     console.print(t)
+    if s.get("time_statistic"):
+        console.print(f"time: {s['time_statistic']}")
+    over = s.get("launch_overhead_s")
+    if over:
+        console.print("empty launch (median s, subtracted): " +
+                      ", ".join(f"{k}: {v['median']:.3g}" for k, v in over.items()))
+    if s.get("warning"):
+        console.print(f"[yellow]warning:[/] {s['warning']}")
     console.print(f"speedup: {s['points'][0]['speedup_statistic']}; Karp-Flatt e = (1/S - 1/p) / (1 - 1/p)")
     fit = s.get("fit")
     if not fit:

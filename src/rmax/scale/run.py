@@ -1,10 +1,15 @@
 """Running a scaling study: every point a stored run under one `scale` parent run.
 
 The user's command: one `scale-point` run per (rank count, repeat), its wall time
-measured around the whole launch (mpirun start-up included: that is part of
-what a user waits for, and part of Ts and Tis). Repeats are interleaved
-(1, 2, 4, 1, 2, 4, ...) so that a slow phase of a shared machine spreads over
-all rank counts instead of biasing one.
+measured around the whole launch. The launcher's own start-up (spawning ranks,
+MPI wire-up) grows with the rank count and would read as serial time Ts and
+Tis, so before each point an empty job is launched the same way (a
+`scale-launch` run): an MPI program that does nothing (rmax-ranks) when the
+user's program is linked with MPI, else `true`. The median of those launches
+at that count is subtracted from the program's times before the fit
+(`keep_launch` keeps the whole wall time).
+Repeats are interleaved (1, 2, 4, 1, 2, 4, ...) so that a slow phase of a
+shared machine spreads over all rank counts instead of biasing one.
 
 HPL: one `hpl` run per rank count with the repeats as repeated N in one HPL.dat
 (hpcc runs its whole suite on every launch, so one launch per count keeps a
@@ -13,12 +18,16 @@ study short); the time of each test is HPL's own (factorisation and solve only).
 from __future__ import annotations
 
 import math
+import os
+import shutil
 from dataclasses import replace
 from typing import Callable
 
 from rmax.errors import RmaxError, RunFailed
 from rmax.launch import LaunchSpec, prepare, run_job
+from rmax.native import executable
 from rmax.scale.analysis import Sample, analyse
+from rmax.stats import summarize
 from rmax.store import Store
 
 Progress = Callable[[str], None]
@@ -40,39 +49,99 @@ def oversubscribed_bind(base: LaunchSpec, count: int) -> str:
     return "none" if base.oversubscribe and count > base.slots and base.bind == "core" else base.bind
 
 
+def _timed_launch(store: Store, kind: str, parent: str, argv: list[str], spec: LaunchSpec, timeout: float,
+                  params: dict, what: str) -> tuple[float, str]:
+    """One stored child run around one launch: (wall time, run id); a failed launch fails the study."""
+    with store.start_run(kind, parent=parent, argv=argv, params=params) as pt:
+        job = run_job(argv, timeout, env=spec.rank_env())
+        pt.update(summary={"time_s": job.duration, "statistic": "wall time of the launch"})
+        if not job.ok:
+            err = job.failure(what)
+            pt.finish("failed", str(err))
+            raise err
+    return job.duration, pt.id
+
+
+def empty_program(program: list[str]) -> list[str]:
+    """The job that costs what launching `program` costs: an MPI no-op for an MPI executable
+    (its start-up includes MPI's wire-up), `true` for anything else."""
+    path = shutil.which(program[0])
+    try:
+        with open(path or program[0], "rb") as f:
+            head = f.read(4 << 20)
+    except OSError:
+        head = b""
+    linked_mpi = head.startswith(b"\x7fELF") and (b"libmpi.so" in head or b"libmpich" in head)
+    return [executable("rmax-ranks")] if linked_mpi else [shutil.which("true") or "true"]
+
+
+def launch_overheads(times: dict[int, list[float]], ids: dict[int, list[str]]) -> dict[str, dict]:
+    """Per count: the median wall time of the empty launches, with their spread and run ids."""
+    return {str(k): {**summarize(v).as_dict(), "runs": ids[k]} for k, v in times.items()}
+
+
 def scale_command(program: list[str], base: LaunchSpec, counts: list[int], repeats: int, store: Store, *,
                   by: str = "ranks", launcher: str | None = None, timeout: float = 600.0, warmup: bool = True,
-                  max_n: int | None = None, label: str | None = None, progress: Progress | None = None):
+                  keep_launch: bool = False, max_n: int | None = None, label: str | None = None,
+                  progress: Progress | None = None):
     """Run `program` at every count `repeats` times; returns the parent run's record."""
     if repeats < 1:
         raise RmaxError(f"--repeats must be at least 1, not {repeats}")
     specs = {k: _spec_for(replace(base, program=list(program)), k, by) for k in counts}
     argvs = {k: prepare(s, launcher) for k, s in specs.items()}   # bad input fails before anything runs
+    baseline = empty_program(program)
+    empty = {k: prepare(replace(s, program=baseline), launcher) for k, s in specs.items()}
     params = {"mode": "command", "program": list(program), "by": by, "counts": counts, "repeats": repeats,
-              "launcher": launcher, "oversubscribe": base.oversubscribe}
+              "launcher": launcher, "oversubscribe": base.oversubscribe, "keep_launch": keep_launch,
+              "empty_program": None if keep_launch else baseline}
+    raw: list[tuple[int, float, str]] = []
+    launch_t: dict[int, list[float]] = {k: [] for k in counts}
+    launch_ids: dict[int, list[str]] = {k: [] for k in counts}
+
+    def summary() -> dict:
+        if not raw:
+            return {}
+        if keep_launch:
+            out = analyse([Sample(k, t, run_id=i) for k, t, i in raw], max_n=max_n)
+            out["time_statistic"] = "wall time of the launch (launcher start-up included)"
+            return out
+        over = {k: summarize(v).median for k, v in launch_t.items() if v}
+        net = [Sample(k, t - over[k], run_id=i) for k, t, i in raw if k in over]
+        if not net or min(s.time_s for s in net) <= 0:
+            out = analyse([Sample(k, t, run_id=i) for k, t, i in raw], max_n=max_n)
+            out["warning"] = ("the program ran no longer than an empty launch at some count, so its own time "
+                              "cannot be told from the launcher's; the times shown include start-up")
+        else:
+            out = analyse(net, max_n=max_n)
+            out["time_statistic"] = (f"wall time of the launch minus the median wall time of an empty job "
+                                     f"({os.path.basename(baseline[0])}) launched the same way at the same count")
+        out["launch_overhead_s"] = launch_overheads(launch_t, launch_ids)
+        return out
+
     with store.start_run("scale", params=params, label=label, argv=list(program)) as parent:
         if warmup:  # first launch pays for cold caches and page faults: not a measurement
             if progress:
                 progress("warm-up run at 1 rank (not stored)")
             run_job(argvs[counts[0]], timeout, env=specs[counts[0]].rank_env())
-        samples: list[Sample] = []
-        for rep in range(repeats):
-            for k in counts:
-                if progress:
-                    progress(f"{k} {by}, repeat {rep + 1} of {repeats}")
-                with store.start_run("scale-point", parent=parent.id, argv=argvs[k],
-                                     params={"count": k, "by": by, "np": specs[k].np, "repeat": rep,
-                                             "bind": specs[k].bind}) as pt:
-                    job = run_job(argvs[k], timeout, env=specs[k].rank_env())
-                    pt.update(summary={"time_s": job.duration, "statistic": "wall time of the launch"})
-                    if not job.ok:
-                        err = job.failure(f"the program at {k} {by}")
-                        pt.finish("failed", str(err))
-                        parent.update(summary=analyse(samples, max_n=max_n) if samples else {})
-                        parent.finish("failed", str(err))
-                        raise err
-                samples.append(Sample(k, job.duration, run_id=pt.id))
-        parent.update(summary=analyse(samples, max_n=max_n))
+        try:
+            for rep in range(repeats):
+                for k in counts:
+                    if progress:
+                        progress(f"{k} {by}, repeat {rep + 1} of {repeats}")
+                    point = {"count": k, "by": by, "np": specs[k].np, "repeat": rep, "bind": specs[k].bind}
+                    if not keep_launch:
+                        t, i = _timed_launch(store, "scale-launch", parent.id, empty[k], specs[k], timeout, point,
+                                             f"the empty MPI launch at {k} {by}")
+                        launch_t[k].append(t)
+                        launch_ids[k].append(i)
+                    t, i = _timed_launch(store, "scale-point", parent.id, argvs[k], specs[k], timeout, point,
+                                         f"the program at {k} {by}")
+                    raw.append((k, t, i))
+        except RunFailed as err:
+            parent.update(summary=summary())
+            parent.finish("failed", str(err))
+            raise
+        parent.update(summary=summary())
     return store.get(parent.id)
 
 
