@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct {
@@ -22,7 +23,29 @@ int rmx_cpus_allowed(void)
     return n > 0 ? n : 1;
 }
 
-/* The i-th CPU of our affinity mask, so pinning respects taskset/cgroups and MPI binding. */
+/* A CPU's physical core as (package << 20 | core id), or -1 when sysfs does not say. */
+static long physical_core(int cpu)
+{
+    long v[2];
+    const char *what[2] = {"physical_package_id", "core_id"};
+    for (int k = 0; k < 2; k++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/%s", cpu, what[k]);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return -1;
+        int ok = fscanf(f, "%ld", &v[k]) == 1;
+        fclose(f);
+        if (!ok || v[k] < 0)
+            return -1;
+    }
+    return v[0] << 20 | v[1];
+}
+
+/* The i-th CPU of our affinity mask (so pinning respects taskset/cgroups and MPI
+ * binding), counting one hardware thread of every physical core before any
+ * core's second one: with SMT, CPUs n and n+1 can be siblings, and two threads
+ * on one core share its FMA units, halving a per-core peak. */
 static int nth_allowed_cpu(int i)
 {
     cpu_set_t set;
@@ -32,9 +55,22 @@ static int nth_allowed_cpu(int i)
     if (n == 0)
         return -1;
     i %= n;
+    int cpus[CPU_SETSIZE], m = 0;
+    long cores[CPU_SETSIZE];
     for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &set) && i-- == 0)
-            return c;
+        if (CPU_ISSET(c, &set)) {
+            cores[m] = physical_core(c);
+            cpus[m++] = c;
+        }
+    /* Round r takes every CPU that is the r-th allowed one of its core. */
+    for (int round = 0; round < m; round++)
+        for (int a = 0; a < m; a++) {
+            int rank = 0;
+            for (int b = 0; b < a; b++)
+                rank += cores[a] >= 0 && cores[b] == cores[a];
+            if (rank == round && i-- == 0)
+                return cpus[a];
+        }
     return -1;
 }
 
@@ -54,7 +90,7 @@ static void *run(void *arg)
     return NULL;
 }
 
-double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads)
+static double run_threads(rmx_thread_fn fn, void *ctx, int nthreads, double *slowest)
 {
     if (nthreads < 1)
         return -1.0;
@@ -89,16 +125,32 @@ double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads)
     for (int i = 1; i <= started; i++)
         pthread_join(t[i], NULL);
     pthread_barrier_destroy(&barrier);
-    double first = w[0].start, last = w[0].end;
+    double first = w[0].start, last = w[0].end, own = 0.0;
     int rc = 0;
     for (int i = 0; i < nthreads; i++) {
         if (w[i].start < first)
             first = w[i].start;
         if (w[i].end > last)
             last = w[i].end;
+        if (w[i].end - w[i].start > own)
+            own = w[i].end - w[i].start;
         rc |= w[i].rc;
     }
     free(w);
     free(t);
+    if (slowest)
+        *slowest = rc ? -1.0 : own;
     return rc ? -1.0 : last - first;
+}
+
+double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads)
+{
+    return run_threads(fn, ctx, nthreads, NULL);
+}
+
+double rmx_run_threads_slowest(rmx_thread_fn fn, void *ctx, int nthreads)
+{
+    double own;
+    run_threads(fn, ctx, nthreads, &own);
+    return own;
 }

@@ -8,10 +8,15 @@
 /* fn(ctx, thread_index, nthreads) does one thread's share; returns 0 on success. */
 typedef int (*rmx_thread_fn)(void *ctx, int tid, int nthreads);
 
-/* Starts nthreads threads (thread i pinned to the i-th allowed CPU), releases
- * them together and returns the wall time from the release until the last one
- * finished, or a negative value if any thread failed or could not start. */
+/* Starts nthreads threads (thread i pinned to the i-th allowed CPU, physical
+ * cores before SMT siblings), releases them together and returns the wall time
+ * from the release until the last one finished, or a negative value if any
+ * thread failed or could not start. */
 double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads);
+
+/* The same run, timed by the slowest thread's own time: for equal shares of
+ * pure compute, where one thread woken late must not count as slow cores. */
+double rmx_run_threads_slowest(rmx_thread_fn fn, void *ctx, int nthreads);
 
 /* Number of CPUs this process may run on (its affinity mask). */
 int rmx_cpus_allowed(void);

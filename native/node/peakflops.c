@@ -63,11 +63,12 @@ typedef struct {
     int threads;
 } sample_ctx;
 
-/* One sample: GFLOPS of all threads together. */
+/* One sample: GFLOPS of all threads together, each thread pinned to its own
+ * core and the block timed by the slowest thread's own time. */
 static double sample(void *arg)
 {
     sample_ctx *s = arg;
-    double t = rmx_run_threads(peak_thread, s->p, s->threads);
+    double t = rmx_run_threads_slowest(peak_thread, s->p, s->threads);
     if (t <= 0 || s->p->bad)
         return -1.0;
     const rmx_peak_kernel *k = s->p->k;
