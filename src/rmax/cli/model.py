@@ -143,6 +143,7 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, bet
     Example: rmax model hpl --nodes 4 --grid 2x4 --nb 192 --alpha 25e-6 --beta 117e6 --gamma 1e-11"""
     from rmax.model import hpl_model as hm
     from rmax.model.inputs import hpl_observations, node_facts, resolve_overhead, resolve_rates
+    from rmax.model.provenance import Scope
     from rmax.store import open_store
 
     _positive_int("--nodes", nodes)
@@ -171,13 +172,15 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, bet
             raise RmaxError("memory per node unknown", hint="give --n or --memory-per-node")
         ns = [hm.n_for_memory(nodes * mem, nb, p, q)]
 
+    scope = Scope.here(nodes)
     store = open_store() if None in (alpha, beta, gamma) or (given is None and not no_calibration) or validate else None
     try:
-        rates = resolve_rates(store, alpha, beta, gamma, nb)
+        rates = resolve_rates(store, alpha, beta, gamma, nb, scope)
         a, b, g = rates["alpha"].value, rates["beta"].value, rates["gamma3"].value
         hm.check_inputs(1, nb, p, q, a, b, g)
-        obs = hpl_observations(store, a, b, g) if store is not None else []   # read once: calibration and --validate
-        over, over_note, cal = resolve_overhead(store, given, no_calibration, a, b, g, obs)
+        # read once: calibration and --validate
+        obs = hpl_observations(store, a, b, g, scope=scope) if store is not None else []
+        over, over_note, cal = resolve_overhead(store, given, no_calibration, a, b, g, obs, scope)
     finally:
         if store is not None:
             store.close()
@@ -198,7 +201,7 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, bet
         from rmax.model.hpl_validate import summarize_errors, validate as run_validation
 
         checks = run_validation([o for o, _ in obs])
-    result = {"nodes": nodes, "ranks_per_node": rpn, "grid": [p, q],
+    result = {"nodes": nodes, "ranks_per_node": rpn, "grid": [p, q], "scope": scope.describe(),
               "inputs": {k2: v.as_dict() for k2, v in rates.items()},
               "overhead": {**over.as_dict(), "source": over_note, **({"calibration": cal.as_dict()} if cal else {})},
               "rpeak_gflops": rpeak, "predictions": preds,
@@ -221,6 +224,9 @@ def _print_hpl(r: dict, checks) -> None:
                   f"per process   ({inp['gamma3']['source']})")
     o = r["overhead"]
     console.print(f"{o['symbol']:<6} = {o['value']:.3g} {o['unit']}   (overhead term '{o['form']}': {o['source']})")
+    for w in (o.get("calibration") or {}).get("warnings", []):
+        console.print(f"[yellow]warning:[/] {w}")
+    console.print(f"[dim]measurements used: those of {r['scope']}[/]")
     p, q = r["grid"]
     t = Table(title=f"Predicted HPL, {r['nodes']} node(s) x {r['ranks_per_node']} ranks, grid {p} x {q}")
     for col in ("N", "NB", "time (s)", "GFLOPS", "efficiency", "% of Rpeak", "memory used"):

@@ -229,11 +229,12 @@ class Calibration:
     rms_rel_error_uncalibrated: float
     fits: dict[str, FormFit]        # every form tried
     chosen_by: str
+    warnings: tuple[str, ...] = ()  # a poor fit, an undetermined or implausible coefficient
 
     def as_dict(self) -> dict:
         return {"overhead": self.overhead.as_dict(), "stderr": self.stderr, "points": self.points,
                 "rms_rel_error": self.rms_rel_error, "rms_rel_error_uncalibrated": self.rms_rel_error_uncalibrated,
-                "chosen_by": self.chosen_by,
+                "chosen_by": self.chosen_by, "warnings": list(self.warnings),
                 "forms": {k: {**f.overhead.as_dict(), "stderr": f.stderr, "rms_rel_error": f.rms_rel_error,
                               "loo_median_abs_error": f.loo_median_abs_error} for k, f in self.fits.items()}}
 
@@ -284,4 +285,34 @@ def calibrate(obs: list[Observation], forms: list[str] | None = None) -> Calibra
     best = min(fits.values(), key=lambda f: f.loo_median_abs_error if by_loo else f.rms_rel_error)
     rel0 = [(predict_hpl(o.n, o.nb, o.p, o.q, o.alpha, o.beta, o.gamma3) - o.time_s) / o.time_s for o in obs]
     return Calibration(best.overhead, best.stderr, len(obs), best.rms_rel_error, _rms(rel0), fits,
-                       "median leave-one-out error" if by_loo else "fitted error (fewer than 3 runs)")
+                       "median leave-one-out error" if by_loo else "fitted error (fewer than 3 runs)",
+                       calibration_warnings(best, obs))
+
+
+# Limits past which a calibration is reported as doubtful: the fit's error, the coefficient's
+# relative standard error, and the share of the modelled time left to the overhead term.
+POOR_FIT = 0.15
+UNDETERMINED = 0.5
+MOSTLY_OVERHEAD = 0.5
+
+
+def calibration_warnings(fit: FormFit, obs: list[Observation]) -> tuple[str, ...]:
+    """Why a calibrated model should not be trusted, if it should not."""
+    out = []
+    o = fit.overhead
+    sym = OVERHEADS[o.form].symbol
+    if fit.rms_rel_error > POOR_FIT:
+        out.append(f"poor fit: rms error {fit.rms_rel_error:.0%} over {len(obs)} test(s)")
+    if o.value and fit.stderr is not None and fit.stderr > UNDETERMINED * o.value:
+        out.append(f"{sym} is poorly determined: {o.value:.3g} ± {fit.stderr:.2g} (one standard error)")
+    shares = []
+    for x in obs:
+        extra = o.time(x.n, x.nb, x.p, x.q, x.gamma3)
+        total = predict_hpl(x.n, x.nb, x.p, x.q, x.alpha, x.beta, x.gamma3, o)
+        shares.append((extra / total if total > 0 else 0.0, x.n))
+    worst, n = max(shares) if shares else (0.0, 0)
+    if worst > MOSTLY_OVERHEAD:
+        out.append(f"implausible {sym} = {o.value:.3g}: the overhead term is {worst:.0%} of the modelled time at "
+                   f"N={n}, so the measured rates do not explain these runs (were alpha, beta and the DGEMM rate "
+                   f"measured where the tests ran?)")
+    return tuple(out)

@@ -16,8 +16,12 @@ from typing import Callable, Iterator
 
 from rmax.errors import RmaxError
 from rmax.model.hpl_model import Observation, measured_time
+from rmax.model.provenance import Scope, cite
 from rmax.store import Store
 from rmax.store.runs import RunRecord
+
+# How far back the store is searched for a run that matches the question.
+HISTORY = 500
 
 
 @dataclass(frozen=True)
@@ -51,11 +55,19 @@ def _num(d: dict, *keys) -> float | None:
     return None
 
 
-def _hpcc_summaries(store: Store, limit: int = 20) -> Iterator[tuple[RunRecord, dict]]:
-    for r in store.list(kind="hpl", status="ok", limit=limit):
+def _hpcc_summaries(store: Store, scope: Scope) -> Iterator[tuple[RunRecord, dict]]:
+    for r in store.list(kind="hpl", status="ok", limit=HISTORY):
         hs = r.summary.get("hpcc_summary")
-        if hs:
+        if hs and scope.matches(r):
             yield r, hs
+
+
+def _missing(what: str, kind: str, scope: Scope, store: Store, command: str, hint: str) -> RmaxError:
+    """The error for a missing input: says whether runs exist elsewhere and what to measure here."""
+    elsewhere = [r for r in store.list(kind=kind, status="ok", limit=HISTORY) if not scope.matches(r)]
+    note = (f" ({len(elsewhere)} stored {kind} run(s) were measured elsewhere: other hosts, machine or software)"
+            if elsewhere else "")
+    return RmaxError(f"no {what} measured on {scope.describe()}{note}: run `{command}` first", hint=hint)
 
 
 def _float(text) -> float | None:
@@ -88,26 +100,26 @@ def _dgemm_rate(run: RunRecord, nb: int | None) -> tuple[float, str] | None:
     return g, f"median GFLOPS at m={m} n={n} k={k}"
 
 
-def gamma3_from_store(store: Store, nb: int | None = None) -> Measured:
+def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None = None) -> Measured:
     """Seconds per flop of one process's DGEMM: the latest of a `dgemm` run and hpcc's StarDGEMM
-    (per process, all ranks running at once, as in HPL)."""
+    (per process, all ranks running at once, as in HPL) measured on a node of the scope."""
+    scope = scope or Scope.here()
     cands: list[Measured] = []
-    for r in store.list(kind="dgemm", status="ok", limit=5):
-        got = _dgemm_rate(r, nb)
+    for r in store.list(kind="dgemm", status="ok", limit=HISTORY):
+        got = _dgemm_rate(r, nb) if scope.on_a_node(r) else None
         if got:
             g, how = got
-            cands.append(Measured(1e-9 / g, f"dgemm run {r.id[:8]}: {g:.2f} GFLOPS per process ({how})",
-                                  r.started_at))
+            cands.append(Measured(1e-9 / g, f"{cite(r)}: {g:.2f} GFLOPS per process ({how})", r.started_at))
             break
-    for r, hs in _hpcc_summaries(store):
+    for r, hs in _hpcc_summaries(store, scope):
         g = _float(hs.get("StarDGEMM_Gflops"))
         if g:
-            cands.append(Measured(1e-9 / g, f"hpcc StarDGEMM in hpl run {r.id[:8]}: {g:.2f} GFLOPS per process",
+            cands.append(Measured(1e-9 / g, f"hpcc StarDGEMM in {cite(r)}: {g:.2f} GFLOPS per process",
                                   r.started_at))
             break
     if not cands:
-        raise RmaxError("no dgemm run stored: run `rmax bench dgemm` first",
-                        hint="or give --gamma SECONDS_PER_FLOP")
+        raise _missing("DGEMM rate", "dgemm", scope, store, "rmax bench dgemm",
+                       "or give --gamma SECONDS_PER_FLOP")
     return max(cands, key=lambda m: m.at)
 
 
@@ -138,24 +150,35 @@ def _hockney(run: RunRecord) -> tuple[float, float, str] | None:
     return (exact or mpi or found)[0]
 
 
-def network_from_store(store: Store) -> tuple[Measured, Measured]:
-    """Hockney alpha (s) and beta (bytes/s): the latest of a `net` run's fit and hpcc's ping-pong."""
+def network_from_store(store: Store, scope: Scope | None = None) -> tuple[Measured, Measured]:
+    """Hockney alpha (s) and beta (bytes/s): the latest of a `net` run's fit and hpcc's ping-pong,
+    measured between the scope's hosts (on one node: between ranks of this node)."""
+    scope = scope or Scope.here()
     cands: list[tuple[Measured, Measured]] = []
-    for r in store.list(kind="net", status="ok", limit=5):
+    unfitted = 0
+    for r in store.list(kind="net", status="ok", limit=HISTORY):
+        if not scope.matches(r):
+            continue
         got = _hockney(r)
-        if got:
-            a, b, layer = got
-            src = f"net run {r.id[:8]}: Hockney fit" + (f" ({layer})" if layer else "")
-            cands.append((Measured(a, src, r.started_at), Measured(b, src, r.started_at)))
-            break
-    for r, hs in _hpcc_summaries(store):
+        if not got:
+            unfitted += 1
+            continue
+        a, b, layer = got
+        src = f"{cite(r)}: Hockney fit" + (f" ({layer})" if layer else "")
+        cands.append((Measured(a, src, r.started_at), Measured(b, src, r.started_at)))
+        break
+    for r, hs in _hpcc_summaries(store, scope):
         lat, bw = _float(hs.get("AvgPingPongLatency_usec")), _float(hs.get("AvgPingPongBandwidth_GBytes"))
         if lat and bw:
-            src = f"hpcc ping-pong in hpl run {r.id[:8]} (average over pairs)"
+            src = f"hpcc ping-pong in {cite(r)} (average over pairs)"
             cands.append((Measured(lat * 1e-6, src, r.started_at), Measured(bw * 1e9, src, r.started_at)))
             break
     if not cands:
-        raise RmaxError("no net run stored: run `rmax bench net` first", hint="or give --alpha SECONDS and --beta BYTES_PER_S")
+        hint = "or give --alpha SECONDS and --beta BYTES_PER_S"
+        if unfitted:
+            raise RmaxError(f"{unfitted} net run(s) on {scope.describe()} have no Hockney fit (it needs at least "
+                            f"3 message sizes): run `rmax bench net` with its default sizes", hint=hint)
+        raise _missing("latency and bandwidth", "net", scope, store, "rmax bench net", hint)
     return max(cands, key=lambda c: c[0].at)
 
 
@@ -185,33 +208,38 @@ def node_facts(collect: Callable[..., dict] | None = None) -> NodeFacts:
 # --- measured HPL runs ------------------------------------------------------------------
 
 def hpl_observations(store: Store, alpha: float, beta: float, gamma3: float, limit: int = 40,
-                     paired: bool = True) -> list[tuple[Observation, str]]:
-    """Ok HPL tests with the rates to model them. With `paired`, a test run by hpcc uses the
-    DGEMM rate hpcc measured in the same execution (the machine is shared: its speed drifts)."""
+                     paired: bool = True, scope: Scope | None = None) -> list[tuple[Observation, str]]:
+    """Ok HPL tests run where the question is (the scope), with the rates to model them. With
+    `paired`, a test run by hpcc uses the DGEMM rate hpcc measured in the same execution (the
+    machine is shared: its speed drifts)."""
+    scope = scope or Scope.here()
     out = []
     parents: dict[str, RunRecord | None] = {}
-    for t in store.list(kind="hpl-test", status="ok", limit=limit):
+    for t in store.list(kind="hpl-test", status="ok", limit=HISTORY):
+        if len(out) >= limit:
+            break
         p, s = t.params, t.summary
         if not all(isinstance(p.get(k), int) for k in ("n", "nb", "p", "q")) or not s.get("time_s"):
             continue
+        if t.parent and t.parent not in parents:
+            try:
+                parents[t.parent] = store.get(t.parent)
+            except RmaxError:
+                parents[t.parent] = None
+        par = parents.get(t.parent) if t.parent else None
+        if not scope.matches(t, par.fingerprint if par else None):
+            continue
         g = gamma3
-        if paired and t.parent:
-            if t.parent not in parents:
-                try:
-                    parents[t.parent] = store.get(t.parent)
-                except RmaxError:
-                    parents[t.parent] = None
-            par = parents[t.parent]
-            star = _float((par.summary.get("hpcc_summary") or {}).get("StarDGEMM_Gflops")) if par else None
-            if star:
-                g = 1e-9 / star
+        star = _float((par.summary.get("hpcc_summary") or {}).get("StarDGEMM_Gflops")) if paired and par else None
+        if star:
+            g = 1e-9 / star
         out.append((Observation(p["n"], p["nb"], p["p"], p["q"], measured_time(p["n"], s), alpha, beta, g), t.id))
     return out
 
 
 def resolve_rates(store: Store | None, alpha: float | None, beta: float | None, gamma: float | None,
-                  nb: int | None = None) -> dict[str, Measured]:
-    """alpha, beta and gamma3, each given explicitly or found in the store."""
+                  nb: int | None = None, scope: Scope | None = None) -> dict[str, Measured]:
+    """alpha, beta and gamma3, each given explicitly or found in the store among the scope's runs."""
     out: dict[str, Measured] = {}
     if alpha is not None:
         out["alpha"] = Measured(alpha, "given (--alpha)")
@@ -220,11 +248,11 @@ def resolve_rates(store: Store | None, alpha: float | None, beta: float | None, 
     if gamma is not None:
         out["gamma3"] = Measured(gamma, "given (--gamma)")
     if ("alpha" not in out or "beta" not in out) and store is not None:
-        a, b = network_from_store(store)
+        a, b = network_from_store(store, scope)
         out.setdefault("alpha", a)
         out.setdefault("beta", b)
     if "gamma3" not in out and store is not None:
-        out["gamma3"] = gamma3_from_store(store, nb)
+        out["gamma3"] = gamma3_from_store(store, nb, scope)
     missing = [k for k in ("alpha", "beta", "gamma3") if k not in out]
     if missing:
         raise RmaxError(f"no value for {', '.join(missing)}")
@@ -232,9 +260,9 @@ def resolve_rates(store: Store | None, alpha: float | None, beta: float | None, 
 
 
 def resolve_overhead(store: Store | None, given, no_calibration: bool, alpha: float, beta: float, gamma3: float,
-                     obs: list[tuple[Observation, str]] | None = None):
+                     obs: list[tuple[Observation, str]] | None = None, scope: Scope | None = None):
     """(Overhead, how it was chosen, Calibration or None): given (an Overhead), none, or fitted to stored HPL
-    tests (`obs` when the caller has read them already)."""
+    tests of the scope (`obs` when the caller has read them already)."""
     from rmax.model.hpl_model import REFERENCE, calibrate
 
     if no_calibration:
@@ -242,12 +270,15 @@ def resolve_overhead(store: Store | None, given, no_calibration: bool, alpha: fl
     if given is not None:
         return given, "given on the command line", None
     if obs is None:
-        obs = hpl_observations(store, alpha, beta, gamma3) if store is not None else []
+        obs = hpl_observations(store, alpha, beta, gamma3, scope=scope) if store is not None else []
     if not obs:
-        return REFERENCE, "not calibrated: no stored HPL runs (run `rmax hpl run` at a few N); the reference's model", None
+        where = (scope or Scope.here()).describe()
+        return REFERENCE, (f"not calibrated: no stored HPL tests on {where} (run `rmax hpl run` at a few N "
+                           f"there); the reference's model"), None
     cal = calibrate([o for o, _ in obs])
-    return cal.overhead, (f"calibrated on {cal.points} stored HPL test(s), form chosen by {cal.chosen_by}: "
-                          f"rms error {cal.rms_rel_error:.1%} (reference model alone "
+    ids = ", ".join(i[:8] for _, i in obs[:8]) + (f" and {len(obs) - 8} more" if len(obs) > 8 else "")
+    return cal.overhead, (f"calibrated on {cal.points} stored HPL test(s) ({ids}), form chosen by "
+                          f"{cal.chosen_by}: rms error {cal.rms_rel_error:.1%} (reference model alone "
                           f"{cal.rms_rel_error_uncalibrated:.1%})"), cal
 
 

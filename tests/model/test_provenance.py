@@ -1,0 +1,76 @@
+"""A model uses only the runs measured where its question is, names them, and doubts a poor calibration."""
+
+import json
+import os
+
+from cliutil import assert_one_line_error, run_cli
+from rmax.bench.runner import fingerprint
+from rmax.model.hpl_model import Observation, calibrate, predict_hpl
+from rmax.store import open_store
+
+HERE = os.uname().nodename
+VIRTUAL = ["vc-n1", "vc-n2"]
+
+
+def _store(kind, hosts, summary, params=None, parent=None):
+    """A finished run as the benchmark commands store it (hosts, machine fingerprint, summary)."""
+    with open_store() as s:
+        with s.start_run(kind, hosts=hosts, params=params or {}, parent=parent,
+                         fingerprint=None if parent else fingerprint()) as run:
+            run.update(summary=summary)
+        return run.id
+
+
+def _dgemm_here():
+    return _store("dgemm", [HERE], {"points": [{"m": 2000, "n": 2000, "k": 192, "median_gflops": 20.0}]})
+
+
+def _net(hosts, alpha, beta):
+    return _store("net", hosts, {"layers": {"mpi": {"alpha": alpha, "beta": beta}}}, {"np": 2})
+
+
+def _hpl_tests(hosts, times):
+    parent = _store("hpl", hosts, {}, {"np": 2})
+    for n, t in times:
+        _store("hpl-test", hosts, {"time_s": t, "gflops": 2 / 3 * n ** 3 / t / 1e9},
+               {"n": n, "nb": 192, "p": 1, "q": 2}, parent=parent)
+
+
+def test_model_hpl_ignores_runs_from_other_hosts(db):
+    _dgemm_here()
+    _net(VIRTUAL, 10.8e-6, 129e6)
+    _hpl_tests(VIRTUAL, [(2000, 9.0), (3000, 20.0), (4000, 40.0)])
+    p = run_cli("model", "hpl", "--n", "6000", "--grid", "1x2", "--ranks-per-node", "2")
+    assert_one_line_error(p, 2, "no latency and bandwidth measured on this node", "1 stored net run(s) were "
+                          "measured elsewhere", "rmax bench net")
+
+    local = _net([HERE], 1e-6, 5e9)
+    d = json.loads(run_cli("model", "hpl", "--n", "6000", "--grid", "1x2", "--ranks-per-node", "2", "--json",
+                           check=True).stdout)
+    assert d["inputs"]["alpha"]["value"] == 1e-6 and local[:8] in d["inputs"]["alpha"]["source"]
+    assert HERE in d["inputs"]["alpha"]["source"]
+    assert d["overhead"]["source"].startswith("not calibrated: no stored HPL tests on this node")
+
+    # A question about several nodes takes the measurements made across hosts.
+    d = json.loads(run_cli("model", "hpl", "--nodes", "2", "--n", "6000", "--grid", "2x2", "--ranks-per-node", "2",
+                           "--json", check=True).stdout)
+    assert d["inputs"]["beta"]["value"] == 129e6 and "vc-n1, vc-n2" in d["inputs"]["beta"]["source"]
+    assert d["overhead"]["calibration"]["points"] == 3
+
+
+def test_net_runs_without_a_fit_are_named_as_such(db):
+    _dgemm_here()
+    for _ in range(6):
+        _store("net", [HERE], {"layers": {"mpi": {"points": []}}}, {"np": 2})
+    p = run_cli("model", "hpl", "--n", "6000", "--grid", "1x2", "--ranks-per-node", "2")
+    assert_one_line_error(p, 2, "6 net run(s) on this node", "have no Hockney fit", "3 message sizes")
+
+
+def test_calibration_that_explains_nothing_is_doubted():
+    # Runs 4x slower than the rates predict: the fitted term carries most of the time.
+    rates = dict(alpha=1e-6, beta=5e9, gamma3=1e-10)
+    obs = [Observation(n, 192, 1, 2, 4 * predict_hpl(n, 192, 1, 2, **rates), **rates) for n in (2000, 4000, 6000)]
+    cal = calibrate(obs)
+    assert any("implausible" in w and "measured where the tests ran" in w for w in cal.warnings)
+    good = [Observation(n, 192, 1, 2, 1.05 * predict_hpl(n, 192, 1, 2, **rates), **rates) for n in (2000, 4000, 6000)]
+    assert calibrate(good).warnings == ()
