@@ -92,6 +92,7 @@ def test_scale_user_command_fits_the_known_parts(db):
     kids = json.loads(run_cli("runs", "list", "--kind", "scale-point", "--json", check=True).stdout)
     launches = json.loads(run_cli("runs", "list", "--kind", "scale-launch", "--json", check=True).stdout)
     assert len(kids) == len(launches) == 9 and all(k["parent"] == d["id"] for k in kids + launches)
+    assert sorted(i for x in s["points"] for i in x["run_ids"]) == sorted(k["id"] for k in kids)
 
 
 def test_scale_bad_input(db):

@@ -129,6 +129,9 @@ def _print(rec, plot_path) -> None:
                fmt(p["speedup"], ".3f"), fmt(p["efficiency"], ".1%"), fmt(p["karp_flatt"], ".3f")]
         t.add_row(*row)
     console.print(t)
+    used = sum(len(p.get("run_ids", [])) for p in s["points"])
+    if used:
+        console.print(f"computed from {used} stored run(s) of study {rec.id[:8]} (their ids: --json, points[].run_ids)")
     if s.get("time_statistic"):
         console.print(f"time: {s['time_statistic']}")
     over = s.get("launch_overhead_s")

@@ -49,7 +49,8 @@ def _points(samples: list[Sample], weak: bool) -> list[dict]:
             sp = rs.median / r1 if rs and r1 else None
         else:
             sp = t1 / ts.median if t1 else None
-        points.append({"ranks": p, "n": ss[0].n, "runs": len(ss), "time_s": ts.as_dict(),
+        points.append({"ranks": p, "n": ss[0].n, "runs": len(ss), "run_ids": [s.run_id for s in ss if s.run_id],
+                       "time_s": ts.as_dict(),
                        "gflops": rs.as_dict() if rs else None,
                        "speedup": sp, "speedup_statistic": ("median rate(p) / median rate(1)" if weak
                                                             else "median T(1) / median T(p)"),
