@@ -34,10 +34,17 @@ class LaunchSpec:
     oversubscribe: bool = False
     extra_args: list[str] = field(default_factory=list)  # launcher-specific, e.g. from the virtual cluster
     blas_kernels: bool = True             # let rmax choose the BLAS's widest kernels (rmax.blas.kernel_env)
+    net_if: str | None = None             # the interface MPI uses between hosts (default: the route's)
 
     @property
     def slots(self) -> int:
         return sum(h.slots for h in self.hosts) if self.hosts else local_slots()
+
+    def network(self):
+        """The network the job may listen on (rmax.launch.netscope)."""
+        from rmax.launch.netscope import job_network
+
+        return job_network([h.name for h in self.hosts] if self.hosts else None, self.net_if)
 
     def rank_env(self) -> dict[str, str]:
         env = {v: str(self.blas_threads) for v in THREAD_VARIABLES}

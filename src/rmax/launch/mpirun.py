@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from rmax.launch.base import LaunchSpec, Launcher, register
+from rmax.launch.netscope import JobNetwork
 
 
 @register
@@ -15,7 +16,13 @@ class OpenMpiRun(Launcher):
     summary = "Open MPI's mpirun (default outside Slurm)"
 
     def prefix(self, spec: LaunchSpec) -> list[str]:
-        argv = [self.path(), "-np", str(spec.np)]
+        return self.confined(spec, spec.network())
+
+    def confined(self, spec: LaunchSpec, net: JobNetwork) -> list[str]:
+        """mpirun's argv with its out-of-band and TCP traffic, and every listener of the
+        job (bindaddr preloaded into mpirun, its daemons and the ranks), on `net`."""
+        bind_env = net.bind_env()
+        argv = ["env", *(f"{k}={v}" for k, v in bind_env.items()), self.path(), "-np", str(spec.np)]
         if os.geteuid() == 0:
             argv.append("--allow-run-as-root")
         # Open MPI refuses to bind more ranks than cores, so oversubscribed ranks float.
@@ -35,4 +42,7 @@ class OpenMpiRun(Launcher):
         argv += ["--bind-to", "none" if crowded else spec.bind]
         for k, v in spec.rank_env().items():
             argv += ["-x", f"{k}={v}"]
+        argv += [a for k in bind_env for a in ("-x", k)]   # ranks on other hosts: started by orted, not by us
+        # Loopback is excluded from Open MPI's TCP BTL by default; one host must name it.
+        argv += ["--mca", "oob_tcp_if_include", net.cidr, "--mca", "btl_tcp_if_include", net.cidr]
         return argv
