@@ -9,7 +9,7 @@ from rmax.launch import REGISTRY, LaunchSpec, local_slots, parse_hosts, read_hos
 
 
 def launch_options(default_np: str = "cores"):
-    """--np, --hosts, --hostfile, --launcher, --bind, --blas-threads, --oversubscribe, --timeout."""
+    """--np, --hosts, --hostfile, --launcher, --bind, --blas-threads, --oversubscribe, --timeout, --net-if."""
 
     def decorate(f):
         opts = [
@@ -25,6 +25,8 @@ def launch_options(default_np: str = "cores"):
             click.option("--oversubscribe", is_flag=True, help="Allow more ranks than slots."),
             click.option("--timeout", type=float, default=600.0, show_default=True,
                          help="Seconds before the watchdog kills the job."),
+            click.option("--net-if", "net_if", default=None, metavar="IFACE",
+                         help="Interface MPI uses between hosts (default: the one routing to them; loopback on one host)."),
         ]
         for o in reversed(opts):
             f = o(f)
@@ -35,11 +37,11 @@ def launch_options(default_np: str = "cores"):
 
 def spec_from_options(program: list[str], np: int | None, hosts: str | None, hostfile: str | None,
                       bind: str, blas_threads: int, oversubscribe: bool, default_np: int | None = None,
-                      **_ignored) -> LaunchSpec:
+                      net_if: str | None = None, **_ignored) -> LaunchSpec:
     if hosts and hostfile:
         raise RmaxError("give --hosts or --hostfile, not both")
     host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else None
     if np is None:
         np = default_np or (sum(h.slots for h in host_list) if host_list else local_slots())
     return LaunchSpec(program=program, np=np, hosts=host_list, hostfile=hostfile, bind=bind,
-                      blas_threads=blas_threads, oversubscribe=oversubscribe)
+                      blas_threads=blas_threads, oversubscribe=oversubscribe, net_if=net_if)

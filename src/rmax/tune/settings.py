@@ -22,6 +22,7 @@ class Settings:
     bind: str = "core"
     blas_threads: int = 1
     oversubscribe: bool = False
+    net_if: str | None = None         # --net-if: the interface MPI uses between hosts
     strategy: str = "auto"
     trials: int | None = None
     budget_s: float | None = None
