@@ -85,6 +85,10 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="rmax", standalone_mode=False)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except click.UsageError as e:   # click's own refusals, in the same one line as rmax's
+        where = f"see '{e.ctx.command_path} --help'" if e.ctx else None
+        click.echo(f"rmax: error: {e.format_message()}" + (f"\n  hint: {where}" if where else ""), err=True)
+        sys.exit(e.exit_code)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

@@ -17,6 +17,8 @@ from rmax.launch.hosts import Host, local_slots
 # one lets OpenBLAS start a thread per core in every rank and oversubscribe.
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_NUM_THREADS", "MKL_NUM_THREADS")
 BINDINGS = ("core", "socket", "none")
+MAX_RANKS = 1 << 20          # beyond the largest machines' rank counts
+OVERSUBSCRIBED = 32          # ranks per known slot, at most, even with --oversubscribe
 
 
 @dataclass
@@ -64,6 +66,12 @@ class LaunchSpec:
             raise RmaxError(f"BLAS threads must be at least 1, not {self.blas_threads}")
         if self.ranks_per_node is not None and self.ranks_per_node < 1:
             raise RmaxError(f"ranks per node must be at least 1, not {self.ranks_per_node}")
+        if self.np > MAX_RANKS:
+            raise RmaxError(f"--np {self.np} is beyond the {MAX_RANKS} ranks rmax launches")
+        if self.oversubscribe and self.np > OVERSUBSCRIBED * self.slots:
+            # mpirun would try to start them all and hang until the watchdog (seen with --np 100000).
+            raise RmaxError(f"{self.np} ranks on {self.slots} slots is more than {OVERSUBSCRIBED} per slot, "
+                            "even with --oversubscribe", hint="use fewer ranks, or add hosts")
         if not self.oversubscribe and self.np > self.slots:
             where = ", ".join(f"{h.name}:{h.slots}" for h in self.hosts) if self.hosts else f"this host has {self.slots}"
             raise RmaxError(f"{self.np} ranks requested but only {self.slots} slots ({where})",
