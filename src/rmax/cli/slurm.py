@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from rmax.cli.output import console
+from rmax.cli.types import Count, OutputFile
 from rmax.errors import RmaxError
 
 _TIME = re.compile(r"^(\d+-)?\d{1,2}(:\d{2}){0,2}$")
@@ -57,8 +58,8 @@ def command():
 
 @command.command("script", context_settings={"ignore_unknown_options": True})
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-@click.option("--nodes", type=int, default=1, show_default=True, help="Nodes to allocate.")
-@click.option("--ntasks-per-node", type=int, default=None, help="MPI ranks per node.")
+@click.option("--nodes", type=Count(1, 1 << 20), default=1, show_default=True, help="Nodes to allocate.")
+@click.option("--ntasks-per-node", type=Count(1, 1 << 16), default=None, help="MPI ranks per node.")
 @click.option("--time", "time_", default="01:00:00", show_default=True, help="Time limit.")
 @click.option("--partition", default=None, help="Slurm partition.")
 @click.option("--account", default=None, help="Slurm account.")
@@ -66,7 +67,7 @@ def command():
 @click.option("--log", "log", default="rmax-%j.out", show_default=True, help="sbatch --output pattern.")
 @click.option("--exclusive/--shared", default=True, show_default=True, help="Whole nodes for the job.")
 @click.option("--db", default=None, help="RMAX_DB for the job (a path on a shared file system).")
-@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", "out", type=OutputFile(), default=None,
               help="Write the script here (default: stdout).")
 def script_cmd(argv, nodes, ntasks_per_node, time_, partition, account, job_name, log, exclusive, db, out):
     """Write an sbatch script running one rmax command.

@@ -54,12 +54,12 @@ def to_number(text, what: str, lo, hi, integer: bool = False, lo_open: bool = Fa
     if (value <= lo if lo_open else value < lo) or value > hi:
         if rule:
             raise RmaxError(f"{what}: {rule}, not {text}")
-        if hi >= BIG and lo == 0:
+        if value > hi:
+            bound = f"at most {_fmt(hi)}"
+        elif lo == 0:
             bound = "positive" if lo_open else "non-negative"
-        elif hi >= BIG:
-            bound = f"above {_fmt(lo)}" if lo_open else f"at least {_fmt(lo)}"
         else:
-            bound = f"between {_fmt(lo)} and {_fmt(hi)}" + (f" (above {_fmt(lo)})" if lo_open else "")
+            bound = f"above {_fmt(lo)}" if lo_open else f"at least {_fmt(lo)}"
         raise RmaxError(f"{what} must be {bound}, not {text}")
     return value
 
@@ -174,13 +174,13 @@ class InputFile(click.ParamType):
 
     name = "FILE"
 
-    def __init__(self, what: str = "file", check=None):
-        self.what, self.check = what, check
+    def __init__(self, check=None):
+        self.check = check
 
     def convert(self, value, param, ctx):
         from rmax.textfile import read_text
 
-        read_text(value, f"{_name(param)}: {self.what}")
+        read_text(value, _name(param))
         if self.check is not None:
             self.check(value)
         return str(value)
@@ -194,7 +194,7 @@ class OutputFile(click.ParamType):
     def convert(self, value, param, ctx):
         from rmax.textfile import check_output
 
-        return str(check_output(value, f"{_name(param)}:"))
+        return str(check_output(value, _name(param)))
 
 
 class OutputDir(click.ParamType):
@@ -205,7 +205,7 @@ class OutputDir(click.ParamType):
     def convert(self, value, param, ctx):
         from rmax.textfile import check_output_dir
 
-        return str(check_output_dir(value, f"{_name(param)}:"))
+        return str(check_output_dir(value, _name(param)))
 
 
 def _read_hostfile(path):
@@ -214,6 +214,13 @@ def _read_hostfile(path):
     return read_hostfile(path)
 
 
+def _read_groups(path):
+    from rmax.topology.declared import read_groups
+
+    return read_groups(path)
+
+
 HOSTS = Hosts()
-HOSTFILE = InputFile("hostfile", check=_read_hostfile)
+HOSTFILE = InputFile(check=_read_hostfile)
+TOPOLOGY = InputFile(check=_read_groups)   # a cluster.toml with [[switch]] groups
 TIMEOUT = Seconds(0, 7 * 86400)   # a watchdog of more than a week is a mistake, not a plan

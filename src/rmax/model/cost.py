@@ -112,13 +112,10 @@ def parse_cluster(data: dict, source: str = "cluster.toml") -> ClusterFile:
 
 
 def read_cluster(path: str | Path) -> ClusterFile:
+    from rmax.textfile import read_text
+
     p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise RmaxError(f"{p} not found", hint="write one as docs/COST.md describes, or give --cluster FILE") from None
-    except OSError as e:
-        raise RmaxError(f"cannot read {p}: {e.strerror}") from None
+    text = read_text(p, "cluster file")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -17,11 +17,11 @@ from rmax.errors import RmaxError
 
 def read_groups(path: str | Path) -> tuple[list[str], list[list[str]]]:
     """(switch names, node names per switch) from a cluster.toml."""
+    from rmax.textfile import read_text
+
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise RmaxError(f"cluster file {p} not found") from None
+        data = tomllib.loads(read_text(p, "cluster file"))
     except tomllib.TOMLDecodeError as e:
         raise RmaxError(f"{p} is not valid TOML: {e}") from None
     switches = data.get("switch")
