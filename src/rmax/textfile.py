@@ -50,9 +50,22 @@ def read_text(path: str | Path, what: str = "file") -> str:
     return text
 
 
-def check_output(path: str | Path, what: str = "output file") -> Path:
-    """A path rmax may write a file to: not empty, not a folder or a device, in a folder that exists.
-    (A device is refused because rmax may run as root: `--out /dev/sda` must not write a disk.)"""
+def _check_folders(p: Path, what: str, make_parents: bool) -> None:
+    """The folder p goes into must exist (or, with make_parents, its nearest existing ancestor must
+    be a folder) and be writable."""
+    if not make_parents and not p.parent.is_dir():
+        raise RmaxError(f"cannot create {what} {p}: folder {p.parent} does not exist")
+    existing = next((a for a in p.parents if a.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise RmaxError(f"cannot create {what} {p}: {existing} is not a folder")
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise RmaxError(f"cannot write {what} {p}: permission denied")
+
+
+def check_output(path: str | Path, what: str = "output file", make_parents: bool = False) -> Path:
+    """A path rmax may write a file to: not empty, not a folder or a device, in a folder that exists
+    (or that rmax creates, with make_parents). A device is refused because rmax may run as root:
+    `--out /dev/sda` must not write a disk."""
     if not str(path):
         raise RmaxError(f"{what}: the path is empty")
     p = Path(path)
@@ -60,24 +73,22 @@ def check_output(path: str | Path, what: str = "output file") -> Path:
         raise RmaxError(f"{what} {p} is a folder", hint="give a file name")
     if p.exists() and not p.is_file():
         raise RmaxError(f"{what} {p} is not a regular file")
-    parent = p.parent
-    if not parent.is_dir():
-        raise RmaxError(f"{what} {p}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+    _check_folders(p, what, make_parents)
+    if p.exists() and not os.access(p, os.W_OK):
         raise RmaxError(f"cannot write {what} {p}: permission denied")
     return p
 
 
 def check_output_dir(path: str | Path, what: str = "output folder") -> Path:
-    """A folder rmax may create or write into."""
+    """A folder rmax may create (with its parents) or write into."""
     if not str(path):
         raise RmaxError(f"{what}: the path is empty")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise RmaxError(f"{what} {p} exists and is not a folder")
-    existing = next((a for a in (p, *p.parents) if a.exists()), None)
-    if existing is not None and not existing.is_dir():
-        raise RmaxError(f"{what} {p}: {existing} is not a folder")
-    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
-        raise RmaxError(f"cannot write {what} {p}: permission denied")
+    if p.is_dir():
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise RmaxError(f"cannot write {what} {p}: permission denied")
+        return p
+    _check_folders(p, what, make_parents=True)
     return p

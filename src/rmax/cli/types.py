@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal, InvalidOperation
 
 import click
 
@@ -16,6 +15,7 @@ from rmax.errors import RmaxError
 
 BIG = 1 << 40           # the default upper bound of a count: far beyond any real one
 _INT = re.compile(r"\s*[+-]?[0-9]{1,30}\s*")
+_FLOAT = re.compile(r"\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*")
 
 
 def _name(param) -> str:
@@ -40,11 +40,12 @@ def to_number(text, what: str, lo, hi, integer: bool = False, lo_open: bool = Fa
         if not _INT.fullmatch(str(text)):
             raise RmaxError(f"{what}: '{text}' is not a whole number")
         value = int(text)
+    elif str(text).strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise RmaxError(f"{what} must be a finite number, not {text}")
+    elif not _FLOAT.fullmatch(str(text)):   # float() alone would take '1_000'
+        raise RmaxError(f"{what}: '{text}' is not a number")
     else:
-        try:
-            value = float(Decimal(str(text).strip()))   # Decimal: no '1_0', no hex, no 'infinity' surprises
-        except (InvalidOperation, ValueError):
-            raise RmaxError(f"{what}: '{text}' is not a number") from None
+        value = float(text)
     if integer and isinstance(value, float):
         if not value.is_integer():
             raise RmaxError(f"{what}: '{text}' is not a whole number")
@@ -187,14 +188,18 @@ class InputFile(click.ParamType):
 
 
 class OutputFile(click.ParamType):
-    """A file rmax writes: not a folder or a device, in a folder that exists."""
+    """A file rmax writes: not a folder or a device, in a folder that exists (or that rmax
+    creates, with make_parents)."""
 
     name = "FILE"
+
+    def __init__(self, make_parents: bool = False):
+        self.make_parents = make_parents
 
     def convert(self, value, param, ctx):
         from rmax.textfile import check_output
 
-        return str(check_output(value, _name(param)))
+        return str(check_output(value, _name(param), self.make_parents))
 
 
 class OutputDir(click.ParamType):
