@@ -14,7 +14,7 @@ from rmax.errors import RmaxError
 @click.command("cost")
 @click.option("--cluster", "cluster_path", default="cluster.toml", show_default=True, type=InputFile(),
               help="The cluster's description (format: docs/COST.md).")
-@click.option("--gflops", type=Number(0, 1e15, lo_open=True), default=None, help="HPL GFLOPS to use (default: the best stored ok HPL test).")
+@click.option("--gflops", type=Number(1e-6, 1e15), default=None, help="HPL GFLOPS to use (default: the best stored ok HPL test).")
 @click.option("--what-if", "what_if", is_flag=True,
               help="Compare the [[what_if]] alternatives (default: twice the nodes) by the HPL model.")
 @click.option("--nb", type=Count(1, 1 << 16), default=192, show_default=True, help="What-if: HPL block size for the model.")
