@@ -30,7 +30,14 @@ def parse_size(text: str | int, what: str = "size", lo: int = 1, hi: int = MAX_B
         raise RmaxError(f"{what}: '{text}' is not a whole number of bytes")
     if value < lo:
         raise RmaxError(f"{what} must be greater than zero, not {text}" if lo == 1 else
-                        f"{what} must be at least {lo} bytes, not {text}")
+                        f"{what} must be at least {human_size(lo)}, not {text}")
     if value > hi:
-        raise RmaxError(f"{what} must be at most {hi} bytes, not {text}")
+        raise RmaxError(f"{what} must be at most {human_size(hi)}, not {text}")
     return int(value)
+
+
+def human_size(n: int) -> str:
+    for unit, k in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= k and n % k == 0:
+            return f"{n // k} {unit}"
+    return f"{n} B"

@@ -9,6 +9,7 @@ from rmax.cli.launch_options import launch_options, spec_from_options
 from rmax.cli.output import console, fmt, json_option, run_and_show
 from rmax.cli.types import Count, NumberList, Seconds, Size, SizeList
 from rmax.launch.base import MAX_RANKS
+from rmax.sizes import human_size
 
 
 def say(text: str) -> None:
@@ -17,13 +18,6 @@ def say(text: str) -> None:
 
 # rmax-net's message sizes: 0 bytes up to its largest (MPI counts are C ints).
 SIZE, SIZES = Size(0, MAX_MESSAGE), SizeList(0, MAX_MESSAGE)
-
-
-def human_size(n: int) -> str:
-    for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= k and n % k == 0:
-            return f"{n // k} {unit}"
-    return f"{n} B"
 
 
 def _spec(default_np: int | None, **opts):
