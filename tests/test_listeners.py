@@ -22,15 +22,15 @@ WILDCARDS = ("0.0.0.0", "*", "[::]")
 
 
 def _sockets(netns: str | None = None) -> list[tuple[str, str, str, set[int]]]:
-    """(netid, local address, process names, pids) of every listening TCP and bound UDP socket."""
-    argv = ["ss", "-Hlntup"]
+    """(netid, local address, process names, pids) of every listening TCP socket and every UDP socket."""
+    argv = ["ss", "-Hantup"]
     if netns:
         argv = ["ip", "netns", "exec", netns, *argv]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout
     rows = []
     for line in out.splitlines():
         f = line.split()
-        if len(f) < 6:
+        if len(f) < 6 or (f[0] == "tcp" and f[1] != "LISTEN"):
             continue
         users = f[6] if len(f) > 6 else ""
         procs = re.findall(r'"([^"]+)",pid=(\d+)', users)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from rmax.errors import RmaxError
 from rmax.launch.base import LaunchSpec, Launcher, register
 from rmax.launch.netscope import JobNetwork
 
@@ -43,6 +44,14 @@ class OpenMpiRun(Launcher):
         for k, v in spec.rank_env().items():
             argv += ["-x", f"{k}={v}"]
         argv += [a for k in bind_env for a in ("-x", k)]   # ranks on other hosts: started by orted, not by us
+        if not net.single_host:
+            # The daemons on other hosts are started by ssh, which does not pass our environment:
+            # ORTE runs its launch agent ("orted", split at spaces) there, so the variables go in it.
+            if any(c.isspace() for v in bind_env.values() for c in v):
+                raise RmaxError("rmax's install path has a space: Open MPI's remote daemons cannot be confined "
+                                "to the job's network", hint="install rmax under a path without spaces")
+            argv += ["--mca", "orte_launch_agent", " ".join(["env", *(f"{k}={v}" for k, v in bind_env.items()),
+                                                            "orted"])]
         # Loopback is excluded from Open MPI's TCP BTL by default; one host must name it.
         argv += ["--mca", "oob_tcp_if_include", net.cidr, "--mca", "btl_tcp_if_include", net.cidr]
         return argv
