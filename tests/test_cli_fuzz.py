@@ -196,3 +196,10 @@ def test_every_command_module_is_walked():
     walked = {path[0] for path, _ in commands() if path}
     assert walked == set(COMMANDS), set(COMMANDS) - walked
 
+
+
+@pytest.mark.parametrize("option", ["--job-name", "--partition", "--account", "--log"])
+@pytest.mark.parametrize("value", ["x\nrm -rf /", "a b", "x'y", 'x"y', "$(id)", ""])
+def test_values_written_into_a_batch_script_cannot_add_lines(option, value):
+    code, err = _run(["slurm", "script", option, value, "--", "rmax", "survey"])
+    assert _clean(code, err) is None and option in err, err

@@ -16,6 +16,9 @@ from rmax.cli.types import Count, OutputFile
 from rmax.errors import RmaxError
 
 _TIME = re.compile(r"^(\d+-)?\d{1,2}(:\d{2}){0,2}$")
+# What an #SBATCH value may hold: a newline or a quote there would end the
+# directive and put the rest of the value into the script as a command.
+_WORD = re.compile(r"^[A-Za-z0-9_.%@/+:=-]{1,200}$")
 
 
 def render(argv: list[str], *, nodes: int, ntasks_per_node: int | None, time: str, partition: str | None,
@@ -30,6 +33,11 @@ def render(argv: list[str], *, nodes: int, ntasks_per_node: int | None, time: st
         raise RmaxError(f"--ntasks-per-node must be at least 1, not {ntasks_per_node}")
     if not _TIME.match(time):
         raise RmaxError(f"--time '{time}' is not a Slurm time", hint="e.g. 30, 01:00:00 or 1-00:00:00")
+    for option, value in (("--job-name", job_name), ("--log", output), ("--partition", partition),
+                          ("--account", account)):
+        if value is not None and not _WORD.match(value):
+            raise RmaxError(f"{option} {value!r} may hold only letters, digits and _ . % @ / + : = -",
+                            hint="it is written into an #SBATCH line of the script")
     lines = ["#!/bin/bash", f"#SBATCH --job-name={job_name}", f"#SBATCH --nodes={nodes}", f"#SBATCH --time={time}",
              f"#SBATCH --output={output}"]
     if ntasks_per_node:
