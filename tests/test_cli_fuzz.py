@@ -69,6 +69,8 @@ def bad_values(t, files: dict) -> list[str]:
     if isinstance(t, T.Hosts):
         return ["", ",", "localhost:0", "localhost:-1", "localhost:99999999999999999999", "localhost:nan",
                 "localhost:1e3", "bad host!", "-x:1", "a:1:2", "localhost:" + str(2**63), "é:1"]
+    if isinstance(t, T.Interface):
+        return ["", "nosuch0", "bad name", "eth0;id", "x" * 40, "-1", "..", "/dev/null"]
     if isinstance(t, T.InputFile):
         out = ["", files["dir"], files["binary"], files["nul"], "/dev/null", files["missing"]]
         if t is T.HOSTFILE:

@@ -147,3 +147,22 @@ def test_two_node_virtual_cluster_job_listens_on_the_cluster_network_only(tmp_pa
     assert any(w == second and "orted" in n for w, _, _, n in seen), seen     # the daemon on the other node
     bad = [s for s in seen if s[2] in WILDCARDS or not (_loopback(s[2]) or s[2] == own.get(s[0]))]
     assert bad == [], seen
+
+
+def test_launch_argv_confines_the_job_to_its_network():
+    from rmax.launch import get_launcher
+    from rmax.launch.hosts import Host
+
+    one = get_launcher("mpirun").argv(LaunchSpec(program=["p"], np=1))
+    assert one[0] == "env" and one[1].startswith("LD_PRELOAD=") and "librmax-bindaddr.so" in one[1]
+    assert "RMAX_BIND_NET=127.0.0.0/8" in one
+    assert one[one.index("oob_tcp_if_include") + 1] == one[one.index("btl_tcp_if_include") + 1] == "127.0.0.0/8"
+    assert "orte_launch_agent" not in one                      # no remote daemons on one host
+    # another host (TEST-NET-1, routed, never real): the route's subnet, plus the host itself when outside it
+    two = LaunchSpec(program=["p"], np=2, hosts=[Host("localhost", 1), Host("192.0.2.1", 1)], net_if="lo")
+    argv = get_launcher("mpirun").argv(two)
+    assert "RMAX_BIND_NET=127.0.0.0/8,192.0.2.1/32" in argv
+    agent = argv[argv.index("orte_launch_agent") + 1]
+    assert agent.startswith("env LD_PRELOAD=") and agent.endswith(" orted")  # daemons started by ssh get it too
+    hydra = get_launcher("mpiexec").argv(LaunchSpec(program=["p"], np=1))
+    assert hydra[hydra.index("-iface") + 1] == "lo" and "UCX_NET_DEVICES=lo" in hydra

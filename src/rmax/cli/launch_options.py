@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT, Count
+from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT, Count, Interface
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, LaunchSpec, local_slots, parse_hosts, read_hostfile
 from rmax.launch.base import MAX_RANKS
@@ -27,7 +27,7 @@ def launch_options(default_np: str = "cores"):
             click.option("--oversubscribe", is_flag=True, help="Allow more ranks than slots."),
             click.option("--timeout", type=TIMEOUT, default=600.0, show_default=True,
                          help="Seconds before the watchdog kills the job."),
-            click.option("--net-if", "net_if", default=None, metavar="IFACE",
+            click.option("--net-if", "net_if", type=Interface(), default=None,
                          help="Interface MPI uses between hosts (default: the one routing to them; loopback on one host)."),
         ]
         for o in reversed(opts):

@@ -169,6 +169,18 @@ class Hosts(click.ParamType):
         return str(value)
 
 
+class Interface(click.ParamType):
+    """A network interface of this host with an IPv4 address (the one MPI uses between hosts)."""
+
+    name = "IFACE"
+
+    def convert(self, value, param, ctx):
+        from rmax.launch.netscope import interface_network
+
+        interface_network(str(value))
+        return str(value)
+
+
 class InputFile(click.ParamType):
     """A text file rmax reads: it must exist, be a regular readable UTF-8 file, and pass `check`
     (a reader such as read_hostfile, so its content is refused while parsing too)."""

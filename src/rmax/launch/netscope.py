@@ -83,10 +83,13 @@ def is_local(name: str) -> bool:
     addr = _address(name)
     if addr is None:
         return False
-    if ipaddress.ip_address(addr).is_loopback:
-        return True
-    route = _ip_json("route", "get", addr)
-    return bool(route) and route[0].get("type") == "local"
+    return ipaddress.ip_address(addr).is_loopback or addr in _own_addresses()
+
+
+@lru_cache(maxsize=1)
+def _own_addresses() -> frozenset[str]:
+    return frozenset(a["local"] for link in _ip_json("-4", "addr", "show") for a in link.get("addr_info", [])
+                     if "local" in a)
 
 
 def job_network(host_names: list[str] | None, net_if: str | None = None) -> JobNetwork:
