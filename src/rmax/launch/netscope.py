@@ -31,10 +31,11 @@ class JobNetwork:
     cidr: str                      # the subnet MPI uses (Open MPI's *_if_include)
     iface: str                     # its interface on the launching host (Hydra's -iface)
     extra: tuple[str, ...] = ()    # hosts outside that subnet (a routed network), each as ADDR/32
+    remote: bool = False           # some host is not this one: daemons start elsewhere
 
     @property
     def single_host(self) -> bool:
-        return self.cidr == LOOPBACK
+        return not self.remote
 
     def bind_env(self) -> dict[str, str]:
         """The variables that confine every process of the job to this network."""
@@ -116,4 +117,4 @@ def job_network(host_names: list[str] | None, net_if: str | None = None) -> JobN
         addr = _address(h)
         if addr and ipaddress.ip_address(addr) not in net:
             extra.append(f"{addr}/32")
-    return JobNetwork(cidr, iface, tuple(dict.fromkeys(extra)))
+    return JobNetwork(cidr, iface, tuple(dict.fromkeys(extra)), remote=bool(remote))

@@ -83,7 +83,8 @@ class VirtualClusterRun(Launcher):
         first = spec.hosts[0].name if spec.hosts else state.plan.nodes[0].name
         # The nodes share this machine's cores: binding each node's first rank to
         # "core 0" would stack them all on one core, so ranks are left unbound.
-        mpirun = OpenMpiRun().confined(dataclasses.replace(spec, bind="none"), JobNetwork(state.plan.subnet, "eth0"))
+        net = JobNetwork(state.plan.subnet, "eth0", remote=True)     # every node's eth0 is on the subnet
+        mpirun = OpenMpiRun().confined(dataclasses.replace(spec, bind="none"), net)
         return ["nsenter", f"--net=/run/netns/{first}", f"--uts={state.uts_file(first)}", "--",
                 "env", "PMIX_MCA_gds=hash", *mpirun, *vcluster_mca(state)]
 
