@@ -12,7 +12,7 @@ from rmax.errors import RmaxError
 
 
 @click.command("cost")
-@click.option("--cluster", "cluster_path", default="cluster.toml", show_default=True, type=InputFile(),
+@click.option("--cluster", "cluster_path", default="cluster.toml", show_default=True, type=InputFile(missing_hint="write one as docs/COST.md describes, or give --cluster FILE"),
               help="The cluster's description (format: docs/COST.md).")
 @click.option("--gflops", type=Number(1e-6, 1e15), default=None, help="HPL GFLOPS to use (default: the best stored ok HPL test).")
 @click.option("--what-if", "what_if", is_flag=True,

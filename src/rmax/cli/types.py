@@ -187,12 +187,16 @@ class InputFile(click.ParamType):
 
     name = "FILE"
 
-    def __init__(self, check=None):
-        self.check = check
+    def __init__(self, check=None, missing_hint: str | None = None):
+        self.check, self.missing_hint = check, missing_hint
 
     def convert(self, value, param, ctx):
+        from pathlib import Path
+
         from rmax.textfile import read_text
 
+        if self.missing_hint and str(value) and not Path(value).exists():
+            raise RmaxError(f"cannot read {_name(param)} {value}: not found", hint=self.missing_hint)
         read_text(value, _name(param))
         if self.check is not None:
             self.check(value)
