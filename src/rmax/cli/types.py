@@ -157,6 +157,12 @@ class Duration(click.ParamType):
         return to_number(seconds, f"{_name(param)} {value}", self.lo, self.hi)
 
 
+def _alone(ctx, other: str) -> None:
+    """--hosts and --hostfile name the same thing: refuse both before reading either."""
+    if ctx is not None and ctx.params.get(other.lstrip("-")) is not None:
+        raise RmaxError("give --hosts or --hostfile, not both")
+
+
 class Hosts(click.ParamType):
     """'a:2,b:2': checked (names, slot counts in range) while parsing; the text is kept."""
 
@@ -165,6 +171,7 @@ class Hosts(click.ParamType):
     def convert(self, value, param, ctx):
         from rmax.launch.hosts import parse_hosts
 
+        _alone(ctx, "--hostfile")
         parse_hosts(str(value))
         return str(value)
 
@@ -187,14 +194,16 @@ class InputFile(click.ParamType):
 
     name = "FILE"
 
-    def __init__(self, check=None, missing_hint: str | None = None):
-        self.check, self.missing_hint = check, missing_hint
+    def __init__(self, check=None, missing_hint: str | None = None, alone_from: str | None = None):
+        self.check, self.missing_hint, self.alone_from = check, missing_hint, alone_from
 
     def convert(self, value, param, ctx):
         from pathlib import Path
 
         from rmax.textfile import read_text
 
+        if self.alone_from:
+            _alone(ctx, self.alone_from)
         if self.missing_hint and str(value) and not Path(value).exists():
             raise RmaxError(f"cannot read {_name(param)} {value}: not found", hint=self.missing_hint)
         read_text(value, _name(param))
@@ -242,6 +251,6 @@ def _read_groups(path):
 
 
 HOSTS = Hosts()
-HOSTFILE = InputFile(check=_read_hostfile)
+HOSTFILE = InputFile(check=_read_hostfile, alone_from="--hosts")
 TOPOLOGY = InputFile(check=_read_groups)   # a cluster.toml with [[switch]] groups
 TIMEOUT = Seconds(0, 7 * 86400)   # a watchdog of more than a week is a mistake, not a plan
