@@ -53,7 +53,7 @@ def bad_values(t, files: dict) -> list[str]:
     """The table of values `t` must refuse, from what the type declares."""
     if isinstance(t, T.Number):
         out = COMMON + ["-1"] * (t.lo >= 0) + [_fmt(t.lo)] * t.lo_open + [_fmt(t.lo - 1)]
-        out += [_fmt(t.hi * 10 + 1)] + [v for v in BIG_INTS if abs(int(v)) > t.hi]
+        out += [_fmt(t.hi * 10 + 1), "1e308", "-1e308"] + [v for v in BIG_INTS if abs(int(v)) > t.hi]
         out += ["1.5", "1e3"] if t.integer else []
         return out
     if isinstance(t, T.NumberList):
