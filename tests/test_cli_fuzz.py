@@ -25,7 +25,8 @@ NUMERIC_CLICK_TYPES = (click.types.IntParamType, click.types.FloatParamType)
 # Inputs whose refusal is another part's work, not yet merged here: reported, not failed.
 PENDING = {("hpl", "run", "dat"): "HPL.dat reading (rmax.hpl.dat) decodes without a check"}
 
-COMMON = ["", "abc", "nan", "inf", "-inf", "NaN", "Infinity", "1e999", "0x10", "1_000", " ", "\x00", "é"]
+COMMON = ["", "abc", "nan", "inf", "-inf", "NaN", "Infinity", "1e999", "0x10", "1_000", " ", "\x00", "é", "1\n2",
+          "\x1b[2J"]
 BIG_INTS = [str(2**63), "99999999999999999999", "-" + str(2**63)]
 
 
@@ -67,7 +68,7 @@ def bad_values(t, files: dict) -> list[str]:
     if isinstance(t, T.Duration):
         return ["", "abc", "nan", "inf", "-1m", "0", "0s", "1e9h", "99999999999999h", "10 parsecs"]
     if isinstance(t, T.Hosts):
-        return ["", ",", "localhost:0", "localhost:-1", "localhost:99999999999999999999", "localhost:nan",
+        return ["", ",", "localhost\nrm:1", "localhost:0", "localhost:-1", "localhost:99999999999999999999", "localhost:nan",
                 "localhost:1e3", "bad host!", "-x:1", "a:1:2", "localhost:" + str(2**63), "é:1"]
     if isinstance(t, T.Interface):
         return ["", "nosuch0", "bad name", "eth0;id", "x" * 40, "-1", "..", "/dev/null"]

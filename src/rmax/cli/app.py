@@ -72,6 +72,11 @@ def cli(ctx: click.Context, debug: bool, db_path: str | None) -> None:
         os.environ["RMAX_DB"] = db_path
 
 
+def _one_line(text: str) -> str:
+    """A message quotes user input: a newline or escape sequence in it must not add lines or drive the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
@@ -88,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except click.UsageError as e:   # click's own refusals, in the same one line as rmax's
         where = f"see '{e.ctx.command_path} --help'" if e.ctx else None
-        click.echo(f"rmax: error: {e.format_message()}" + (f"\n  hint: {where}" if where else ""), err=True)
+        click.echo(f"rmax: error: {_one_line(e.format_message())}" + (f"\n  hint: {where}" if where else ""), err=True)
         sys.exit(e.exit_code)
     except click.ClickException as e:
         e.show()
@@ -99,7 +104,8 @@ def main(argv: list[str] | None = None) -> None:
     except RmaxError as e:
         if debug:
             raise
-        click.echo(f"rmax: error: {e.message}" + (f"\n  hint: {e.hint}" if e.hint else ""), err=True)
+        click.echo(f"rmax: error: {_one_line(e.message)}" + (f"\n  hint: {_one_line(e.hint)}" if e.hint else ""),
+                   err=True)
         sys.exit(e.exit_code)
     except BrokenPipeError:
         sys.exit(0)
