@@ -8,7 +8,12 @@ from pathlib import Path
 from rmax.errors import RmaxError
 
 
-def executable(name: str) -> str:
+def library(name: str) -> str:
+    """Absolute path of a native shared library (librmax-bindaddr.so), looked up as executables are."""
+    return executable(name, runnable=False)
+
+
+def executable(name: str, runnable: bool = True) -> str:
     """Absolute path of a native executable.
 
     Looked up in $RMAX_NATIVE_DIR (a development build), then beside the running
@@ -19,7 +24,7 @@ def executable(name: str) -> str:
         candidates.append(Path(os.environ["RMAX_NATIVE_DIR"]) / name)
     candidates.append(Path(sys.executable).parent / name)
     for path in candidates:
-        if path.is_file() and os.access(path, os.X_OK):
+        if path.is_file() and (not runnable or os.access(path, os.X_OK)):
             return str(path)
     found = shutil.which(name)
     if found:

@@ -58,6 +58,14 @@ def test_cluster_parsing_and_what_if_scaling():
     ("[nodes]\ncount = 2\nprice = -10\nwatts = 5\n", ["price", "non-negative"]),
     ("[nodes]\ncount = 2\nprice = 'ten'\nwatts = 5\n", ["price", "number"]),
     ("[nodes]\ncount = 2\nprice = 1\nwatts = 5\n[[what_if]]\nspeed = 3\n", ["unknown field", "speed"]),
+    ("bogus = 1\n[nodes]\ncount = 2\nprice = 1\nwatts = 5\n", ["unknown field", "bogus"]),
+    ("[nodes]\ncount = 2\nprice = 1\nwatts = 5\ncores = 4\n", ["[nodes]", "unknown field", "cores"]),
+    ("[nodes]\ncount = 2\nprice = 1\nwatts = 5\n[network]\nspeed = 4\n", ["[network]", "unknown field", "speed"]),
+    ("[nodes]\ncount = 9223372036854775807\nprice = 1e308\nwatts = 5\n", ["count", "beyond the largest"]),
+    ("[nodes]\ncount = 2\nprice = 1e308\nwatts = 5\n", ["price", "beyond the largest"]),
+    ("[nodes]\ncount = 2\nprice = nan\nwatts = 5\n", ["price", "non-negative"]),
+    ("[nodes]\ncount = 2\nprice = 1\nwatts = inf\n", ["watts", "positive"]),
+    ("name = 3\n[nodes]\ncount = 2\nprice = 1\nwatts = 5\n", ["name must be a string"]),
 ])
 def test_cluster_errors(text, words):
     import tomllib

@@ -13,6 +13,7 @@ import sys
 import click
 
 from rmax import __version__
+from rmax.cli.types import OutputFile
 from rmax.errors import RmaxError
 
 # name -> module that defines a click command of that name; imported lazily so
@@ -58,7 +59,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="rmax")
 @click.option("--debug", is_flag=True, help="Show tracebacks and launcher commands.")
-@click.option("--db", "db_path", type=click.Path(dir_okay=False), envvar="RMAX_DB",
+@click.option("--db", "db_path", type=OutputFile(make_parents=True), envvar="RMAX_DB",
               help="Results store (default $RMAX_DB or $XDG_DATA_HOME/rmax/results.db).")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, db_path: str | None) -> None:
@@ -69,6 +70,11 @@ def cli(ctx: click.Context, debug: bool, db_path: str | None) -> None:
     ctx.obj["debug"] = debug
     if db_path:
         os.environ["RMAX_DB"] = db_path
+
+
+def _one_line(text: str) -> str:
+    """A message quotes user input: a newline or escape sequence in it must not add lines or drive the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _raise_interrupt(signum, frame):
@@ -85,6 +91,10 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="rmax", standalone_mode=False)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except click.UsageError as e:   # click's own refusals, in the same one line as rmax's
+        where = f"see '{e.ctx.command_path} --help'" if e.ctx else None
+        click.echo(f"rmax: error: {_one_line(e.format_message())}" + (f"\n  hint: {where}" if where else ""), err=True)
+        sys.exit(e.exit_code)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
@@ -94,7 +104,8 @@ def main(argv: list[str] | None = None) -> None:
     except RmaxError as e:
         if debug:
             raise
-        click.echo(f"rmax: error: {e.message}" + (f"\n  hint: {e.hint}" if e.hint else ""), err=True)
+        click.echo(f"rmax: error: {_one_line(e.message)}" + (f"\n  hint: {_one_line(e.hint)}" if e.hint else ""),
+                   err=True)
         sys.exit(e.exit_code)
     except BrokenPipeError:
         sys.exit(0)

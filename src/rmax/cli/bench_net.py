@@ -2,58 +2,22 @@
 
 from __future__ import annotations
 
-import re
-
 import click
 
+from rmax.bench.netlaunch import MAX_MESSAGE
 from rmax.cli.launch_options import launch_options, spec_from_options
 from rmax.cli.output import console, fmt, json_option, run_and_show
-from rmax.errors import RmaxError
+from rmax.cli.types import Count, NumberList, Seconds, Size, SizeList
+from rmax.launch.base import MAX_RANKS
+from rmax.sizes import human_size
 
 
 def say(text: str) -> None:
     console.print(text, soft_wrap=True, markup=False, highlight=False)
 
 
-_UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20, "mb": 10**6,
-          "g": 1 << 30, "gib": 1 << 30, "gb": 10**9}
-
-
-def parse_size(text: str) -> int:
-    """'4096', '64K', '8MiB', '1MB' -> bytes (K, M, G and KiB... are powers of 1024; KB, MB, GB of 1000)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
-    if not m or m.group(2).lower() not in _UNITS:
-        raise RmaxError(f"'{text}' is not a size", hint="examples: 4096, 64K, 8MiB, 1MB")
-    value = float(m.group(1)) * _UNITS[m.group(2).lower()]
-    if value != int(value):
-        raise RmaxError(f"'{text}' is not a whole number of bytes")
-    return int(value)
-
-
-class SizeType(click.ParamType):
-    name = "SIZE"
-
-    def convert(self, value, param, ctx):
-        return value if isinstance(value, int) else parse_size(value)
-
-
-class SizeList(click.ParamType):
-    name = "SIZE,..."
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, tuple):
-            return value
-        return tuple(parse_size(v) for v in value.split(","))
-
-
-SIZE, SIZES = SizeType(), SizeList()
-
-
-def human_size(n: int) -> str:
-    for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= k and n % k == 0:
-            return f"{n // k} {unit}"
-    return f"{n} B"
+# rmax-net's message sizes: 0 bytes up to its largest (MPI counts are C ints).
+SIZE, SIZES = Size(0, MAX_MESSAGE), SizeList(0, MAX_MESSAGE)
 
 
 def _spec(default_np: int | None, **opts):
@@ -67,12 +31,12 @@ def _spec(default_np: int | None, **opts):
 @click.option("--sizes", type=SIZES, default=None, help="Explicit sizes instead of NetPIPE's schedule.")
 @click.option("--max-size", type=SIZE, default="8MiB", show_default=True, help="Largest size of the schedule.")
 @click.option("--no-perturb", is_flag=True, help="Leave out the +-3-byte points of the schedule.")
-@click.option("--window", type=click.IntRange(1, 1024), default=64, show_default=True,
+@click.option("--window", type=Count(1, 1024), default=64, show_default=True,
               help="Messages in flight for stream and bidirectional.")
-@click.option("--budget", type=click.FloatRange(0.001, 3600), default=None,
+@click.option("--budget", type=Seconds(0.001, 3600, lo_open=False), default=None,
               help="Seconds of timed repetitions per layer and size [default: 0.05, quick 0.01].")
-@click.option("--max-samples", type=click.IntRange(5, 100000), default=None, help="Most samples per point.")
-@click.option("--batch", type=click.FloatRange(1e-5, 10), default=None,
+@click.option("--max-samples", type=Count(5, 100000), default=None, help="Most samples per point.")
+@click.option("--batch", type=Seconds(1e-5, 10, lo_open=False), default=None,
               help="Seconds one timed batch (one sample) lasts [default: 0.001; NetPIPE's trials: 0.25].")
 @click.option("--one-buffer", is_flag=True,
               help="Ping-pongs send back the buffer just received, as NetPIPE does (OSU uses two buffers).")
@@ -131,23 +95,14 @@ def _list(text: str | None) -> tuple[str, ...] | None:
     return tuple(x.strip() for x in text.split(",") if x.strip()) if text else None
 
 
-def _ints(text: str | None, what: str) -> tuple[int, ...] | None:
-    if not text:
-        return None
-    try:
-        return tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise RmaxError(f"{what}: '{text}' is not a list of whole numbers") from None
-
-
 # ---------------------------------------------------------------- coll
 @click.command("coll")
 @click.option("--ops", default=None, help="Operations [default: bcast,reduce,allreduce,allgather,alltoall,barrier].")
 @click.option("--sizes", type=SIZES, default=None, help="Bytes per rank [default: 8 B to 1 MiB; quick: 8, 64K].")
-@click.option("--procs", default=None, help="Process counts [default: 2, 4, ..., all].")
+@click.option("--procs", type=NumberList(2, MAX_RANKS, integer=True), default=None, help="Process counts [default: 2, 4, ..., all].")
 @click.option("--orders", default=None, help="Rank orders: natural, reversed, random, cyclic, serpentine [default: natural,reversed,random].")
-@click.option("--seed", type=click.IntRange(1), default=1, show_default=True, help="Seed of the random order.")
-@click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per point.")
+@click.option("--seed", type=Count(1, 2**31 - 1), default=1, show_default=True, help="Seed of the random order.")
+@click.option("--budget", type=Seconds(0.001, 3600, lo_open=False), default=None, help="Seconds per point.")
 @click.option("--quick", is_flag=True, help="Two sizes and a short budget.")
 @launch_options()
 @json_option
@@ -162,7 +117,7 @@ def coll_cmd(ops, sizes, procs, orders, seed, budget, quick, launcher, timeout, 
     o.ops = _list(ops) or o.ops
     o.orders = _list(orders) or o.orders
     o.sizes = sizes or o.sizes
-    o.procs = _ints(procs, "--procs")
+    o.procs = tuple(procs) if procs else None
     o.seed = seed
     o.budget = budget if budget is not None else o.budget
     spec = _spec(None, **opts)
@@ -191,9 +146,9 @@ def coll_cmd(ops, sizes, procs, orders, seed, budget, quick, launcher, timeout, 
 @click.option("--lat-size", type=SIZE, default="8", show_default=True, help="Latency message size (HPCC: 8).")
 @click.option("--bw-size", type=SIZE, default="2000000", show_default=True,
               help="Bandwidth message size (HPCC: 2,000,000).")
-@click.option("--random-rings", type=click.IntRange(0, 10000), default=None, help="Random rings [default: 10].")
-@click.option("--seed", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per measurement.")
+@click.option("--random-rings", type=Count(0, 10000), default=None, help="Random rings [default: 10].")
+@click.option("--seed", type=Count(1, 2**31 - 1), default=1, show_default=True)
+@click.option("--budget", type=Seconds(0.001, 3600, lo_open=False), default=None, help="Seconds per measurement.")
 @click.option("--no-links", is_flag=True, help="Skip timing each link alone.")
 @click.option("--quick", is_flag=True, help="Three random rings and a short budget.")
 @launch_options()
@@ -240,10 +195,10 @@ def ring_cmd(lat_size, bw_size, random_rings, seed, budget, no_links, quick, lau
 # ---------------------------------------------------------------- bisect
 @click.command("bisect")
 @click.option("--size", type=SIZE, default=None, help="Message size [default: 1 MiB; quick 256 KiB].")
-@click.option("--window", type=click.IntRange(1, 1024), default=16, show_default=True)
-@click.option("--bisections", type=click.IntRange(1, 10000), default=None, help="Random bisections [default: 5].")
-@click.option("--seed", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per bisection.")
+@click.option("--window", type=Count(1, 1024), default=16, show_default=True)
+@click.option("--bisections", type=Count(1, 10000), default=None, help="Random bisections [default: 5].")
+@click.option("--seed", type=Count(1, 2**31 - 1), default=1, show_default=True)
+@click.option("--budget", type=Seconds(0.001, 3600, lo_open=False), default=None, help="Seconds per bisection.")
 @click.option("--quick", is_flag=True, help="Three bisections and a short budget.")
 @launch_options()
 @json_option
@@ -282,8 +237,8 @@ def bisect_cmd(size, window, bisections, seed, budget, quick, launcher, timeout,
 @click.command("matrix")
 @click.option("--lat-size", type=SIZE, default="8", show_default=True)
 @click.option("--bw-size", type=SIZE, default=None, help="Bandwidth message size [default: 1 MiB; quick 256 KiB].")
-@click.option("--window", type=click.IntRange(1, 1024), default=8, show_default=True)
-@click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per pair and measurement.")
+@click.option("--window", type=Count(1, 1024), default=8, show_default=True)
+@click.option("--budget", type=Seconds(0.001, 3600, lo_open=False), default=None, help="Seconds per pair and measurement.")
 @click.option("--no-retest", is_flag=True, help="Flag outliers without measuring them again.")
 @click.option("--quick", is_flag=True, help="Smaller messages and a short budget.")
 @launch_options()

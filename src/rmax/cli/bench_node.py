@@ -6,6 +6,7 @@ import click
 
 from rmax.bench import peakflops
 from rmax.cli.output import console, fmt, json_option, run_and_show
+from rmax.cli.types import TIMEOUT, Count, Number, NumberList, Seconds, Size
 from rmax.errors import RmaxError
 
 
@@ -16,14 +17,8 @@ def _quick_option(f):
 
 
 def _timeout_option(f):
-    return click.option("--timeout", type=click.FloatRange(1, 86400), default=None,
+    return click.option("--timeout", type=Seconds(1, 86400, lo_open=False), default=None,
                         help="Seconds before the kernel is killed (default: from the budget).")(f)
-
-
-def _size(text: str | None, what: str) -> int | None:
-    from rmax.bench.node_kernel import parse_size
-
-    return None if text is None else parse_size(text, what)
 
 
 def _human(nbytes: float | None) -> str:
@@ -49,12 +44,12 @@ def _table(title: str, columns: list[str], left: int = 1):
 
 @click.command("peakflops")
 @_quick_option
-@click.option("--budget", type=click.FloatRange(0.01, 3600), default=None,
+@click.option("--budget", type=Seconds(0.01, 3600, lo_open=False), default=None,
               help="Seconds of timed repetitions per measurement (default 0.5, quick 0.05).")
 @click.option("--precision", type=click.Choice(["double", "single", "both"]), default="both", show_default=True)
 @click.option("--isa", type=click.Choice(["all", "avx512", "avx2", "sse2"]), default="all", show_default=True)
-@click.option("--threads", type=click.IntRange(1, 4096), default=None, help="Threads for the all-core run.")
-@click.option("--timeout", type=float, default=600.0, show_default=True)
+@click.option("--threads", type=Count(1, 4096), default=None, help="Threads for the all-core run.")
+@click.option("--timeout", type=TIMEOUT, default=600.0, show_default=True)
 @json_option
 def peakflops_cmd(quick, budget, precision, isa, threads, timeout, as_json):
     """Measured FMA-throughput peak, one core and all cores, per ISA, and the FMA-unit
@@ -90,12 +85,12 @@ def peakflops_cmd(quick, budget, precision, isa, threads, timeout, as_json):
 
 @click.command("cpurate")
 @_quick_option
-@click.option("--budget", type=click.FloatRange(0.01, 86400), default=None,
+@click.option("--budget", type=Seconds(0.01, 86400, lo_open=False), default=None,
               help="Seconds for the whole sweep (default 35, quick 4); the sweep stops at the length that would overrun it.")
 @click.option("--precision", type=click.Choice(["double", "single", "both"]), default="both", show_default=True)
-@click.option("--min-size", default=None, help="Shortest vector, e.g. 1K (default 1 KiB).")
-@click.option("--max-size", default=None, help="Longest vector, e.g. 1GiB (default 4x the last-level cache, capped by memory).")
-@click.option("--reps", type=click.IntRange(2, 100000), default=None, help="Samples per length, at least (default 30, quick 10).")
+@click.option("--min-size", type=Size(), default=None, help="Shortest vector, e.g. 1K (default 1 KiB).")
+@click.option("--max-size", type=Size(), default=None, help="Longest vector, e.g. 1GiB (default 4x the last-level cache, capped by memory).")
+@click.option("--reps", type=Count(2, 100000), default=None, help="Samples per length, at least (default 30, quick 10).")
 @_timeout_option
 @json_option
 def cpurate_cmd(quick, budget, precision, min_size, max_size, reps, timeout, as_json):
@@ -106,7 +101,7 @@ def cpurate_cmd(quick, budget, precision, min_size, max_size, reps, timeout, as_
     from rmax.bench import cpurate
     from rmax.bench.node_kernel import check_fits
 
-    lo, hi = _size(min_size, "--min-size"), _size(max_size, "--max-size")
+    lo, hi = min_size, max_size
     if hi:
         check_fits("--max-size", hi, 4 if hi <= 64 * 2**20 else 1)
     if lo and hi and lo > hi:
@@ -151,19 +146,8 @@ def cpurate_cmd(quick, budget, precision, min_size, max_size, reps, timeout, as_
 
 # ---- dgemm -----------------------------------------------------------------------------------------
 
-def _int_list(text: str | None, what: str) -> list[int] | None:
-    if text is None:
-        return None
-    out = []
-    for part in text.split(","):
-        try:
-            v = int(part)
-        except ValueError:
-            raise RmaxError(f"{what}: '{part}' is not a whole number") from None
-        if v <= 0:
-            raise RmaxError(f"{what}: matrix dimensions must be greater than zero, not {v}")
-        out.append(v)
-    return out
+# Matrix orders: at most 2^20 (the memory check refuses what does not fit long before).
+DIMS = NumberList(1, 1 << 20, integer=True, rule="matrix dimensions must be greater than zero")
 
 
 @click.command("dgemm")
@@ -171,11 +155,12 @@ def _int_list(text: str | None, what: str) -> list[int] | None:
 @click.option("--blas", "blas_name", default=None,
               help="openblas, blis, atlas, reference, or a path to a BLAS library (default: the system's libblas.so.3).")
 @click.option("--sweep", type=click.Choice(["square", "k", "both"]), default="both", show_default=True)
-@click.option("--sizes", default=None, help="Square orders n, comma-separated (default 128,256,512,1024,2048).")
-@click.option("--k", "ks", default=None, help="Inner dimensions k at m = n = --mn (default 32..512).")
-@click.option("--mn", type=int, default=None, help="m = n of the k sweep (default 2048).")
-@click.option("--threads", type=click.IntRange(1, 4096), default=1, show_default=True, help="BLAS threads.")
-@click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per point (default 0.5, quick 0.1).")
+@click.option("--sizes", type=DIMS, default=None, help="Square orders n, comma-separated (default 128,256,512,1024,2048).")
+@click.option("--k", "ks", type=DIMS, default=None, help="Inner dimensions k at m = n = --mn (default 32..512).")
+@click.option("--mn", type=Number(1, 1 << 20, integer=True, rule="matrix dimensions must be greater than zero"),
+              default=None, help="m = n of the k sweep (default 2048).")
+@click.option("--threads", type=Count(1, 4096), default=1, show_default=True, help="BLAS threads.")
+@click.option("--budget", type=Seconds(0.001, 3600, lo_open=False), default=None, help="Seconds per point (default 0.5, quick 0.1).")
 @_timeout_option
 @json_option
 def dgemm_cmd(quick, blas_name, sweep, sizes, ks, mn, threads, budget, timeout, as_json):
@@ -183,9 +168,6 @@ def dgemm_cmd(quick, blas_name, sweep, sizes, ks, mn, threads, budget, timeout, 
 
     Example: rmax bench dgemm --blas blis --sweep square"""
     from rmax.bench import dgemm
-
-    if mn is not None and mn <= 0:
-        raise RmaxError(f"--mn: matrix dimensions must be greater than zero, not {mn}")
 
     def show(record):
         s = record.summary
@@ -201,7 +183,7 @@ def dgemm_cmd(quick, blas_name, sweep, sizes, ks, mn, threads, budget, timeout, 
             console.print(f"Smallest k within 3% of the best k-sweep rate (seed 02's NB rule): {s['nb_suggested']}")
 
     def start(tick):
-        return dgemm.run(quick, sizes=_int_list(sizes, "--sizes"), ks=_int_list(ks, "--k"), mn=mn, budget=budget,
+        return dgemm.run(quick, sizes=sizes, ks=ks, mn=mn, budget=budget,
                          sweep=sweep, blas_name=blas_name, threads=threads, timeout=timeout or 900.0,
                          on_stdout=tick)
 
@@ -212,14 +194,14 @@ def dgemm_cmd(quick, blas_name, sweep, sizes, ks, mn, threads, budget, timeout, 
 
 @click.command("stream")
 @_quick_option
-@click.option("--size", default=None,
+@click.option("--size", type=Size(), default=None,
               help="Bytes per array, e.g. 1GiB (default: 4x the total cache, capped by memory; quick 128 MiB).")
 @click.option("--mode", type=click.Choice(["one", "all", "both"]), default="both", show_default=True,
               help="One thread, all cores, or both.")
-@click.option("--threads", type=click.IntRange(1, 4096), default=None, help="Threads of the all-core run.")
-@click.option("--ntimes", type=click.IntRange(10, 100000), default=10, show_default=True,
+@click.option("--threads", type=Count(1, 4096), default=None, help="Threads of the all-core run.")
+@click.option("--ntimes", type=Count(10, 100000), default=10, show_default=True,
               help="Repetitions at least (the first is excluded).")
-@click.option("--budget", type=click.FloatRange(0, 3600), default=None,
+@click.option("--budget", type=Seconds(0, 3600, lo_open=False), default=None,
               help="Seconds of repetitions past --ntimes while the 2% target is unmet (default 1, quick 0.3).")
 @_timeout_option
 @json_option
@@ -244,7 +226,7 @@ def stream_cmd(quick, size, mode, threads, ntimes, budget, timeout, as_json):
                           "cache the system reports).")
 
     def start(tick):
-        return stream.run(quick, size=_size(size, "--size"), budget=budget, mode=mode, threads=threads,
+        return stream.run(quick, size=size, budget=budget, mode=mode, threads=threads,
                           ntimes=ntimes, timeout=timeout or 600.0, on_stdout=tick)
 
     run_and_show("stream", start, show, as_json)
@@ -255,10 +237,10 @@ def stream_cmd(quick, size, mode, threads, ntimes, budget, timeout, as_json):
 @click.command("memlat")
 @_quick_option
 @click.option("--pattern", type=click.Choice(["stride", "random", "both"]), default="both", show_default=True)
-@click.option("--stride", default=None, help="Bytes between nodes of the stride chain (default 64).")
-@click.option("--min-size", default=None, help="Smallest working set (default 1 KiB).")
-@click.option("--max-size", default=None, help="Largest working set (default 4x the last-level cache, capped by memory).")
-@click.option("--budget", type=click.FloatRange(0.01, 86400), default=None, help="Seconds for the sweep (default 20, quick 3).")
+@click.option("--stride", type=Size(), default=None, help="Bytes between nodes of the stride chain (default 64).")
+@click.option("--min-size", type=Size(), default=None, help="Smallest working set (default 1 KiB).")
+@click.option("--max-size", type=Size(), default=None, help="Largest working set (default 4x the last-level cache, capped by memory).")
+@click.option("--budget", type=Seconds(0.01, 86400, lo_open=False), default=None, help="Seconds for the sweep (default 20, quick 3).")
 @_timeout_option
 @json_option
 def memlat_cmd(quick, pattern, stride, min_size, max_size, budget, timeout, as_json):
@@ -269,7 +251,7 @@ def memlat_cmd(quick, pattern, stride, min_size, max_size, budget, timeout, as_j
     from rmax.bench import memlat
     from rmax.bench.node_kernel import check_fits
 
-    lo, hi, st = _size(min_size, "--min-size"), _size(max_size, "--max-size"), _size(stride, "--stride")
+    lo, hi, st = min_size, max_size, stride
     if hi:
         check_fits("--max-size", hi)
     if lo and hi and lo > hi:
@@ -310,9 +292,9 @@ def memlat_cmd(quick, pattern, stride, min_size, max_size, budget, timeout, as_j
 
 @click.command("memcopy")
 @_quick_option
-@click.option("--min-size", default=None, help="Smallest buffer (default 1 KiB).")
-@click.option("--max-size", default=None, help="Largest buffer (default 4x the last-level cache, capped by memory).")
-@click.option("--budget", type=click.FloatRange(0.01, 86400), default=None, help="Seconds for the sweep (default 10, quick 2).")
+@click.option("--min-size", type=Size(), default=None, help="Smallest buffer (default 1 KiB).")
+@click.option("--max-size", type=Size(), default=None, help="Largest buffer (default 4x the last-level cache, capped by memory).")
+@click.option("--budget", type=Seconds(0.01, 86400, lo_open=False), default=None, help="Seconds for the sweep (default 10, quick 2).")
 @_timeout_option
 @json_option
 def memcopy_cmd(quick, min_size, max_size, budget, timeout, as_json):
@@ -322,7 +304,7 @@ def memcopy_cmd(quick, min_size, max_size, budget, timeout, as_json):
     from rmax.bench import memcopy
     from rmax.bench.node_kernel import check_fits
 
-    lo, hi = _size(min_size, "--min-size"), _size(max_size, "--max-size")
+    lo, hi = min_size, max_size
     if hi:
         check_fits("--max-size: source and destination", hi, 2)
     if lo and hi and lo > hi:
@@ -350,7 +332,7 @@ def memcopy_cmd(quick, min_size, max_size, budget, timeout, as_json):
 @_quick_option
 @click.option("--tests", default=None, help="Comma-separated subset: null, stat, open-close, sig-install, sig-catch, "
               "fork-exit, fork-exec, pipe, unix, ctxsw, udp, tcp, tcp-connect, tcp-bw (default all).")
-@click.option("--budget", type=click.FloatRange(0.01, 86400), default=None, help="Seconds for all tests (default 25, quick 3).")
+@click.option("--budget", type=Seconds(0.01, 86400, lo_open=False), default=None, help="Seconds for all tests (default 25, quick 3).")
 @_timeout_option
 @json_option
 def oslat_cmd(quick, tests, budget, timeout, as_json):
@@ -382,7 +364,7 @@ def oslat_cmd(quick, tests, budget, timeout, as_json):
 
 @click.command("blas")
 @_quick_option
-@click.option("--sizes", default=None, help="Square DGEMM orders, comma-separated (default 256,1024; quick 256,512).")
+@click.option("--sizes", type=DIMS, default=None, help="Square DGEMM orders, comma-separated (default 256,1024; quick 256,512).")
 @click.option("--no-hpl", is_flag=True, help="Skip the short rmax-hpl run per library.")
 @json_option
 def blas_cmd(quick, sizes, no_hpl, as_json):
@@ -413,6 +395,6 @@ def blas_cmd(quick, sizes, no_hpl, as_json):
             console.print(f"Note: {s['hpl_note']}")
 
     def start(tick):
-        return blas_compare.run(quick, sizes=_int_list(sizes, "--sizes"), hpl=not no_hpl, on_progress=tick)
+        return blas_compare.run(quick, sizes=sizes, hpl=not no_hpl, on_progress=tick)
 
     run_and_show("blas", start, show, as_json)

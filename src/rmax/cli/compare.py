@@ -5,12 +5,13 @@ from __future__ import annotations
 import click
 
 from rmax.cli.output import console, json_option, print_json
+from rmax.cli.types import OutputDir
 
 
 @click.command("compare")
 @click.argument("a")
 @click.argument("b")
-@click.option("--html", "html_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--html", "html_dir", type=OutputDir(), default=None,
               help="Also write the comparison as an HTML page into this folder.")
 @click.option("--all", "show_all", is_flag=True, help="Show every metric, not only those that changed significantly.")
 @json_option

@@ -7,19 +7,20 @@ import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.cli.overhead_options import given_overhead, overhead_options
+from rmax.cli.types import Count, InputFile, Number
 from rmax.errors import RmaxError
 
 
 @click.command("cost")
-@click.option("--cluster", "cluster_path", default="cluster.toml", show_default=True, type=click.Path(dir_okay=False),
+@click.option("--cluster", "cluster_path", default="cluster.toml", show_default=True, type=InputFile(missing_hint="write one as docs/COST.md describes, or give --cluster FILE"),
               help="The cluster's description (format: docs/COST.md).")
-@click.option("--gflops", type=float, default=None, help="HPL GFLOPS to use (default: the best stored ok HPL test).")
+@click.option("--gflops", type=Number(1e-6, 1e15), default=None, help="HPL GFLOPS to use (default: the best stored ok HPL test).")
 @click.option("--what-if", "what_if", is_flag=True,
               help="Compare the [[what_if]] alternatives (default: twice the nodes) by the HPL model.")
-@click.option("--nb", type=int, default=192, show_default=True, help="What-if: HPL block size for the model.")
-@click.option("--alpha", type=float, default=None, help="What-if: latency in seconds (default: cluster.toml, then measured).")
-@click.option("--beta", type=float, default=None, help="What-if: bandwidth in bytes/s (default: cluster.toml, then measured).")
-@click.option("--gamma", type=float, default=None, help="What-if: seconds per DGEMM flop per process (default: measured).")
+@click.option("--nb", type=Count(1, 1 << 16), default=192, show_default=True, help="What-if: HPL block size for the model.")
+@click.option("--alpha", type=Number(0, 1e6), default=None, help="What-if: latency in seconds (default: cluster.toml, then measured).")
+@click.option("--beta", type=Number(0, 1e18, lo_open=True), default=None, help="What-if: bandwidth in bytes/s (default: cluster.toml, then measured).")
+@click.option("--gamma", type=Number(0, 1e6, lo_open=True), default=None, help="What-if: seconds per DGEMM flop per process (default: measured).")
 @overhead_options
 @json_option
 def command(cluster_path, gflops, what_if, nb, alpha, beta, gamma, kappa, tau, as_json):
@@ -33,8 +34,6 @@ def command(cluster_path, gflops, what_if, nb, alpha, beta, gamma, kappa, tau, a
     given = given_overhead(kappa, tau)
     cf = read_cluster(cluster_path)
     c = cf.cluster
-    if gflops is not None and not gflops > 0:
-        raise RmaxError(f"--gflops must be positive, not {gflops}")
     facts = None
     try:
         facts = node_facts()

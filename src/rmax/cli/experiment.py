@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
+from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT, Count
 from rmax.errors import RmaxError, RunFailed
 from rmax.launch import REGISTRY
 
@@ -86,16 +87,16 @@ def _print_table(title: str, rows: list[dict]) -> None:
               help="Virtual cluster to change (default: the only one up).")
 @click.option("--interface", "interfaces", multiple=True, metavar="IFACE",
               help="Real interface to change on every host of --hosts/--hostfile instead (needs --yes).")
-@click.option("--hosts", default=None, metavar="H[:N],...",
+@click.option("--hosts", type=HOSTS, default=None,
               help="With --interface: the hosts (2 or more); latency and bandwidth between the first two.")
-@click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
+@click.option("--hostfile", type=HOSTFILE, default=None,
               help="With --interface: the hosts of a hostfile instead of --hosts.")
 @click.option("--launcher", type=click.Choice(sorted(REGISTRY)), default=None,
               help="With --interface: how to reach the hosts (default: srun inside Slurm, else mpirun).")
 @click.option("--yes", is_flag=True, help="Really change the MTU of real interfaces.")
-@click.option("--hpl-n", type=int, default=1200, show_default=True, help="Problem size of the short HPL (0: none).")
-@click.option("--bytes", "size", type=int, default=4_000_000, show_default=True, help="Bytes per bandwidth transfer.")
-@click.option("--timeout", type=float, default=300.0, show_default=True,
+@click.option("--hpl-n", type=Count(0, 1 << 20), default=1200, show_default=True, help="Problem size of the short HPL (0: none).")
+@click.option("--bytes", "size", type=Count(1, 1 << 30), default=4_000_000, show_default=True, help="Bytes per bandwidth transfer.")
+@click.option("--timeout", type=TIMEOUT, default=300.0, show_default=True,
               help="Seconds per HPL run (and, with --interface, per latency/bandwidth run).")
 @json_option
 def mtu_cmd(mtus, vcluster_name, interfaces, hosts, hostfile, launcher, yes, hpl_n, size, timeout, as_json):
@@ -106,8 +107,6 @@ def mtu_cmd(mtus, vcluster_name, interfaces, hosts, hostfile, launcher, yes, hpl
     from rmax.nic import mtu as mt
 
     values = mt.parse_mtus(mtus)
-    if hpl_n < 0 or size < 1:
-        raise RmaxError("--hpl-n must be 0 or more and --bytes positive")
     if interfaces:
         if not yes:
             raise RmaxError(f"changing the MTU of real interfaces ({', '.join(interfaces)}) needs --yes",

@@ -8,6 +8,7 @@ import click
 
 from rmax.cli.launch_options import launch_options, spec_from_options
 from rmax.cli.output import console, fmt, json_option, print_json
+from rmax.cli.types import TOPOLOGY
 from rmax.errors import RmaxError
 
 
@@ -24,7 +25,7 @@ def command():
 @click.option("--label", default=None, help="A note stored with the run.")
 @click.option("--placement", type=click.Choice(["natural", "topology"]), default="natural", show_default=True,
               help="natural: ranks in hostfile order; topology: process rows (flat grids) or columns inside switches.")
-@click.option("--topology", "topology_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--topology", "topology_file", type=TOPOLOGY, default=None,
               help="cluster.toml with the switch groups for --placement topology (default: the latest inference).")
 @launch_options(default_np="the largest grid's P x Q")
 @json_option

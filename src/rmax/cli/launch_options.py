@@ -4,27 +4,31 @@ from __future__ import annotations
 
 import click
 
+from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT, Count, Interface
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, LaunchSpec, local_slots, parse_hosts, read_hostfile
+from rmax.launch.base import MAX_RANKS
 
 
 def launch_options(default_np: str = "cores"):
-    """--np, --hosts, --hostfile, --launcher, --bind, --blas-threads, --oversubscribe, --timeout."""
+    """--np, --hosts, --hostfile, --launcher, --bind, --blas-threads, --oversubscribe, --timeout, --net-if."""
 
     def decorate(f):
         opts = [
-            click.option("--np", "np", type=int, default=None,
+            click.option("--np", "np", type=Count(1, MAX_RANKS), default=None,
                          help=f"MPI ranks (default: {default_np})."),
-            click.option("--hosts", default=None, metavar="H:N,...", help="Hosts and slots, e.g. a:2,b:2."),
-            click.option("--hostfile", type=click.Path(), default=None, help="Hostfile ('host slots=N' lines)."),
+            click.option("--hosts", type=HOSTS, default=None, help="Hosts and slots, e.g. a:2,b:2."),
+            click.option("--hostfile", type=HOSTFILE, default=None, help="Hostfile ('host slots=N' lines)."),
             click.option("--launcher", type=click.Choice(sorted(REGISTRY)), default=None,
                          help="Launcher (default: srun inside Slurm, else mpirun)."),
             click.option("--bind", type=click.Choice(["core", "socket", "none"]), default="core", show_default=True,
                          help="Process binding."),
-            click.option("--blas-threads", type=int, default=1, show_default=True, help="BLAS threads per rank."),
+            click.option("--blas-threads", type=Count(1, 4096), default=1, show_default=True, help="BLAS threads per rank."),
             click.option("--oversubscribe", is_flag=True, help="Allow more ranks than slots."),
-            click.option("--timeout", type=float, default=600.0, show_default=True,
+            click.option("--timeout", type=TIMEOUT, default=600.0, show_default=True,
                          help="Seconds before the watchdog kills the job."),
+            click.option("--net-if", "net_if", type=Interface(), default=None,
+                         help="Interface MPI uses between hosts (default: the one routing to them; loopback on one host)."),
         ]
         for o in reversed(opts):
             f = o(f)
@@ -35,11 +39,11 @@ def launch_options(default_np: str = "cores"):
 
 def spec_from_options(program: list[str], np: int | None, hosts: str | None, hostfile: str | None,
                       bind: str, blas_threads: int, oversubscribe: bool, default_np: int | None = None,
-                      **_ignored) -> LaunchSpec:
+                      net_if: str | None = None, **_ignored) -> LaunchSpec:
     if hosts and hostfile:
         raise RmaxError("give --hosts or --hostfile, not both")
     host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else None
     if np is None:
         np = default_np or (sum(h.slots for h in host_list) if host_list else local_slots())
     return LaunchSpec(program=program, np=np, hosts=host_list, hostfile=hostfile, bind=bind,
-                      blas_threads=blas_threads, oversubscribe=oversubscribe)
+                      blas_threads=blas_threads, oversubscribe=oversubscribe, net_if=net_if)

@@ -5,12 +5,11 @@
 
 from __future__ import annotations
 
-import math
-
 import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.cli.overhead_options import given_overhead, overhead_options
+from rmax.cli.types import Count, Number, NumberList, OutputFile
 from rmax.errors import RmaxError
 
 
@@ -19,20 +18,8 @@ def command():
     """Speedup curves and HPL performance predictions from models."""
 
 
-def _times(ctx, param, value: str | None) -> list[float] | None:
-    """A comma-separated list of non-negative times (several values draw several curves)."""
-    if value is None:
-        return None
-    out = []
-    for tok in value.split(","):
-        try:
-            v = float(tok)
-        except ValueError:
-            raise RmaxError(f"--{param.name}: '{tok}' is not a number") from None
-        if not math.isfinite(v) or v < 0:
-            raise RmaxError(f"--{param.name} must be a non-negative time, not {tok}")
-        out.append(v)
-    return out
+# Times of the Amdahl family, seconds (several values draw several curves).
+TIMES = NumberList(0, 1e12)
 
 
 def table_points(max_n: int, extra=()) -> list[int]:
@@ -46,14 +33,14 @@ def table_points(max_n: int, extra=()) -> list[int]:
 
 
 @command.command("speedup")
-@click.option("--ts", required=True, callback=_times, help="Serial time Ts (seconds; a,b,... for several curves).")
-@click.option("--tp", required=True, callback=_times, help="Parallelisable time Tp (a,b,... for several curves).")
-@click.option("--tis", default="0", show_default=True, callback=_times,
+@click.option("--ts", required=True, type=TIMES, help="Serial time Ts (seconds; a,b,... for several curves).")
+@click.option("--tp", required=True, type=TIMES, help="Parallelisable time Tp (a,b,... for several curves).")
+@click.option("--tis", default="0", show_default=True, type=TIMES,
               help="Serial overhead per processor Tis (a,b,...).")
-@click.option("--tip", default="0", show_default=True, callback=_times, help="Parallel overhead per processor Tip.")
+@click.option("--tip", default="0", show_default=True, type=TIMES, help="Parallel overhead per processor Tip.")
 @click.option("--quadratic", is_flag=True, help="Tis grows as N^2 (seed 03, figure 3) instead of N.")
-@click.option("--max-n", type=click.IntRange(1), default=128, show_default=True, help="Largest processor count.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, help="Write the curves to FILE.svg.")
+@click.option("--max-n", type=Count(1, 1 << 24), default=128, show_default=True, help="Largest processor count.")
+@click.option("--plot", "plot_path", type=OutputFile(), default=None, help="Write the curves to FILE.svg.")
 @json_option
 def speedup_cmd(ts, tp, tis, tip, quadratic, max_n, plot_path, as_json):
     """Seed 03's speedup S(N) = (Ts + Tp) / (Ts + g(N) Tis + Tp/N + Tip), g(N) = N or N^2.
@@ -102,41 +89,24 @@ def _label(c) -> str:
     return f"Ts={c.ts:g} Tp={c.tp:g} Tis={c.tis:g} Tip={c.tip:g}"
 
 
-def _positive_int(name: str, v: int | None) -> None:
-    if v is not None and v < 1:
-        raise RmaxError(f"{name} must be at least 1, not {v}")
-
-
-def _n_list(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
-    try:
-        ns = [int(t) for t in text.split(",")]
-    except ValueError:
-        raise RmaxError(f"--n: '{text}' is not a list of whole numbers") from None
-    for v in ns:
-        _positive_int("N", v)
-    return ns
-
-
 @command.command("hpl")
-@click.option("--nodes", type=int, default=1, show_default=True, help="Number of nodes.")
-@click.option("--ranks-per-node", type=int, default=None, help="MPI ranks per node (default: the node's cores).")
+@click.option("--nodes", type=Count(1, 1 << 20), default=1, show_default=True, help="Number of nodes.")
+@click.option("--ranks-per-node", type=Count(1, 1 << 16), default=None, help="MPI ranks per node (default: the node's cores).")
 @click.option("--grid", default=None, metavar="PxQ", help="Process grid (default: the most square with P <= Q).")
-@click.option("--nb", type=int, default=192, show_default=True, help="Block size NB.")
-@click.option("--n", "n_text", default=None, metavar="N[,N...]",
+@click.option("--nb", type=Count(1, 1 << 16), default=192, show_default=True, help="Block size NB.")
+@click.option("--n", "ns", type=NumberList(1, 1 << 24, integer=True, most=100), default=None, metavar="N[,N...]",
               help="Problem size(s) (default: the largest fitting in 80% of the nodes' memory).")
-@click.option("--memory-per-node", type=float, default=None, metavar="GIB",
+@click.option("--memory-per-node", type=Number(0, 1 << 30, lo_open=True), default=None, metavar="GIB",
               help="Memory per node in GiB (default: this node's, from the inventory).")
-@click.option("--alpha", type=float, default=None, help="Message latency, seconds (default: latest net run).")
-@click.option("--beta", type=float, default=None, help="Bandwidth, bytes/s (default: latest net run).")
-@click.option("--gamma", type=float, default=None,
+@click.option("--alpha", type=Number(0, 1e6), default=None, help="Message latency, seconds (default: latest net run).")
+@click.option("--beta", type=Number(0, 1e18, lo_open=True), default=None, help="Bandwidth, bytes/s (default: latest net run).")
+@click.option("--gamma", type=Number(0, 1e6, lo_open=True), default=None,
               help="Seconds per DGEMM flop of one process (default: latest dgemm run).")
 @overhead_options
 @click.option("--no-calibration", is_flag=True, help="The reference's model alone (no overhead term).")
 @click.option("--validate", is_flag=True, help="Also predict every stored HPL test and show the errors.")
 @json_option
-def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, beta, gamma, kappa, tau,
+def hpl_cmd(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, gamma, kappa, tau,
             no_calibration, validate, as_json):
     """Predicted HPL time, GFLOPS and efficiency from HPL's scalability model.
 
@@ -146,12 +116,6 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, n_text, memory_per_node, alpha, bet
     from rmax.model.provenance import Scope
     from rmax.store import open_store
 
-    _positive_int("--nodes", nodes)
-    _positive_int("--ranks-per-node", ranks_per_node)
-    _positive_int("--nb", nb)
-    ns = _n_list(n_text)
-    if memory_per_node is not None and memory_per_node <= 0:
-        raise RmaxError(f"--memory-per-node must be positive, not {memory_per_node}")
     given = given_overhead(kappa, tau)
     pq = hm.parse_grid(grid) if grid else None
 

@@ -9,6 +9,7 @@ import sys
 import click
 
 from rmax.cli.output import console, json_option, print_json
+from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT
 from rmax.errors import RmaxError
 
 
@@ -70,10 +71,10 @@ def _evidence(store) -> dict:
 @command.command("doctor")
 @click.option("--vcluster", "vcluster_name", default=None, is_flag=False, flag_value="", metavar="[NAME]",
               help="Check the nodes of a virtual cluster.")
-@click.option("--hosts", default=None, metavar="H:N,...", help="Check these hosts (one rank per node).")
-@click.option("--hostfile", type=click.Path(dir_okay=False), default=None, help="Check the hosts of a hostfile.")
+@click.option("--hosts", type=HOSTS, default=None, help="Check these hosts (one rank per node).")
+@click.option("--hostfile", type=HOSTFILE, default=None, help="Check the hosts of a hostfile.")
 @click.option("--launcher", default=None, help="Launcher for --hosts/--hostfile.")
-@click.option("--timeout", type=float, default=120.0, show_default=True)
+@click.option("--timeout", type=TIMEOUT, default=120.0, show_default=True)
 @json_option
 def doctor_cmd(vcluster_name, hosts, hostfile, launcher, timeout, as_json):
     """Flag NIC settings the seeds found costly: interrupt throttling, mismatched MTUs, ...

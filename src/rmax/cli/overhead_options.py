@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
+from rmax.cli.types import Number
 from rmax.errors import RmaxError
 
 
 def overhead_options(f):
-    f = click.option("--tau", type=float, default=None,
+    f = click.option("--tau", type=Number(0), default=None,
                      help="Overhead term: seconds per matrix column look-ahead cannot hide (default: calibrated).")(f)
-    return click.option("--kappa", type=float, default=None,
+    return click.option("--kappa", type=Number(0), default=None,
                         help="Overhead term: panel flops at KAPPA x the DGEMM cost (default: calibrated).")(f)
 
 

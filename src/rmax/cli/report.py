@@ -5,11 +5,12 @@ from __future__ import annotations
 import click
 
 from rmax.cli.output import console
+from rmax.cli.types import OutputDir
 
 
 @click.command("report")
 @click.argument("run_id", default="latest-survey", required=False)
-@click.option("--out", type=click.Path(file_okay=False), default="rmax-report", show_default=True,
+@click.option("--out", type=OutputDir(), default="rmax-report", show_default=True,
               help="Folder for index.html and data/.")
 def command(run_id, out):
     """Write the HTML report of a survey (default: the latest) with inline plots and CSV/JSON data.

@@ -10,6 +10,7 @@ import sys
 import click
 
 from rmax.cli.output import console, json_option, print_json
+from rmax.cli.types import Count, OutputFile
 from rmax.errors import RmaxError
 from rmax.store import STATUSES, open_store
 
@@ -33,7 +34,7 @@ def _headline(summary: dict) -> str:
 @command.command("list")
 @click.option("--kind", default=None, help="Only runs of this kind (e.g. peakflops).")
 @click.option("--status", type=click.Choice(STATUSES), default=None)
-@click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--limit", type=Count(1, 1 << 30), default=50, show_default=True)
 @json_option
 def list_cmd(kind, status, limit, as_json):
     """List stored runs, newest first.
@@ -94,7 +95,7 @@ def show(run_id, as_json):
 @click.argument("run_ids", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True)
 @click.option("--kind", default=None, help="Only runs of this kind.")
-@click.option("--out", type=click.Path(dir_okay=False, writable=True), default=None, help="File (default stdout).")
+@click.option("--out", type=OutputFile(), default=None, help="File (default stdout).")
 def export(run_ids, fmt, kind, out):
     """Export runs (all, or the ids given) as JSON or CSV (one row per summary metric).
 

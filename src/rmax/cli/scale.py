@@ -9,34 +9,36 @@ import click
 
 from rmax.cli.launch_options import launch_options, spec_from_options
 from rmax.cli.output import console, err_console, fmt, json_option, print_json
+from rmax.cli.types import Count, NumberList, OutputFile
 from rmax.errors import RmaxError
+from rmax.launch.base import MAX_RANKS
 
 
 @click.command("scale")
 @click.argument("program", nargs=-1, required=True)
-@click.option("--ranks", "ranks_text", default=None, metavar="1,2,4,...",
+@click.option("--ranks", "ranks", type=NumberList(1, MAX_RANKS, integer=True), default=None, metavar="1,2,4,...",
               help="Rank (or node) counts; default 1, 2, 4, ... up to --max-ranks.")
-@click.option("--max-ranks", type=int, default=None,
+@click.option("--max-ranks", type=Count(1, MAX_RANKS), default=None,
               help="Largest count for the default list (default: this host's slots, or the hosts given).")
 @click.option("--by", type=click.Choice(["ranks", "nodes"]), default="ranks", show_default=True,
               help="Scale ranks on the hosts given, or whole nodes (the first k hosts, all their slots).")
-@click.option("--repeats", type=int, default=3, show_default=True, help="Runs per count.")
+@click.option("--repeats", type=Count(1, 1000), default=3, show_default=True, help="Runs per count.")
 @click.option("--no-warmup", is_flag=True, help="Skip the untimed first run (user programs).")
 @click.option("--keep-launch-time", is_flag=True,
-              help="Fit the launch's whole wall time; by default an empty MPI launch's median time at each "
-                   "count is measured and subtracted, so the launcher's start-up does not read as serial time.")
+              help="Fit the launch's whole wall time; by default an empty job launched the same way is timed at "
+                   "each count and its median subtracted, so the launcher's start-up does not read as serial time.")
 @click.option("--weak", is_flag=True, help="hpl: weak scaling, N grows as sqrt(ranks) (memory per rank constant).")
-@click.option("--n", "n", type=int, default=4000, show_default=True, help="hpl: N (at one rank for --weak).")
-@click.option("--nb", type=int, default=192, show_default=True, help="hpl: block size.")
+@click.option("--n", "n", type=Count(1, 1 << 24), default=4000, show_default=True, help="hpl: N (at one rank for --weak).")
+@click.option("--nb", type=Count(1, 1 << 16), default=192, show_default=True, help="hpl: block size.")
 @click.option("--engine", default=None, metavar="rmax|hpcc|xhpl:PATH",
               help="hpl: engine (default rmax-hpl when built, else hpcc).")
-@click.option("--max-n", type=int, default=None, help="Extrapolate the fitted speedup up to this count.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None, help="Write FILE.svg.")
+@click.option("--max-n", type=Count(1, 1 << 24), default=None, help="Extrapolate the fitted speedup up to this count.")
+@click.option("--plot", "plot_path", type=OutputFile(), default=None, help="Write FILE.svg.")
 @click.option("--label", default=None, help="A note stored with the study.")
 @launch_options(default_np="set per point")
 @json_option
-def command(program, ranks_text, max_ranks, by, repeats, no_warmup, keep_launch_time, weak, n, nb, engine, max_n, plot_path, label,
-            as_json, launcher, timeout, np, **opts):
+def command(program, ranks, max_ranks, by, repeats, no_warmup, keep_launch_time, weak, n, nb, engine, max_n,
+            plot_path, label, as_json, launcher, timeout, np, **opts):
     """Run at 1, 2, 4, ... ranks with repeats, then fit Ts, Tp, Tis (linear or quadratic in N).
 
     Put `--` before your program so its options stay its own. Past the cores of
@@ -51,16 +53,12 @@ def command(program, ranks_text, max_ranks, by, repeats, no_warmup, keep_launch_
 
     if np is not None:
         raise RmaxError("--np does not apply: rmax scale sets the ranks of each point", hint="use --ranks")
-    if repeats < 1:
-        raise RmaxError(f"--repeats must be at least 1, not {repeats}")
-    if max_n is not None and max_n < 1:
-        raise RmaxError(f"--max-n must be at least 1, not {max_n}")
     hpl_mode = list(program) == ["hpl"]
     if weak and not hpl_mode:
         raise RmaxError("--weak applies to `rmax scale hpl`", hint="a user program's work is its own to scale")
     base = spec_from_options([], np=1, **opts)
-    if ranks_text:
-        counts = parse_counts(ranks_text)
+    if ranks:
+        counts = parse_counts(",".join(map(str, ranks)))
     else:
         limit = max_ranks or (len(base.hosts) if by == "nodes" and base.hosts else base.slots)
         counts = powers_of_two(limit)

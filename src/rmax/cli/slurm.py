@@ -12,9 +12,13 @@ from pathlib import Path
 import click
 
 from rmax.cli.output import console
+from rmax.cli.types import Count, OutputFile
 from rmax.errors import RmaxError
 
 _TIME = re.compile(r"^(\d+-)?\d{1,2}(:\d{2}){0,2}$")
+# What an #SBATCH value may hold: a newline or a quote there would end the
+# directive and put the rest of the value into the script as a command.
+_WORD = re.compile(r"^[A-Za-z0-9_.%@/+:=-]{1,200}$")
 
 
 def render(argv: list[str], *, nodes: int, ntasks_per_node: int | None, time: str, partition: str | None,
@@ -29,6 +33,11 @@ def render(argv: list[str], *, nodes: int, ntasks_per_node: int | None, time: st
         raise RmaxError(f"--ntasks-per-node must be at least 1, not {ntasks_per_node}")
     if not _TIME.match(time):
         raise RmaxError(f"--time '{time}' is not a Slurm time", hint="e.g. 30, 01:00:00 or 1-00:00:00")
+    for option, value in (("--job-name", job_name), ("--log", output), ("--partition", partition),
+                          ("--account", account)):
+        if value is not None and not _WORD.match(value):
+            raise RmaxError(f"{option} {value!r} may hold only letters, digits and _ . % @ / + : = -",
+                            hint="it is written into an #SBATCH line of the script")
     lines = ["#!/bin/bash", f"#SBATCH --job-name={job_name}", f"#SBATCH --nodes={nodes}", f"#SBATCH --time={time}",
              f"#SBATCH --output={output}"]
     if ntasks_per_node:
@@ -57,8 +66,8 @@ def command():
 
 @command.command("script", context_settings={"ignore_unknown_options": True})
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-@click.option("--nodes", type=int, default=1, show_default=True, help="Nodes to allocate.")
-@click.option("--ntasks-per-node", type=int, default=None, help="MPI ranks per node.")
+@click.option("--nodes", type=Count(1, 1 << 20), default=1, show_default=True, help="Nodes to allocate.")
+@click.option("--ntasks-per-node", type=Count(1, 1 << 16), default=None, help="MPI ranks per node.")
 @click.option("--time", "time_", default="01:00:00", show_default=True, help="Time limit.")
 @click.option("--partition", default=None, help="Slurm partition.")
 @click.option("--account", default=None, help="Slurm account.")
@@ -66,7 +75,7 @@ def command():
 @click.option("--log", "log", default="rmax-%j.out", show_default=True, help="sbatch --output pattern.")
 @click.option("--exclusive/--shared", default=True, show_default=True, help="Whole nodes for the job.")
 @click.option("--db", default=None, help="RMAX_DB for the job (a path on a shared file system).")
-@click.option("-o", "--output", "out", type=click.Path(dir_okay=False), default=None,
+@click.option("-o", "--output", "out", type=OutputFile(), default=None,
               help="Write the script here (default: stdout).")
 def script_cmd(argv, nodes, ntasks_per_node, time_, partition, account, job_name, log, exclusive, db, out):
     """Write an sbatch script running one rmax command.

@@ -5,23 +5,24 @@ from __future__ import annotations
 import click
 
 from rmax.cli.output import console, err_console, json_option, print_json
+from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT, Duration, OutputDir, Seconds
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
 
 
 @click.command("survey")
-@click.option("--hosts", default=None, metavar="H:N,...", help="Nodes and their slots (default: this node).")
-@click.option("--hostfile", type=click.Path(), default=None, help="Hostfile ('host slots=N' lines).")
+@click.option("--hosts", type=HOSTS, default=None, help="Nodes and their slots (default: this node).")
+@click.option("--hostfile", type=HOSTFILE, default=None, help="Hostfile ('host slots=N' lines).")
 @click.option("--quick", is_flag=True, help="About one minute on one node instead of about five.")
-@click.option("--budget", type=click.FloatRange(10), default=None, help="Seconds for the whole survey.")
-@click.option("--tune", "tune", default=None, metavar="DURATION",
+@click.option("--budget", type=Seconds(10, 30 * 86400, lo_open=False), default=None, help="Seconds for the whole survey.")
+@click.option("--tune", "tune", type=Duration(), default=None,
               help="Tune HPL for this long (e.g. 20m) instead of one HPL run; the best HPL.dat is written to --out.")
 @click.option("--steps", default=None, metavar="A,B,...", help="Only these steps (see --list-steps).")
 @click.option("--list-steps", is_flag=True, help="List the steps and exit.")
 @click.option("--launcher", type=click.Choice(sorted(REGISTRY)), default=None)
-@click.option("--timeout", type=float, default=900.0, show_default=True, help="Watchdog per step job (s).")
+@click.option("--timeout", type=TIMEOUT, default=900.0, show_default=True, help="Watchdog per step job (s).")
 @click.option("--label", default=None, help="A note stored with the survey.")
-@click.option("--out", type=click.Path(file_okay=False), default=None, help="Also write the HTML report here.")
+@click.option("--out", type=OutputDir(), default=None, help="Also write the HTML report here.")
 @json_option
 def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, timeout, label, out, as_json):
     """Characterise this node (or the nodes given): inventory, node benchmarks, network benchmarks
@@ -40,11 +41,6 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, t
         raise RmaxError("give --hosts or --hostfile, not both")
     host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else None
     chosen = by_name(steps.split(",") if steps else None)
-    tune_budget = None
-    if tune:
-        from rmax.tune.settings import parse_duration
-
-        tune_budget = parse_duration(tune)
 
     marks = {"ok": "[green]ok[/]", "failed": "[red]failed[/]", "invalid": "[red]invalid[/]",
              "skipped": "[dim]skipped[/]", "interrupted": "[yellow]interrupted[/]"}
@@ -60,7 +56,7 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, t
     with open_store() as store:
         with status:
             rec = run_survey(store, chosen, hosts=host_list, quick=quick, budget=budget, launcher=launcher,
-                             timeout=timeout, label=label, tune_budget=tune_budget, out_dir=out,
+                             timeout=timeout, label=label, tune_budget=tune, out_dir=out,
                              on_step=on_step)
         if out:
             from rmax.report.build import write_report

@@ -7,7 +7,9 @@ from pathlib import Path
 import click
 
 from rmax.cli.output import console, json_option, print_json
+from rmax.cli.types import HOSTFILE, HOSTS, TOPOLOGY, Number, OutputFile, to_number
 from rmax.errors import RmaxError
+from rmax.launch.base import MAX_RANKS
 
 
 @click.group("topology")
@@ -17,9 +19,9 @@ def command():
 
 @command.command("infer")
 @click.argument("run_id", required=False)
-@click.option("--write", "write_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--write", "write_path", type=OutputFile(), default=None,
               help="Also write the groups as a cluster.toml.")
-@click.option("--min-ratio", type=float, default=1.2, show_default=True,
+@click.option("--min-ratio", type=Number(1, 1e6, lo_open=True), default=1.2, show_default=True,
               help="Smallest far/near ratio that counts as a switch boundary.")
 @json_option
 def infer_cmd(run_id, write_path, min_ratio, as_json):
@@ -31,8 +33,6 @@ def infer_cmd(run_id, write_path, min_ratio, as_json):
     from rmax.topology.infer import infer_groups
     from rmax.topology.sources import latest_matrix_run, matrices
 
-    if min_ratio <= 1:
-        raise RmaxError(f"--min-ratio must be above 1, not {min_ratio}")
     with open_store() as store:
         source = latest_matrix_run(store, run_id)
         hosts, lat, bw = matrices(source.summary)
@@ -58,11 +58,9 @@ def infer_cmd(run_id, write_path, min_ratio, as_json):
 
 def _grid(text: str) -> tuple[int, int]:
     try:
-        p, q = (int(x) for x in text.lower().split("x"))
+        p, q = (to_number(x, "--grid", 1, MAX_RANKS, integer=True) for x in text.lower().split("x"))
     except ValueError:
         raise RmaxError(f"--grid '{text}' is not PxQ", hint="e.g. --grid 2x4") from None
-    if p < 1 or q < 1:
-        raise RmaxError(f"--grid {text}: P and Q must be positive")
     return p, q
 
 
@@ -74,12 +72,12 @@ def _grid(text: str) -> tuple[int, int]:
               help="Grid lines to keep inside a switch; auto = the heavier by HPL's model (rows when Q > 3P).")
 @click.option("--order", type=click.Choice(["block", "cyclic", "serpentine"]), default=None,
               help="Rank order for collectives instead of an HPL grid.")
-@click.option("--topology", "topology_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--topology", "topology_file", type=TOPOLOGY, default=None,
               help="cluster.toml with [[switch]] groups (default: the latest `topology infer`).")
-@click.option("--hosts", default=None, metavar="H:N,...", help="Hosts and slots.")
-@click.option("--hostfile", type=click.Path(dir_okay=False), default=None, help="Hostfile.")
+@click.option("--hosts", type=HOSTS, default=None, help="Hosts and slots.")
+@click.option("--hostfile", type=HOSTFILE, default=None, help="Hostfile.")
 @click.option("--vcluster", "use_vcluster", is_flag=True, help="Use the virtual cluster's hosts and declared switches.")
-@click.option("--rankfile", type=click.Path(dir_okay=False), default=None, help="Write an Open MPI rankfile here.")
+@click.option("--rankfile", type=OutputFile(), default=None, help="Write an Open MPI rankfile here.")
 @json_option
 def place_cmd(grid, pmap, keep, order, topology_file, hosts, hostfile, use_vcluster, rankfile, as_json):
     """Rank placement: an HPL grid with process rows inside switches, or a collective order.

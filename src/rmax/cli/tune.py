@@ -6,6 +6,7 @@ import click
 
 from rmax.cli.launch_options import launch_options
 from rmax.cli.output import console, err_console, json_option, print_json
+from rmax.cli.types import Count, Duration, Number, OutputFile
 from rmax.errors import RmaxError
 
 
@@ -66,20 +67,20 @@ def _print_summary(s: dict) -> None:
 @click.command("tune")
 @click.option("--engine", default="rmax", show_default=True, metavar="rmax|hpcc|xhpl:PATH",
               help="The HPL binary to tune: rmax-hpl, Debian's hpcc, or your own xhpl.")
-@click.option("--budget", default=None, metavar="DURATION", help="Wall-time budget, e.g. 30m, 90s, 2h (default 30m).")
-@click.option("--trials", type=int, default=None, help="Trial budget instead of (or as well as) --budget.")
-@click.option("--mem-fraction", type=float, default=0.8, show_default=True,
+@click.option("--budget", type=Duration(), default=None, help="Wall-time budget, e.g. 30m, 90s, 2h (default 30m).")
+@click.option("--trials", type=Count(1, 100000), default=None, help="Trial budget instead of (or as well as) --budget.")
+@click.option("--mem-fraction", type=Number(0, 1, lo_open=True), default=0.8, show_default=True,
               help="Share of the ranks' memory the matrix may fill; refused above 0.95 without --force.")
 @click.option("--force", is_flag=True, help="Allow --mem-fraction above 0.95.")
-@click.option("--n", "n", type=int, default=None, help="Full problem size N (default: from memory).")
+@click.option("--n", "n", type=Count(1, 1 << 24), default=None, help="Full problem size N (default: from memory).")
 @click.option("--strategy", default="auto", show_default=True,
               type=click.Choice(["auto", "coordinate", "model", "bayes"]), help="Search strategy.")
-@click.option("--repeats", type=int, default=3, show_default=True,
+@click.option("--repeats", type=Count(1, 1000), default=3, show_default=True,
               help="Repeat cap: samples per candidate before a close call counts as no gain.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Bayesian sampler.")
-@click.option("--threshold", type=float, default=16.0, show_default=True,
+@click.option("--seed", type=Count(0, 2**32 - 1), default=0, show_default=True, help="Seed of the Bayesian sampler.")
+@click.option("--threshold", type=Number(0, 1e30, lo_open=True), default=16.0, show_default=True,
               help="Residual check threshold of every trial (a FAILED check makes a trial invalid).")
-@click.option("--out", default="HPL-tuned.dat", show_default=True, type=click.Path(dir_okay=False),
+@click.option("--out", default="HPL-tuned.dat", show_default=True, type=OutputFile(),
               help="Where the best HPL.dat is written.")
 @click.option("--resume", "resume_id", default=None, metavar="ID", help="Continue an interrupted session.")
 @launch_options(default_np="cores")
@@ -95,7 +96,7 @@ def command(ctx, engine, budget, trials, mem_fraction, force, n, strategy, repea
 
     from rmax.store import open_store
     from rmax.tune.session import Session, predicted_seconds
-    from rmax.tune.settings import Settings, check_mem_fraction, parse_duration
+    from rmax.tune.settings import Settings, check_mem_fraction
 
     echo = (lambda line: None) if as_json else (lambda line: _click.echo(line))
     with open_store() as store:
@@ -106,14 +107,10 @@ def command(ctx, engine, budget, trials, mem_fraction, force, n, strategy, repea
             warning = check_mem_fraction(mem_fraction, force)
             if warning:
                 err_console.print(warning)
-            if repeats < 1:
-                raise RmaxError(f"--repeats must be at least 1, not {repeats}")
-            if n is not None and n < 1:
-                raise RmaxError(f"--n must be at least 1, not {n}")
             from rmax.tune.strategies import get_strategy
 
             get_strategy(strategy)
-            budget_s = parse_duration(budget) if budget else (None if trials else 30 * 60.0)
+            budget_s = budget if budget else (None if trials else 30 * 60.0)
             fixed_timeout = timeout if ctx.get_parameter_source("timeout").name != "DEFAULT" else None
             settings = Settings(engine=engine, launcher=launcher, strategy=strategy, trials=trials, budget_s=budget_s,
                                 mem_fraction=mem_fraction, n=n, cap=repeats, seed=seed, out=out,

@@ -7,7 +7,7 @@ import os
 import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
-from rmax.errors import RmaxError
+from rmax.cli.types import Count
 
 name_option = click.option("--name", default=None, metavar="NAME",
                            help="Cluster name (default: rmax for up; the only cluster for the others).")
@@ -21,14 +21,14 @@ def command():
 
 
 @command.command("up")
-@click.option("--nodes", type=int, required=True, help="Number of nodes (network namespaces).")
-@click.option("--switches", type=int, default=1, show_default=True, help="Number of switches (bridges).")
+@click.option("--nodes", type=Count(1, 1000), required=True, help="Number of nodes (network namespaces).")
+@click.option("--switches", type=Count(1, 1000), default=1, show_default=True, help="Number of switches (bridges).")
 @click.option("--link", default=None, metavar="RATE", help="Node link rate, e.g. 1gbit (default: unshaped).")
 @click.option("--trunk", default=None, metavar="RATE", help="Trunk rate between switches, e.g. 100mbit.")
 @click.option("--trunks", "trunk_kind", type=click.Choice(["chain", "mesh"]), default="chain", show_default=True,
               help="How switches are joined.")
-@click.option("--mtu", type=int, default=1500, show_default=True, help="MTU of every link.")
-@click.option("--slots", type=int, default=1, show_default=True, help="MPI slots per node in the hostfile.")
+@click.option("--mtu", type=Count(68, 65535), default=1500, show_default=True, help="MTU of every link.")
+@click.option("--slots", type=Count(1, 1 << 16), default=1, show_default=True, help="MPI slots per node in the hostfile.")
 @click.option("--subnet", default=None, metavar="CIDR", help="Private IPv4 subnet (default: a free one).")
 @click.option("--name", default="rmax", show_default=True, help="Cluster name (1-6 letters/digits).")
 @json_option
@@ -108,8 +108,8 @@ def exec_cmd(node, argv, name):
 
 @command.command("probe")
 @name_option
-@click.option("--bytes", "size", type=int, default=4_000_000, show_default=True, help="Bytes per bandwidth transfer.")
-@click.option("--pings", type=int, default=200, show_default=True, help="Round trips per latency measurement.")
+@click.option("--bytes", "size", type=Count(1, 1 << 30), default=4_000_000, show_default=True, help="Bytes per bandwidth transfer.")
+@click.option("--pings", type=Count(1, 100000), default=200, show_default=True, help="Round trips per latency measurement.")
 @json_option
 def probe_cmd(name, size, pings, as_json):
     """Measure TCP latency and bandwidth between every pair of nodes and store it (kind tcp-matrix)."""
@@ -118,8 +118,6 @@ def probe_cmd(name, size, pings, as_json):
     from rmax.vcluster.probe import measure_matrix
 
     state = find(name)
-    if size < 1 or pings < 1:
-        raise RmaxError("--bytes and --pings must be positive")
     with open_store() as store:
         with store.start_run("tcp-matrix", params={"cluster": state.name, "bytes": size, "pings": pings},
                              hosts=[n.name for n in state.plan.nodes]) as run:

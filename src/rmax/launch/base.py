@@ -17,6 +17,8 @@ from rmax.launch.hosts import Host, local_slots
 # one lets OpenBLAS start a thread per core in every rank and oversubscribe.
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_NUM_THREADS", "MKL_NUM_THREADS")
 BINDINGS = ("core", "socket", "none")
+MAX_RANKS = 1 << 20          # beyond the largest machines' rank counts
+OVERSUBSCRIBED = 32          # ranks per known slot, at most, even with --oversubscribe
 
 
 @dataclass
@@ -34,10 +36,17 @@ class LaunchSpec:
     oversubscribe: bool = False
     extra_args: list[str] = field(default_factory=list)  # launcher-specific, e.g. from the virtual cluster
     blas_kernels: bool = True             # let rmax choose the BLAS's widest kernels (rmax.blas.kernel_env)
+    net_if: str | None = None             # the interface MPI uses between hosts (default: the route's)
 
     @property
     def slots(self) -> int:
         return sum(h.slots for h in self.hosts) if self.hosts else local_slots()
+
+    def network(self):
+        """The network the job may listen on (rmax.launch.netscope)."""
+        from rmax.launch.netscope import job_network
+
+        return job_network([h.name for h in self.hosts] if self.hosts else None, self.net_if)
 
     def rank_env(self) -> dict[str, str]:
         env = {v: str(self.blas_threads) for v in THREAD_VARIABLES}
@@ -57,6 +66,12 @@ class LaunchSpec:
             raise RmaxError(f"BLAS threads must be at least 1, not {self.blas_threads}")
         if self.ranks_per_node is not None and self.ranks_per_node < 1:
             raise RmaxError(f"ranks per node must be at least 1, not {self.ranks_per_node}")
+        if self.np > MAX_RANKS:
+            raise RmaxError(f"--np {self.np} is beyond the {MAX_RANKS} ranks rmax launches")
+        if self.oversubscribe and self.np > OVERSUBSCRIBED * self.slots:
+            # mpirun would try to start them all and hang until the watchdog (seen with --np 100000).
+            raise RmaxError(f"{self.np} ranks on {self.slots} slots is more than {OVERSUBSCRIBED} per slot, "
+                            "even with --oversubscribe", hint="use fewer ranks, or add hosts")
         if not self.oversubscribe and self.np > self.slots:
             where = ", ".join(f"{h.name}:{h.slots}" for h in self.hosts) if self.hosts else f"this host has {self.slots}"
             raise RmaxError(f"{self.np} ranks requested but only {self.slots} slots ({where})",

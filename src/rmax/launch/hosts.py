@@ -11,6 +11,7 @@ from pathlib import Path
 from rmax.errors import RmaxError
 
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.\-_]{0,252})$")
+MAX_SLOTS = 1 << 16          # per host: beyond any node's cores
 
 
 @dataclass(frozen=True)
@@ -30,12 +31,13 @@ def _host(name: str, slots: str | int | None, where: str) -> Host:
     if slots is None or slots == "":
         n = local_slots() if name in ("localhost", socket.gethostname()) else 1
     else:
-        try:
-            n = int(slots)
-        except ValueError:
-            raise RmaxError(f"{where}: slot count '{slots}' of host {name} is not a whole number") from None
+        if not re.fullmatch(r"[+-]?[0-9]{1,30}", str(slots)):
+            raise RmaxError(f"{where}: slot count '{slots}' of host {name} is not a whole number")
+        n = int(slots)
         if n < 1:
             raise RmaxError(f"{where}: host {name} needs at least one slot, not {n}")
+        if n > MAX_SLOTS:
+            raise RmaxError(f"{where}: {n} slots for host {name} is more than the {MAX_SLOTS} a host may have")
     return Host(name, n)
 
 
@@ -53,11 +55,10 @@ def parse_hosts(text: str) -> list[Host]:
 
 def read_hostfile(path: str | Path) -> list[Host]:
     """Open MPI ('node slots=4'), MPICH ('node:4') and plain ('node') hostfile lines; '#' comments."""
+    from rmax.textfile import read_text
+
     p = Path(path)
-    try:
-        lines = p.read_text().splitlines()
-    except OSError as e:
-        raise RmaxError(f"cannot read hostfile {p}: {e.strerror}") from None
+    lines = read_text(p, "hostfile").splitlines()
     hosts = []
     for i, raw in enumerate(lines, 1):
         line = raw.split("#", 1)[0].strip()
@@ -83,6 +84,8 @@ def _merge(hosts: list[Host]) -> list[Host]:
     total: dict[str, int] = {}
     for h in hosts:
         total[h.name] = total.get(h.name, 0) + h.slots
+        if total[h.name] > MAX_SLOTS:
+            raise RmaxError(f"host {h.name} is given more than the {MAX_SLOTS} slots a host may have")
     return [Host(n, s) for n, s in total.items()]
 
 

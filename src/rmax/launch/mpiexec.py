@@ -13,7 +13,16 @@ class MpichExec(Launcher):
     summary = "MPICH's mpiexec (Hydra)"
 
     def prefix(self, spec: LaunchSpec) -> list[str]:
-        argv = [self.path(), "-n", str(spec.np)]
+        net = spec.network()
+        # Hydra binds its control port to 0.0.0.0 whatever -iface says: bindaddr keeps
+        # it, the proxies and the ranks (they inherit the environment) on the job's network.
+        env = net.bind_env()
+        if net.single_host or spec.net_if:
+            # Debian's MPICH is ch4:ucx, whose TCP transport listens on every device's own
+            # address unless told which (UCX_NET_DEVICES, UCX's manual); on several hosts
+            # without --net-if UCX keeps its choice, which may be a faster fabric.
+            env["UCX_NET_DEVICES"] = net.iface
+        argv = ["env", *(f"{k}={v}" for k, v in env.items()), self.path(), "-n", str(spec.np), "-iface", net.iface]
         if spec.hostfile:
             argv += ["-f", spec.hostfile]
         elif spec.hosts:

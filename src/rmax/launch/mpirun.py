@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 
+from rmax.errors import RmaxError
 from rmax.launch.base import LaunchSpec, Launcher, register
+from rmax.launch.netscope import JobNetwork
 
 
 @register
@@ -15,7 +17,13 @@ class OpenMpiRun(Launcher):
     summary = "Open MPI's mpirun (default outside Slurm)"
 
     def prefix(self, spec: LaunchSpec) -> list[str]:
-        argv = [self.path(), "-np", str(spec.np)]
+        return self.confined(spec, spec.network())
+
+    def confined(self, spec: LaunchSpec, net: JobNetwork) -> list[str]:
+        """mpirun's argv with its out-of-band and TCP traffic, and every listener of the
+        job (bindaddr preloaded into mpirun, its daemons and the ranks), on `net`."""
+        bind_env = net.bind_env()
+        argv = ["env", *(f"{k}={v}" for k, v in bind_env.items()), self.path(), "-np", str(spec.np)]
         if os.geteuid() == 0:
             argv.append("--allow-run-as-root")
         # Open MPI refuses to bind more ranks than cores, so oversubscribed ranks float.
@@ -35,4 +43,15 @@ class OpenMpiRun(Launcher):
         argv += ["--bind-to", "none" if crowded else spec.bind]
         for k, v in spec.rank_env().items():
             argv += ["-x", f"{k}={v}"]
+        argv += [a for k in bind_env for a in ("-x", k)]   # ranks on other hosts: started by orted, not by us
+        if not net.single_host:
+            # The daemons on other hosts are started by ssh, which does not pass our environment:
+            # ORTE runs its launch agent ("orted", split at spaces) there, so the variables go in it.
+            if any(c.isspace() for v in bind_env.values() for c in v):
+                raise RmaxError("rmax's install path has a space: Open MPI's remote daemons cannot be confined "
+                                "to the job's network", hint="install rmax under a path without spaces")
+            argv += ["--mca", "orte_launch_agent", " ".join(["env", *(f"{k}={v}" for k, v in bind_env.items()),
+                                                            "orted"])]
+        # Loopback is excluded from Open MPI's TCP BTL by default; one host must name it.
+        argv += ["--mca", "oob_tcp_if_include", net.cidr, "--mca", "btl_tcp_if_include", net.cidr]
         return argv

@@ -17,6 +17,7 @@ from rmax.errors import RmaxError
 from rmax.launch.base import LaunchSpec, Launcher, register
 from rmax.launch.hosts import read_hostfile
 from rmax.launch.mpirun import OpenMpiRun
+from rmax.launch.netscope import JobNetwork
 
 
 def _cluster_for(spec: LaunchSpec):
@@ -82,7 +83,8 @@ class VirtualClusterRun(Launcher):
         first = spec.hosts[0].name if spec.hosts else state.plan.nodes[0].name
         # The nodes share this machine's cores: binding each node's first rank to
         # "core 0" would stack them all on one core, so ranks are left unbound.
-        mpirun = OpenMpiRun().prefix(dataclasses.replace(spec, bind="none"))
+        net = JobNetwork(state.plan.subnet, "eth0", remote=True)     # every node's eth0 is on the subnet
+        mpirun = OpenMpiRun().confined(dataclasses.replace(spec, bind="none"), net)
         return ["nsenter", f"--net=/run/netns/{first}", f"--uts={state.uts_file(first)}", "--",
                 "env", "PMIX_MCA_gds=hash", *mpirun, *vcluster_mca(state)]
 

@@ -49,6 +49,26 @@ class ClusterFile:
     what_if: list[WhatIf] = field(default_factory=list)
 
 
+# The largest value each field may take: far beyond any real cluster, small enough
+# that totals and ratios stay finite (a count of 2^63 nodes at $1e308 is refused, not
+# printed as "—").
+LIMITS = {"count": 1 << 20, "nodes": 1 << 20, "ranks": 1 << 16, "price": 1e15, "node_price": 1e15,
+          "network_price": 1e15, "watts": 1e12, "node_watts": 1e12, "network_watts": 1e12,
+          "memory_gib": 1 << 30, "rpeak_gflops": 1e12, "latency_us": 1e9, "bandwidth_MBps": 1e12}
+TOP = {"name", "nodes", "network", "what_if", "switch"}     # [[switch]]: groups read by rmax.topology.declared
+NODES = {"count", "price", "watts", "ranks", "memory_gib", "rpeak_gflops"}
+NETWORK = {"price", "watts", "latency_us", "bandwidth_MBps"}
+WHAT_IF = {"name", "nodes", "node_price", "node_watts", "network_price", "network_watts", "latency_us",
+           "bandwidth_MBps", "rpeak_gflops", "memory_gib"}
+
+
+def _known(table: dict, allowed: set[str], where: str) -> None:
+    unknown = set(table) - allowed
+    if unknown:
+        raise RmaxError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}",
+                        hint=f"allowed: {', '.join(sorted(allowed))} (docs/COST.md)")
+
+
 def _number(table: dict, key: str, where: str, required: bool = False, positive: bool = False,
             integer: bool = False):
     if key not in table:
@@ -60,20 +80,30 @@ def _number(table: dict, key: str, where: str, required: bool = False, positive:
         raise RmaxError(f"{where}.{key}: expected {'a whole number' if integer else 'a number'}, not {v!r}")
     if not math.isfinite(v) or v < 0 or (positive and v == 0):
         raise RmaxError(f"{where}.{key} must be {'positive' if positive else 'non-negative'}, not {v}")
+    if v > LIMITS[key]:
+        top = LIMITS[key]
+        raise RmaxError(f"{where}.{key} = {v} is beyond the largest accepted, {top if isinstance(top, int) else f'{top:g}'}")
     return v
 
 
 def parse_cluster(data: dict, source: str = "cluster.toml") -> ClusterFile:
+    _known(data, TOP, source)
     nodes = data.get("nodes")
     if not isinstance(nodes, dict):
         raise RmaxError(f"{source}: missing table [nodes]", hint="see docs/COST.md for the format")
     net = data.get("network", {})
     if not isinstance(net, dict):
         raise RmaxError(f"{source}: [network] must be a table")
+    if not isinstance(data.get("what_if", []), list):
+        raise RmaxError(f"{source}: what_if must be [[what_if]] tables")
+    if not isinstance(data.get("name", ""), str):
+        raise RmaxError(f"{source}: name must be a string, not {data['name']!r}")
     w = f"{source} [nodes]"
     n = f"{source} [network]"
+    _known(nodes, NODES, w)
+    _known(net, NETWORK, n)
     base = Cluster(
-        name=str(data.get("name", "cluster")),
+        name=data.get("name", "cluster"),
         nodes=_number(nodes, "count", w, True, True, True),
         node_price=_number(nodes, "price", w, True),
         node_watts=_number(nodes, "watts", w, True, True),
@@ -90,6 +120,7 @@ def parse_cluster(data: dict, source: str = "cluster.toml") -> ClusterFile:
         if not isinstance(t, dict):
             raise RmaxError(f"{source}: [[what_if]] entry {i + 1} must be a table")
         where = f"{source} [[what_if]] {i + 1}"
+        _known(t, WHAT_IF, where)
         count = _number(t, "nodes", where, positive=True, integer=True)
         c = base
         if count is not None:
@@ -103,22 +134,15 @@ def parse_cluster(data: dict, source: str = "cluster.toml") -> ClusterFile:
             v = _number(t, key, where, positive=key in ("bandwidth_MBps",))
             if v is not None:
                 c = replace(c, **{attr: v})
-        unknown = set(t) - {"name", "nodes", "node_price", "node_watts", "network_price", "network_watts",
-                            "latency_us", "bandwidth_MBps", "rpeak_gflops", "memory_gib"}
-        if unknown:
-            raise RmaxError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
         alts.append(WhatIf(str(t.get("name", f"alternative {i + 1}")), c))
     return ClusterFile(base, alts)
 
 
 def read_cluster(path: str | Path) -> ClusterFile:
+    from rmax.textfile import read_text
+
     p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise RmaxError(f"{p} not found", hint="write one as docs/COST.md describes, or give --cluster FILE") from None
-    except OSError as e:
-        raise RmaxError(f"cannot read {p}: {e.strerror}") from None
+    text = read_text(p, "cluster file")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -146,5 +170,11 @@ def cost_figures(gflops: float, price: float, watts: float, rpeak_gflops: float 
         raise RmaxError(f"GFLOPS must be positive, not {gflops}")
     if price < 0 or watts <= 0:
         raise RmaxError(f"price must be >= 0 and watts > 0 (price {price}, watts {watts})")
-    return CostFigures(gflops, price, watts, rpeak_gflops, price / gflops, gflops * 1000.0 / watts,
-                       100.0 * gflops / rpeak_gflops if rpeak_gflops else None)
+    fig = CostFigures(gflops, price, watts, rpeak_gflops, price / gflops, gflops * 1000.0 / watts,
+                      100.0 * gflops / rpeak_gflops if rpeak_gflops else None)
+    # Results that overflow or vanish would print as "—" or 0: refuse them instead.
+    values = [v for v in asdict(fig).values() if v is not None]
+    if not all(math.isfinite(v) for v in values) or (price > 0 and fig.dollars_per_gflops == 0):
+        raise RmaxError(f"the cost figures overflow (price {price:g}, watts {watts:g}, GFLOPS {gflops:g})",
+                        hint="check the numbers in cluster.toml and --gflops")
+    return fig

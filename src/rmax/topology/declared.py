@@ -9,6 +9,7 @@ in the same file; this module reads only `switch`."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -17,11 +18,11 @@ from rmax.errors import RmaxError
 
 def read_groups(path: str | Path) -> tuple[list[str], list[list[str]]]:
     """(switch names, node names per switch) from a cluster.toml."""
+    from rmax.textfile import read_text
+
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise RmaxError(f"cluster file {p} not found") from None
+        data = tomllib.loads(read_text(p, "cluster file"))
     except tomllib.TOMLDecodeError as e:
         raise RmaxError(f"{p} is not valid TOML: {e}") from None
     switches = data.get("switch")
@@ -48,6 +49,7 @@ def write_cluster_toml(path: str | Path, groups: list[list[str]], names: list[st
     names = names or [f"switch{i + 1}" for i in range(len(groups))]
     lines = [f"# {note}"] if note else []
     for name, nodes in zip(names, groups):
-        lines += ["", "[[switch]]", f'name = "{name}"', "nodes = [" + ", ".join(f'"{n}"' for n in nodes) + "]"]
+        # JSON strings are TOML basic strings: a quote or newline in a name cannot break the file.
+        lines += ["", "[[switch]]", f"name = {json.dumps(name)}", "nodes = [" + ", ".join(map(json.dumps, nodes)) + "]"]
     p.write_text("\n".join(lines).lstrip("\n") + "\n")
     return p

@@ -117,7 +117,8 @@ class Session:
 
         st = settings
         self.spec = spec_from_options([], np=st.np, hosts=st.hosts, hostfile=st.hostfile, bind=st.bind,
-                                      blas_threads=st.blas_threads, oversubscribe=st.oversubscribe)
+                                      blas_threads=st.blas_threads, oversubscribe=st.oversubscribe,
+                                      net_if=st.net_if)
 
     # --- creation and resumption ---------------------------------------------------------------
     @classmethod
@@ -129,7 +130,7 @@ class Session:
 
         spec = spec_from_options([], np=settings.np, hosts=settings.hosts, hostfile=settings.hostfile,
                                  bind=settings.bind, blas_threads=settings.blas_threads,
-                                 oversubscribe=settings.oversubscribe)
+                                 oversubscribe=settings.oversubscribe, net_if=settings.net_if)
         settings.np = spec.np
         nodes = len({h.name for h in spec.hosts}) if spec.hosts else 1
         nbs, nb_source = nb_candidates(store)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
 from rmax.errors import RmaxError
@@ -22,6 +21,7 @@ class Settings:
     bind: str = "core"
     blas_threads: int = 1
     oversubscribe: bool = False
+    net_if: str | None = None         # --net-if: the interface MPI uses between hosts
     strategy: str = "auto"
     trials: int | None = None
     budget_s: float | None = None
@@ -39,18 +39,6 @@ class Settings:
     @classmethod
     def from_dict(cls, d: dict) -> "Settings":
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
-
-
-DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr)?\s*$", re.I)
-
-
-def parse_duration(text: str) -> float:
-    """'30m', '90s', '1.5h', '45' (minutes) -> seconds."""
-    m = DURATION.match(text or "")
-    if not m:
-        raise RmaxError(f"--budget: '{text}' is not a duration", hint="write e.g. 30m, 90s or 2h")
-    value, unit = float(m.group(1)), (m.group(2) or "m").lower()
-    return value * {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600}[unit]
 
 
 def check_mem_fraction(fraction: float, force: bool) -> str | None:

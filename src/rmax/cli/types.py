@@ -1,0 +1,256 @@
+"""The value types of every command's options: numbers that are finite and in range,
+sizes, durations, lists, hosts, and the files rmax reads or writes. A bad value is
+refused while the command line is parsed, in one line naming the option, so it never
+starts a job or becomes a stored run. (click's own FloatRange lets 'nan' through:
+every comparison with nan is false.)"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import click
+
+from rmax.errors import RmaxError
+
+BIG = 1 << 40           # the default upper bound of a count: far beyond any real one
+_INT = re.compile(r"\s*[+-]?[0-9]{1,30}\s*")
+_FLOAT = re.compile(r"\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*")
+
+
+def _name(param) -> str:
+    if param is None:
+        return "value"
+    opts = getattr(param, "opts", None)
+    return max(opts, key=len) if opts and opts[0].startswith("-") else param.human_readable_name
+
+
+def _fmt(x) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def to_number(text, what: str, lo, hi, integer: bool = False, lo_open: bool = False, rule: str | None = None):
+    """A finite number in [lo, hi] (or (lo, hi] with lo_open) from a user's text; RmaxError otherwise
+    (`rule` says the range in the option's own words)."""
+    if isinstance(text, bool):
+        raise RmaxError(f"{what}: {text!r} is not a number")
+    if isinstance(text, (int, float)):
+        value = text
+    elif integer:
+        if not _INT.fullmatch(str(text)):
+            raise RmaxError(f"{what}: '{text}' is not a whole number")
+        value = int(text)
+    elif str(text).strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise RmaxError(f"{what} must be a finite number, not {text}")
+    elif not _FLOAT.fullmatch(str(text)):   # float() alone would take '1_000'
+        raise RmaxError(f"{what}: '{text}' is not a number")
+    else:
+        value = float(text)
+    if integer and isinstance(value, float):
+        if not value.is_integer():
+            raise RmaxError(f"{what}: '{text}' is not a whole number")
+        value = int(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RmaxError(f"{what} must be a finite number, not {text}")
+    if (value <= lo if lo_open else value < lo) or value > hi:
+        if rule:
+            raise RmaxError(f"{what}: {rule}, not {text}")
+        if value > hi:
+            bound = f"at most {_fmt(hi)}"
+        elif lo == 0:
+            bound = "positive" if lo_open else "non-negative"
+        else:
+            bound = f"above {_fmt(lo)}" if lo_open else f"at least {_fmt(lo)}"
+        raise RmaxError(f"{what} must be {bound}, not {text}")
+    return value
+
+
+class Number(click.ParamType):
+    """A finite number in range: every numeric option of rmax uses it."""
+
+    def __init__(self, lo, hi=BIG, *, integer: bool = False, lo_open: bool = False, metavar: str | None = None,
+                 rule: str | None = None):
+        self.lo, self.hi, self.integer, self.lo_open, self.rule = lo, hi, integer, lo_open, rule
+        self.name = metavar or ("INTEGER" if integer else "NUMBER")
+
+    def convert(self, value, param, ctx):
+        return to_number(value, _name(param), self.lo, self.hi, self.integer, self.lo_open, self.rule)
+
+
+def Count(lo: int = 1, hi: int = BIG, metavar: str | None = None) -> Number:
+    """A whole number in [lo, hi]: ranks, repeats, trials, nodes."""
+    return Number(lo, hi, integer=True, metavar=metavar)
+
+
+def Seconds(lo: float = 0.0, hi: float = 30 * 86400, lo_open: bool = True) -> Number:
+    """A time in seconds: above zero and at most 30 days unless told otherwise."""
+    return Number(lo, hi, lo_open=lo_open, metavar="SECONDS")
+
+
+class NumberList(click.ParamType):
+    """'a,b,c': each a finite number in range."""
+
+    def __init__(self, lo, hi=BIG, *, integer: bool = False, lo_open: bool = False, most: int = 1000,
+                 rule: str | None = None):
+        self.item = Number(lo, hi, integer=integer, lo_open=lo_open, rule=rule)
+        self.most = most
+        self.name = "N,..." if integer else "X,..."
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (list, tuple)):
+            return list(value)
+        parts = str(value).split(",")
+        if len(parts) > self.most:
+            raise RmaxError(f"{_name(param)}: {len(parts)} values, more than the {self.most} accepted")
+        return [self.item.convert(p, param, ctx) for p in parts]
+
+
+class Size(click.ParamType):
+    """Bytes, with units: 4096, 64K, 8MiB, 1GB (rmax.sizes)."""
+
+    def __init__(self, lo: int = 1, hi: int | None = None):
+        from rmax.sizes import MAX_BYTES
+
+        self.lo, self.hi = lo, MAX_BYTES if hi is None else hi
+        self.name = "SIZE"
+
+    def convert(self, value, param, ctx):
+        from rmax.sizes import parse_size
+
+        return parse_size(value, _name(param), self.lo, self.hi)
+
+
+class SizeList(Size):
+    """'8,64K,1MiB'."""
+
+    def __init__(self, lo: int = 1, hi: int | None = None, most: int = 1000):
+        super().__init__(lo, hi)
+        self.most = most
+        self.name = "SIZE,..."
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (list, tuple)):
+            return tuple(value)
+        parts = str(value).split(",")
+        if len(parts) > self.most:
+            raise RmaxError(f"{_name(param)}: {len(parts)} sizes, more than the {self.most} accepted")
+        return tuple(super(SizeList, self).convert(p, param, ctx) for p in parts)
+
+
+class Duration(click.ParamType):
+    """'30m', '90s', '1.5h', '45' (minutes) -> seconds, in range."""
+
+    name = "DURATION"
+    _RE = re.compile(r"\s*([0-9]{1,12}(?:\.[0-9]{1,12})?)\s*(s|sec|m|min|h|hr)?\s*", re.I)
+    _UNIT = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600}
+
+    def __init__(self, lo: float = 1.0, hi: float = 30 * 86400):
+        self.lo, self.hi = lo, hi
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return to_number(value, _name(param), self.lo, self.hi)
+        m = self._RE.fullmatch(str(value))
+        if not m:
+            raise RmaxError(f"{_name(param)}: '{value}' is not a duration", hint="write e.g. 30m, 90s or 2h")
+        seconds = float(m.group(1)) * self._UNIT[(m.group(2) or "m").lower()]
+        return to_number(seconds, f"{_name(param)} {value}", self.lo, self.hi)
+
+
+def _alone(ctx, other: str) -> None:
+    """--hosts and --hostfile name the same thing: refuse both before reading either."""
+    if ctx is not None and ctx.params.get(other.lstrip("-")) is not None:
+        raise RmaxError("give --hosts or --hostfile, not both")
+
+
+class Hosts(click.ParamType):
+    """'a:2,b:2': checked (names, slot counts in range) while parsing; the text is kept."""
+
+    name = "H:N,..."
+
+    def convert(self, value, param, ctx):
+        from rmax.launch.hosts import parse_hosts
+
+        _alone(ctx, "--hostfile")
+        parse_hosts(str(value))
+        return str(value)
+
+
+class Interface(click.ParamType):
+    """A network interface of this host with an IPv4 address (the one MPI uses between hosts)."""
+
+    name = "IFACE"
+
+    def convert(self, value, param, ctx):
+        from rmax.launch.netscope import interface_network
+
+        interface_network(str(value))
+        return str(value)
+
+
+class InputFile(click.ParamType):
+    """A text file rmax reads: it must exist, be a regular readable UTF-8 file, and pass `check`
+    (a reader such as read_hostfile, so its content is refused while parsing too)."""
+
+    name = "FILE"
+
+    def __init__(self, check=None, missing_hint: str | None = None, alone_from: str | None = None):
+        self.check, self.missing_hint, self.alone_from = check, missing_hint, alone_from
+
+    def convert(self, value, param, ctx):
+        from pathlib import Path
+
+        from rmax.textfile import read_text
+
+        if self.alone_from:
+            _alone(ctx, self.alone_from)
+        if self.missing_hint and str(value) and not Path(value).exists():
+            raise RmaxError(f"cannot read {_name(param)} {value}: not found", hint=self.missing_hint)
+        read_text(value, _name(param))
+        if self.check is not None:
+            self.check(value)
+        return str(value)
+
+
+class OutputFile(click.ParamType):
+    """A file rmax writes: not a folder or a device, in a folder that exists (or that rmax
+    creates, with make_parents)."""
+
+    name = "FILE"
+
+    def __init__(self, make_parents: bool = False):
+        self.make_parents = make_parents
+
+    def convert(self, value, param, ctx):
+        from rmax.textfile import check_output
+
+        return str(check_output(value, _name(param), self.make_parents))
+
+
+class OutputDir(click.ParamType):
+    """A folder rmax creates or writes into."""
+
+    name = "DIR"
+
+    def convert(self, value, param, ctx):
+        from rmax.textfile import check_output_dir
+
+        return str(check_output_dir(value, _name(param)))
+
+
+def _read_hostfile(path):
+    from rmax.launch.hosts import read_hostfile
+
+    return read_hostfile(path)
+
+
+def _read_groups(path):
+    from rmax.topology.declared import read_groups
+
+    return read_groups(path)
+
+
+HOSTS = Hosts()
+HOSTFILE = InputFile(check=_read_hostfile, alone_from="--hosts")
+TOPOLOGY = InputFile(check=_read_groups)   # a cluster.toml with [[switch]] groups
+TIMEOUT = Seconds(0, 7 * 86400)   # a watchdog of more than a week is a mistake, not a plan
