@@ -67,7 +67,7 @@ def test_sigkilled_process_leaves_interrupted_row(db):
 def test_migrations_bring_an_old_store_forward(tmp_path):
     path = tmp_path / "old.db"
     con = sqlite3.connect(path, isolation_level=None)
-    migrate(con, 0, target=1)
+    migrate(con, target=1)
     con.execute("INSERT INTO runs (id, kind, status, started_at) VALUES ('abc-1', 'old', 'ok', '2020-01-01T00:00:00+00:00')")
     con.close()
     with open_store(path) as s:

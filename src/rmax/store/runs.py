@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 STATUSES = ("running", "ok", "failed", "invalid", "interrupted")
 FINAL = ("ok", "failed", "invalid", "interrupted")
 JSON_COLUMNS = ("hosts", "params", "summary", "samples", "argv", "environment")
+LIST_COLUMNS = ("hosts", "argv")
 
 
 def utcnow() -> str:
@@ -64,9 +65,13 @@ class RunRecord:
 
     @classmethod
     def from_row(cls, row) -> "RunRecord":
+        """The record of a row; ValueError when a stored JSON field is malformed."""
         d = dict(row)
         for c in JSON_COLUMNS:
-            d[c] = json.loads(d[c]) if d.get(c) else ({} if c not in ("hosts", "argv") else [])
+            kind = list if c in LIST_COLUMNS else dict
+            d[c] = json.loads(d[c]) if d.get(c) else kind()
+            if not isinstance(d[c], kind):
+                raise ValueError(f"column {c} holds {type(d[c]).__name__}, not a JSON {kind.__name__}")
         return cls(**d)
 
     @property
