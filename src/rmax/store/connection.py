@@ -27,7 +27,7 @@ def recover_hint(path: Path) -> str:
 
 def damaged(path: Path, detail: str) -> RmaxError:
     detail = " ".join(detail.split())  # one line, whatever SQLite's message holds
-    return RmaxError(f"results store {path} is damaged ({detail}); it was not changed", hint=recover_hint(path))
+    return RmaxError(f"results store {path} is damaged ({detail})", hint=recover_hint(path))
 
 
 def store_error(path: Path, e: sqlite3.DatabaseError) -> RmaxError:
