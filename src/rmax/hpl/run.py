@@ -55,8 +55,8 @@ def run_hpl(cfg: HplConfig, spec: LaunchSpec, store: Store, *, engine: str = "rm
                   "blas_threads": spec.blas_threads}
         hosts = [h.name for h in spec.hosts] if spec.hosts else []
         with store.start_run("hpl", params=params, hosts=hosts, parent=parent, label=label, argv=argv,
-                             environment=environment(spec), fingerprint=fingerprint()) as run:
-            job = run_job(argv, timeout, env=spec.rank_env(), cwd=str(workdir), on_stdout=on_line)
+                             environment=environment(spec), fingerprint=fingerprint(), scratch=[str(workdir)]) as run:
+            job = run_job(argv, timeout, env=spec.rank_env(), cwd=str(workdir), on_stdout=on_line, spec=spec)
             got = eng.collect(workdir, job.stdout)
             tests = []
             for i, r in enumerate(got.results):

@@ -54,7 +54,7 @@ def scale_command(program: list[str], base: LaunchSpec, counts: list[int], repea
         if warmup:  # first launch pays for cold caches and page faults: not a measurement
             if progress:
                 progress("warm-up run at 1 rank (not stored)")
-            run_job(argvs[counts[0]], timeout, env=specs[counts[0]].rank_env())
+            run_job(argvs[counts[0]], timeout, env=specs[counts[0]].rank_env(), spec=specs[counts[0]])
         samples: list[Sample] = []
         for rep in range(repeats):
             for k in counts:
@@ -63,7 +63,7 @@ def scale_command(program: list[str], base: LaunchSpec, counts: list[int], repea
                 with store.start_run("scale-point", parent=parent.id, argv=argvs[k],
                                      params={"count": k, "by": by, "np": specs[k].np, "repeat": rep,
                                              "bind": specs[k].bind}) as pt:
-                    job = run_job(argvs[k], timeout, env=specs[k].rank_env())
+                    job = run_job(argvs[k], timeout, env=specs[k].rank_env(), spec=specs[k])
                     pt.update(summary={"time_s": job.duration, "statistic": "wall time of the launch"})
                     if not job.ok:
                         err = job.failure(f"the program at {k} {by}")

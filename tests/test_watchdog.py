@@ -1,0 +1,107 @@
+"""The watchdog names who stopped answering, and a launch that never starts is ended early."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from cliutil import assert_one_line_error, run_cli
+
+from rmax.errors import RmaxError
+from rmax.launch import LaunchSpec, prepare, run_job
+from rmax.launch.job import start_timeout
+from rmax.native import executable
+
+
+def _is_mine(pid: int) -> bool:
+    """Whether pid descends from this test process (other jobs may run the same program)."""
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError):
+            return False
+        if pid == os.getpid():
+            return True
+    return False
+
+
+def _rank_pid(rank: int, program: str, timeout: float = 30) -> int:
+    """The pid of the given MPI rank of program, started by this test, once it runs."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0]
+                env = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if cmd.endswith(program.encode()) and f"OMPI_COMM_WORLD_RANK={rank}".encode() in env \
+                    and _is_mine(int(entry)):
+                return int(entry)
+        time.sleep(0.1)
+    raise AssertionError(f"rank {rank} of {program} never started")
+
+
+def test_timeout_names_the_stopped_rank_and_its_host():
+    spec = LaunchSpec(program=[executable("rmax-net"), "p2p", "--layers", "mpi", "--budget", "60"], np=2)
+    argv = prepare(spec, "mpirun")
+    stopped = []
+
+    def stop_rank_1():
+        pid = _rank_pid(1, "rmax-net")
+        time.sleep(1.5)   # past its start-up, into the measurement
+        os.kill(pid, signal.SIGSTOP)
+        stopped.append(pid)
+
+    t = threading.Thread(target=stop_rank_1)
+    t.start()
+    result = run_job(argv, timeout=12, env=spec.rank_env(), spec=spec)
+    t.join()
+    assert stopped and result.timed_out
+    message = str(result.failure("net"))
+    host = socket.gethostname()
+    assert f"stopped answering: rank 1 on {host}" in message, message
+    assert "rank 0" not in message and "all 2" not in message, message
+    assert [r.rank for r in result.silent] == [1] and set(result.ranks) == {0, 1}
+    assert not os.path.exists(f"/proc/{stopped[0]}")   # the stopped rank was killed with the job
+
+
+def test_every_stopped_rank_is_named_when_all_stopped():
+    spec = LaunchSpec(program=[executable("rmax-node"), "stream", "--ntimes", "100000", "--budget", "60"], np=1)
+    result = run_job(["sh", "-c", f'"$0" "$@" & sleep 1.5; kill -STOP $!; wait', *spec.program], timeout=8, spec=spec)
+    assert result.timed_out
+    message = str(result.failure("stream"))
+    assert f"stopped answering: rank 0 on {socket.gethostname()} (in step 'measure')" in message, message
+
+
+def test_a_launch_that_never_starts_is_ended_at_the_start_deadline(monkeypatch):
+    monkeypatch.setenv("RMAX_START_TIMEOUT", "5")
+    spec = LaunchSpec(program=[executable("rmax-node"), "stream"], np=100000, oversubscribe=True, bind="none")
+    t0 = time.monotonic()
+    result = run_job(prepare(spec, "mpirun"), timeout=600, env=spec.rank_env(), spec=spec)
+    assert time.monotonic() - t0 < 60
+    assert result.not_started and not result.ok
+    message = str(result.failure("stream"))
+    assert message.startswith("stream did not start: mpirun started no rank within 5 s"), message
+
+
+def test_start_deadline_default_scales_and_is_only_for_announcing_programs(monkeypatch):
+    monkeypatch.delenv("RMAX_START_TIMEOUT", raising=False)
+    assert start_timeout(LaunchSpec(program=["/x/rmax-net"], np=2)) == pytest.approx(60.002)
+    assert start_timeout(LaunchSpec(program=["/x/rmax-hpl"], np=100000)) == pytest.approx(160)
+    assert start_timeout(LaunchSpec(program=["/usr/bin/xhpl"], np=2)) is None   # announces nothing
+    for bad in ("abc", "0", "-3", "nan", "inf"):
+        monkeypatch.setenv("RMAX_START_TIMEOUT", bad)
+        with pytest.raises(RmaxError, match="RMAX_START_TIMEOUT"):
+            start_timeout(LaunchSpec(program=["/x/rmax-net"], np=2))
+
+
+def test_bad_start_timeout_is_one_line_before_any_run(db):
+    proc = run_cli("bench", "stream", "--size", "2MiB", env={"RMAX_START_TIMEOUT": "soon"})
+    assert_one_line_error(proc, 2, "RMAX_START_TIMEOUT")
+    assert not db.exists() or "stream" not in run_cli("runs", "list").stdout
