@@ -33,6 +33,7 @@ STEP_PREFIX = "rmax-step: "
 STEP_LINE = re.compile(r"^rmax-step: (?P<name>.*?)(?: \(rank (?P<rank>\d+) on (?P<host>[^\s()]+)\))?$")
 ALIVE_LINE = re.compile(r"^rmax-alive: rank (?P<rank>\d+) on (?P<host>\S+) every (?P<every>[\d.]+) s$")
 KERNEL_ERROR = re.compile(r"^rmax-[\w-]+(?: [\w-]+)?: error:")
+WATCHDOG_ENV = {"RMAX_STEPS": "1"}   # turns on the kernels' step markers, heartbeat and parent-death signal
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 GRACE = 2.0              # seconds between SIGTERM and SIGKILL, in the supervisor
 SILENT_BEATS = 3         # a rank missing this many heartbeats (plus a second) has stopped answering
@@ -197,7 +198,7 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
     deadline = start_timeout(spec)
     full_env = dict(os.environ)
     full_env.update(env or {})
-    full_env["RMAX_STEPS"] = "1"
+    full_env.update(WATCHDOG_ENV)
     _check_program(argv, full_env)
     start = time.monotonic()
     # The supervisor gets the read end of a lifeline (EOF when this process ends, however it ends)
