@@ -32,7 +32,7 @@ static void *heartbeat(void *arg)
     struct timespec ts = {(time_t)period, (long)((period - (time_t)period) * 1e9)};
     for (;;) {
         nanosleep(&ts, NULL);
-        fprintf(stderr, "rmax-alive: rank %ld on %s every %g s\n", rmx_step_rank(), rmx_step_host(), period);
+        fprintf(stderr, "rmax-alive: rank %ld on %s every %.2f s\n", rmx_step_rank(), rmx_step_host(), period);
         fflush(stderr);
     }
     return NULL;

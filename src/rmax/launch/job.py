@@ -95,8 +95,8 @@ class JobResult:
     def failure(self, what: str) -> RunFailed:
         """A one-line error for a failed job, naming the hung step, the silent ranks, or the cause."""
         if self.not_started:
-            return RunFailed(f"{what} did not start: {self.launcher} started no rank within {self.start_timeout:.0f} s; "
-                             "the job was killed",
+            return RunFailed(f"{what} did not start: {self.launcher} started no rank within "
+                             f"{self.start_timeout:.0f} s; the job was killed",
                              hint="check --np against the slots of the hosts, and that the hosts answer; "
                                   "RMAX_START_TIMEOUT=SECONDS allows a slower start")
         if self.timed_out:

@@ -132,7 +132,8 @@ def exit_like(status: int) -> None:
 
 
 def main() -> None:
-    lifeline, out, err, grace, argv = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5:]
+    lifeline, out, err = (int(a) for a in sys.argv[1:4])
+    grace, argv = float(sys.argv[4]), sys.argv[5:]
     for fd in (lifeline, out, err):
         os.set_inheritable(fd, False)   # the job gets none of them
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
