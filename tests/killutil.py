@@ -42,24 +42,29 @@ def _tree(root: int) -> dict[int, tuple[int, str, bytes]]:
 
 def kill_rmax_midway(args: list[str], env: dict, kernel: str, ranks: int, timeout: float = 60,
                      root: Path = ROOT, python: str = sys.executable) -> tuple[dict, list]:
-    """Start `rmax ARGS` (of the checkout at root), wait until `ranks` processes of `kernel` run under
-    it, SIGKILL rmax. Returns (what ran under rmax at the kill, what of it still ran 15 s later)."""
-    full_env = {**os.environ, "PYTHONPATH": str(root / "src"), "PYTHONDONTWRITEBYTECODE": "1", **env}
-    rmax = subprocess.Popen([python, "-m", "rmax", *args], env=full_env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    """kill_midway of `rmax ARGS`, the rmax of the checkout at root."""
+    return kill_midway([python, "-m", "rmax", *args], {"PYTHONPATH": str(root / "src"), **env}, kernel, ranks, timeout)
+
+
+def kill_midway(argv: list[str], env: dict, kernel: str, ranks: int, timeout: float = 60) -> tuple[dict, list]:
+    """Start argv, wait until `ranks` processes of `kernel` run under it, SIGKILL it.
+    Returns (what ran under it at the kill, what of that still ran 15 s later)."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONDONTWRITEBYTECODE": "1", **env}
+    top = subprocess.Popen(argv, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + timeout
     while True:
-        tree = _tree(rmax.pid)
-        if sum(kernel.encode() in cmd.split(b"\0")[0] for _, _, cmd in tree.values()) >= ranks:
+        tree = _tree(top.pid)
+        if sum(Path(cmd.split(b"\0")[0].decode()).name == kernel for _, _, cmd in tree.values()) >= ranks:
             break
-        assert rmax.poll() is None, rmax.stderr.read().decode()
+        assert top.poll() is None, top.stderr.read().decode()
         assert time.monotonic() < deadline, f"{kernel} never started {ranks} ranks"
         time.sleep(0.1)
     time.sleep(0.5)   # into the measurement
-    tree = _tree(rmax.pid)
-    rmax.kill()
-    rmax.wait()
-    rmax.stderr.close()
+    tree = _tree(top.pid)
+    assert top.poll() is None, "it ended before the kill: " + top.stderr.read().decode()
+    top.kill()
+    top.wait()
+    top.stderr.close()
     left = []
     for _ in range(150):
         now = _processes()

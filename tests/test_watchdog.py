@@ -76,6 +76,20 @@ def test_timeout_names_the_ranks_that_stopped_and_their_host(stop):
     assert not any(os.path.exists(f"/proc/{pid}") for pid in stopped)   # killed with the job
 
 
+def test_a_rank_that_exited_is_not_taken_for_a_silent_one():
+    # Three ranks as the kernels announce them: 0 keeps beating, 1 exits normally, 2 falls silent.
+    script = ("echo 'rmax-step: start (rank 2 on h2)' >&2; echo 'rmax-alive: rank 2 on h2 every 0.20 s' >&2; "
+              "echo 'rmax-step: start (rank 1 on h1)' >&2; "
+              "echo 'rmax-exit: rank 1 on h1' >&2; echo 'rmax-step: exchange (rank 0 on h0)' >&2; "
+              "while :; do echo 'rmax-alive: rank 0 on h0 every 0.20 s' >&2; sleep 0.2; done")
+    spec = LaunchSpec(program=["/x/rmax-fake"], np=4)
+    result = run_job(["sh", "-c", script], timeout=2.5, spec=spec)
+    assert result.timed_out and [r.rank for r in result.silent] == [2]
+    message = str(result.failure("demo"))
+    assert "in step 'exchange'; stopped answering: rank 2 on h2 (in step 'start'); never heard from rank 3" in message
+    assert "rank 1" not in message and "rank 0" not in message
+
+
 def test_a_launch_that_never_starts_is_ended_at_the_start_deadline(monkeypatch):
     monkeypatch.setenv("RMAX_START_TIMEOUT", "5")
     spec = LaunchSpec(program=[executable("rmax-node"), "stream"], np=100000, oversubscribe=True, bind="none")

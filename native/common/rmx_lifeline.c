@@ -38,6 +38,12 @@ static void *heartbeat(void *arg)
     return NULL;
 }
 
+static void announce_exit(void)
+{
+    fprintf(stderr, "rmax-exit: rank %ld on %s\n", rmx_step_rank(), rmx_step_host());
+    fflush(stderr);
+}
+
 void rmx_lifeline(void)
 {
     static double period;
@@ -47,6 +53,7 @@ void rmx_lifeline(void)
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() != parent)
         _exit(1); /* the parent died before the request took hold */
     rmx_step("start");
+    atexit(announce_exit);
     period = heartbeat_period();
     /* The thread takes no signals: handlers (Ctrl-C, timers) stay on the kernel's threads. */
     sigset_t all, old;

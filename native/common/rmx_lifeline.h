@@ -6,8 +6,10 @@
  * step "start" and keeps a heartbeat, "rmax-alive: rank R on HOST every T s",
  * from a thread of its own: a rank that stops (SIGSTOP, a frozen node) falls
  * silent while a rank merely waiting in MPI does not, which is how the
- * watchdog tells who stopped answering. Outside the watchdog it does nothing,
- * so a kernel started by hand (nohup) outlives its shell as before. */
+ * watchdog tells who stopped answering; a normal exit says "rmax-exit: rank R
+ * on HOST", so a rank done early is not taken for a silent one. Outside the
+ * watchdog it does nothing, so a kernel started by hand (nohup) outlives its
+ * shell as before. */
 #ifndef RMX_LIFELINE_H
 #define RMX_LIFELINE_H
 

@@ -3,8 +3,8 @@
 The job runs under a supervisor (supervisor.py) that ends every process of it
 when rmax ends, even by SIGKILL; on timeout (or Ctrl-C) rmax stops the
 supervisor, which stops the job. Native kernels announce phases on stderr as
-"rmax-step: NAME (rank R on HOST)" and a heartbeat "rmax-alive: rank R on HOST
-every T s" (native/common/rmx_step.c, rmx_lifeline.c): a timeout names the step
+"rmax-step: NAME (rank R on HOST)", a heartbeat "rmax-alive: rank R on HOST
+every T s" and "rmax-exit: rank R on HOST" (native/common/rmx_step.c, rmx_lifeline.c): a timeout names the step
 it hung in and the ranks that stopped answering, and a launch none of whose
 ranks announces itself within the start-up deadline is ended as "did not start"."""
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 STEP_PREFIX = "rmax-step: "
 STEP_LINE = re.compile(r"^rmax-step: (?P<name>.*?)(?: \(rank (?P<rank>\d+) on (?P<host>[^\s()]+)\))?$")
 ALIVE_LINE = re.compile(r"^rmax-alive: rank (?P<rank>\d+) on (?P<host>\S+) every (?P<every>[\d.]+) s$")
+EXIT_LINE = re.compile(r"^rmax-exit: rank (?P<rank>\d+) on (?P<host>\S+)$")
 KERNEL_ERROR = re.compile(r"^rmax-[\w-]+(?: [\w-]+)?: error:")
 WATCHDOG_ENV = {"RMAX_STEPS": "1"}   # turns on the kernels' step markers, heartbeat and parent-death signal
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
@@ -59,9 +60,10 @@ class RankProgress:
     last_step: str | None = None
     heard: float = 0.0          # time.monotonic() of its last step or heartbeat
     every: float = 1.0          # its heartbeat period, s
+    exited: bool = False        # it ended normally (a finished rank is not a silent one)
 
     def silent(self, now: float) -> bool:
-        return now - self.heard > SILENT_BEATS * self.every + 1.0
+        return not self.exited and now - self.heard > SILENT_BEATS * self.every + 1.0
 
 
 @dataclass
@@ -125,7 +127,7 @@ class JobResult:
             else:
                 parts.append(f"stopped answering: {shown}")
         elif self.ranks:
-            parts.append("every rank still answered (hung inside the step)")
+            parts.append("every rank still answered (working, or waiting inside the step)")
         if self.expected_ranks:
             missing = [r for r in range(self.expected_ranks) if r not in self.ranks]
             if missing and len(missing) < self.expected_ranks:
@@ -227,7 +229,8 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
     ranks: dict[int, RankProgress] = {}
     heard = threading.Event()   # a rank announced itself or printed a result
 
-    def progress(rank: str | None, host: str | None, step: str | None = None, every: str | None = None) -> None:
+    def progress(rank: str | None, host: str | None, step: str | None = None, every: str | None = None,
+                 exited: bool = False) -> None:
         heard.set()
         if rank is None:
             return
@@ -237,6 +240,7 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
             r.last_step = step
         if every is not None:
             r.every = float(every)
+        r.exited = r.exited or exited
 
     def read_stdout():
         for line in job_out:
@@ -250,6 +254,8 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
             line = line.rstrip("\n")
             if m := ALIVE_LINE.match(line):
                 progress(m["rank"], m["host"], every=m["every"])
+            elif m := EXIT_LINE.match(line):
+                progress(m["rank"], m["host"], exited=True)
             elif line.startswith(STEP_PREFIX):
                 m = STEP_LINE.match(line)
                 steps.append(m["name"])
