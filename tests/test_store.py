@@ -236,3 +236,25 @@ def test_concurrent_first_opens_and_writers_never_fail(tmp_path):
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert con.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
         con.close()
+
+
+def test_reaping_a_dead_run_removes_its_scratch_and_nothing_else(db, tmp_path):
+    mine_dir, mine_file = tmp_path / "rmax-hpl-x", tmp_path / "rmax-rankfile-x.txt"
+    other, link = tmp_path / "keep", tmp_path / "rmax-link"
+    for d in (mine_dir, other):
+        d.mkdir()
+        (d / "f").write_text("x")
+    mine_file.write_text("x")
+    link.symlink_to(other)
+    scratch = [str(p) for p in (mine_dir, mine_file, other, link)] + ["rmax-relative", "/etc"]
+    child = ("import sys, time\nfrom rmax.store import open_store\n"
+             f"run = open_store().start_run('hpl', scratch={scratch!r})\nprint(run.id, flush=True)\ntime.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+    run_id = proc.stdout.readline().strip()
+    proc.kill()
+    proc.wait()
+    assert mine_dir.exists() and mine_file.exists()
+    with open_store() as s:
+        assert s.get(run_id).status == "interrupted"
+    assert not mine_dir.exists() and not mine_file.exists()
+    assert (other / "f").exists() and link.is_symlink() and Path("/etc").exists()
