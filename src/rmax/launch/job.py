@@ -180,10 +180,12 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def _check_program(argv: list[str], env: dict[str, str]) -> None:
-    if shutil.which(argv[0], path=env.get("PATH")):
+def _check_program(argv: list[str], env: dict[str, str], cwd: str | None) -> None:
+    """Refuse a program that cannot be started (the supervisor could only exit 127)."""
+    program = os.path.join(cwd, argv[0]) if cwd and os.sep in argv[0] else argv[0]   # as exec after chdir
+    if shutil.which(program, path=env.get("PATH")):
         return
-    if os.sep in argv[0] and os.path.exists(argv[0]):
+    if os.sep in program and os.path.exists(program):
         raise RmaxError(f"cannot run {argv[0]}: permission denied")
     raise RmaxError(f"cannot run {argv[0]}: not found")
 
@@ -201,7 +203,7 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
     full_env = dict(os.environ)
     full_env.update(env or {})
     full_env.update(WATCHDOG_ENV)
-    _check_program(argv, full_env)
+    _check_program(argv, full_env, cwd)
     start = time.monotonic()
     # The supervisor gets the read end of a lifeline (EOF when this process ends, however it ends)
     # and copies of the read ends of the job's output, to drain them once nobody else does.
