@@ -29,7 +29,7 @@ def test_kill_during_stream_leaves_nothing(db, tmp_path):
 
 def test_kill_during_two_rank_hpl_leaves_nothing(db, tmp_path):
     dat = tmp_path / "HPL.dat"
-    dat.write_text(render(HplConfig(ns=[6000], nbs=[128], grids=[(1, 2)])))
+    dat.write_text(render(HplConfig(ns=[10000], nbs=[128], grids=[(1, 2)])))
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     tree, left = kill_rmax_midway(["hpl", "run", str(dat), "--np", "2", "--launcher", "mpirun"],
