@@ -1,4 +1,5 @@
 import hashlib
+import multiprocessing
 import os
 import signal
 import sqlite3
@@ -6,8 +7,11 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
+
+from cliutil import assert_one_line_error, run_cli
 
 from rmax.errors import RmaxError
 from rmax.store import open_store, schema
@@ -67,7 +71,7 @@ def test_sigkilled_process_leaves_interrupted_row(db):
 def test_migrations_bring_an_old_store_forward(tmp_path):
     path = tmp_path / "old.db"
     con = sqlite3.connect(path, isolation_level=None)
-    migrate(con, 0, target=1)
+    migrate(con, target=1)
     con.execute("INSERT INTO runs (id, kind, status, started_at) VALUES ('abc-1', 'old', 'ok', '2020-01-01T00:00:00+00:00')")
     con.close()
     with open_store(path) as s:
@@ -123,3 +127,134 @@ def test_wal_mode(db):
     with open_store() as s:
         assert s.con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert os.path.exists(db)
+
+
+# --- damaged stores, odd paths, concurrent first opens -------------------------------------------
+
+def _filled_store(path, runs=150):
+    """A store of several hundred pages, like a real one after some weeks of use."""
+    with open_store(path) as s:
+        for i in range(runs):
+            with s.start_run("stream", params={"i": i}) as r:
+                r.update(summary={"triad": {"median": 1e10}}, samples={"triad": [i * 0.001] * 300})
+    return path
+
+
+def _junk(path, offset):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        f.write(os.urandom(4096))
+
+
+@pytest.mark.parametrize("damage", ["middle", "tail", "truncated at a page", "truncated mid-page", "header"])
+def test_damaged_store_is_refused_by_every_command_and_never_written(tmp_path, damage):
+    path = _filled_store(tmp_path / "results.db")
+    size = path.stat().st_size
+    if damage == "middle":
+        _junk(path, size // 2 // 4096 * 4096)
+    elif damage == "tail":
+        _junk(path, size - 4096)
+    elif damage == "truncated at a page":
+        os.truncate(path, size // 2 // 4096 * 4096)
+    elif damage == "truncated mid-page":
+        os.truncate(path, size // 2 + 100)
+    else:
+        _junk(path, 0)
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    env = {"RMAX_DB": str(path)}
+    for args in (["runs", "list"], ["runs", "show", "latest"], ["bench", "oslat"]):
+        assert_one_line_error(run_cli(*args, env=env, timeout=120), 2, "is damaged", f"mv {path}")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.db"]
+
+
+def test_malformed_stored_json_is_one_line(db):
+    with open_store() as s:
+        with s.start_run("demo") as run:
+            pass
+        s.con.execute("UPDATE runs SET summary = '{\"cut'  WHERE id = ?", (run.id,))
+        with s.start_run("demo") as other:
+            pass
+        s.con.execute("UPDATE runs SET hosts = '7' WHERE id = ?", (other.id,))
+    assert_one_line_error(run_cli("runs", "list"), 2, "is damaged", "malformed stored field")
+    assert_one_line_error(run_cli("runs", "show", run.id), 2, "is damaged", run.id)
+    assert_one_line_error(run_cli("runs", "show", other.id), 2, "column hosts")
+
+
+def test_database_errors_on_any_query_become_rmax_errors(db):
+    with open_store() as s:
+        s.con.execute("DROP TABLE runs")  # e.g. a store another tool rewrote
+        with pytest.raises(RmaxError, match="is damaged .*no such table"):
+            s.list()
+        with pytest.raises(RmaxError, match="is damaged"):
+            list(s.con.execute("SELECT * FROM runs"))
+
+
+@pytest.mark.parametrize("kind", ["character device", "directory", "named pipe"])
+def test_a_path_that_is_not_a_regular_file_is_refused_creating_nothing(tmp_path, kind):
+    if kind == "character device":
+        path = Path("/dev/null")
+    elif kind == "directory":
+        path = tmp_path / "store"
+        path.mkdir()
+    else:
+        path = tmp_path / "fifo"
+        os.mkfifo(path)
+    around = sorted(path.parent.iterdir())
+    proc = run_cli("runs", "list", env={"RMAX_DB": str(path)}, timeout=30)
+    assert_one_line_error(proc, 2, f"{path} is a {kind}", "not a regular file")
+    assert sorted(path.parent.iterdir()) == around  # no -journal, -wal or -shm beside it
+    assert_one_line_error(run_cli("--db", str(path), "runs", "list", timeout=30), 2, "not a regular file")
+
+
+def _open_and_write(path, writes, start, errors):
+    try:
+        start.wait()
+        with open_store(path) as s:
+            for i in range(writes):
+                with s.start_run("race", params={"i": i}) as r:
+                    r.update(summary={"i": i})
+    except BaseException as e:  # reported to the parent, which fails the test
+        errors.put(repr(e))
+
+
+def test_concurrent_first_opens_and_writers_never_fail(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    procs, rounds, writes = 8, 6, 5
+    for r in range(rounds):
+        path = tmp_path / f"new{r}.db"
+        start, errors = ctx.Barrier(procs), ctx.Queue()
+        workers = [ctx.Process(target=_open_and_write, args=(path, writes, start, errors)) for _ in range(procs)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(120)
+        assert errors.empty(), errors.get()
+        assert all(w.exitcode == 0 for w in workers)
+        con = sqlite3.connect(path)
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == procs * writes
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert con.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
+        con.close()
+
+
+def test_reaping_a_dead_run_removes_its_scratch_and_nothing_else(db, tmp_path):
+    mine_dir, mine_file = tmp_path / "rmax-hpl-x", tmp_path / "rmax-rankfile-x.txt"
+    other, link = tmp_path / "keep", tmp_path / "rmax-link"
+    for d in (mine_dir, other):
+        d.mkdir()
+        (d / "f").write_text("x")
+    mine_file.write_text("x")
+    link.symlink_to(other)
+    scratch = [str(p) for p in (mine_dir, mine_file, other, link)] + ["rmax-relative", "/etc"]
+    child = ("import sys, time\nfrom rmax.store import open_store\n"
+             f"run = open_store().start_run('hpl', scratch={scratch!r})\nprint(run.id, flush=True)\ntime.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+    run_id = proc.stdout.readline().strip()
+    proc.kill()
+    proc.wait()
+    assert mine_dir.exists() and mine_file.exists()
+    with open_store() as s:
+        assert s.get(run_id).status == "interrupted"
+    assert not mine_dir.exists() and not mine_file.exists()
+    assert (other / "f").exists() and link.is_symlink() and Path("/etc").exists()

@@ -7,6 +7,7 @@
  * every rank leaves with the same status and nobody waits for a message
  * that will never come. */
 #include "hpl.h"
+#include "rmx_lifeline.h"
 #include "rmx_args.h"
 #include "rmx_step.h"
 #include "rmx_timer.h"
@@ -208,6 +209,7 @@ static void leave(int status)
 
 int main(int argc, char **argv)
 {
+    rmx_lifeline();
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

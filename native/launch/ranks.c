@@ -2,6 +2,7 @@
  * CPUs it may run on and the BLAS/OpenMP thread settings it was given; a
  * reduction checks that the ranks really talk to each other. Used by
  * `rmax launch check` to verify a launcher, a hostfile or a Slurm allocation. */
+#include "rmx_lifeline.h"
 #include "rmx_args.h"
 #include "rmx_json.h"
 #include "rmx_step.h"
@@ -42,6 +43,7 @@ static void cpu_list(char *buf, size_t len)
 
 int main(int argc, char **argv)
 {
+    rmx_lifeline();
     const char *json = NULL;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write one JSON line per rank to FILE ('-' for stdout)", 0, 0, NULL},

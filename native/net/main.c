@@ -2,6 +2,7 @@
  * Options are parsed by each command before MPI starts, so bad input ends
  * every rank with the same one-line error and no MPI noise. */
 #include "net.h"
+#include "rmx_lifeline.h"
 #include "rmx_step.h"
 #include "rmx_subcmd.h"
 
@@ -95,5 +96,6 @@ int net_start(int *argc, char ***argv, const char *what, int min_ranks, int max_
 
 int main(int argc, char **argv)
 {
+    rmx_lifeline();
     return rmx_subcmd_dispatch(PROG, commands, sizeof commands / sizeof commands[0], argc, argv);
 }

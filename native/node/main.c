@@ -1,5 +1,6 @@
 /* rmax-node: single-node kernels, one sub-command each. */
 #include "node_commands.h"
+#include "rmx_lifeline.h"
 #include "rmx_subcmd.h"
 
 static const rmx_subcmd commands[] = {
@@ -14,5 +15,6 @@ static const rmx_subcmd commands[] = {
 
 int main(int argc, char **argv)
 {
+    rmx_lifeline();
     return rmx_subcmd_dispatch("rmax-node", commands, sizeof commands / sizeof commands[0], argc, argv);
 }

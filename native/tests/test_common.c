@@ -3,6 +3,7 @@
 #include "rmx_args.h"
 #include "rmx_json.h"
 #include "rmx_stats.h"
+#include "rmx_step.h"
 #include "rmx_timer.h"
 
 #include <math.h>
@@ -139,9 +140,26 @@ static void test_timer(void)
     CHECK(rmx_timer_resolution() > 0 && rmx_timer_resolution() < 1e-3, "resolution");
 }
 
+/* The rank the markers name comes from the first launcher variable set; junk is not a rank. */
+static void test_step_rank(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        unsetenv(names[i]);
+    CHECK(rmx_step_rank() == 0, "no launcher: rank 0");
+    setenv("PMI_RANK", "7", 1);
+    CHECK(rmx_step_rank() == 7, "MPICH's PMI_RANK");
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+    CHECK(rmx_step_rank() == 3, "Open MPI's variable first");
+    setenv("OMPI_COMM_WORLD_RANK", "3x", 1);
+    CHECK(rmx_step_rank() == 7, "junk skipped");
+    CHECK(rmx_step_host()[0] != '\0', "host name");
+}
+
 int main(void)
 {
     test_summary();
+    test_step_rank();
     test_repeat();
     test_sizes();
     test_json();

@@ -77,7 +77,7 @@ def run_kernel(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[
         hosts = [h.name for h in spec.hosts] if spec.hosts else [os.uname().nodename]
         with store.start_run(kind, params=params, hosts=hosts, parent=parent, label=label,
                              environment=environment(spec), fingerprint=fingerprint(), argv=argv) as run:
-            result = run_job(argv, timeout, env=spec.rank_env(), on_stdout=on_stdout)
+            result = run_job(argv, timeout, env=spec.rank_env(), on_stdout=on_stdout, spec=spec)
             if not result.ok:
                 err = result.failure(kind)
                 run.finish("failed", str(err))

@@ -54,9 +54,12 @@ def run_hpl(cfg: HplConfig, spec: LaunchSpec, store: Store, *, engine: str = "rm
         params = {"engine": eng.label, "np": spec.np, "hpl": cfg.to_dict(), "blas": blas or {},
                   "blas_threads": spec.blas_threads}
         hosts = [h.name for h in spec.hosts] if spec.hosts else []
+        # Scratch, removed if rmax dies mid-run: the work folder and --placement topology's rankfile.
+        rankfiles = [spec.extra_args[i + 1] for i, a in enumerate(spec.extra_args[:-1]) if a == "--rankfile"]
         with store.start_run("hpl", params=params, hosts=hosts, parent=parent, label=label, argv=argv,
-                             environment=environment(spec), fingerprint=fingerprint()) as run:
-            job = run_job(argv, timeout, env=spec.rank_env(), cwd=str(workdir), on_stdout=on_line)
+                             environment=environment(spec), fingerprint=fingerprint(),
+                             scratch=[str(workdir), *rankfiles]) as run:
+            job = run_job(argv, timeout, env=spec.rank_env(), cwd=str(workdir), on_stdout=on_line, spec=spec)
             got = eng.collect(workdir, job.stdout)
             tests = []
             for i, r in enumerate(got.results):

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from rmax.errors import RmaxError
 from rmax.launch.hosts import Host, local_slots
+from rmax.launch.job import WATCHDOG_ENV
 
 # Every BLAS/OpenMP thread variable is set explicitly for each rank: an unset
 # one lets OpenBLAS start a thread per core in every rank and oversubscribe.
@@ -50,6 +51,7 @@ class LaunchSpec:
 
     def rank_env(self) -> dict[str, str]:
         env = {v: str(self.blas_threads) for v in THREAD_VARIABLES}
+        env.update(WATCHDOG_ENV)   # ranks on other hosts too announce their steps and heartbeats
         env.update(self.env)
         if self.blas_kernels:
             from rmax.blas import kernel_env

@@ -1,26 +1,44 @@
 """Running a launched job under a watchdog.
 
-The job gets its own process group; on timeout (or Ctrl-C) the whole group
-is killed, so no rank outlives rmax. Kernels announce phases on stderr as
-"rmax-step: NAME" (native/common/rmx_step.c), which lets a timeout say which
-step hung."""
+The job runs under a supervisor (supervisor.py) that ends every process of it
+when rmax ends, even by SIGKILL; on timeout (or Ctrl-C) rmax stops the
+supervisor, which stops the job. Native kernels announce phases on stderr as
+"rmax-step: NAME (rank R on HOST)", a heartbeat "rmax-alive: rank R on HOST
+every T s" and "rmax-exit: rank R on HOST" (native/common/rmx_step.c, rmx_lifeline.c): a timeout names the step
+it hung in and the ranks that stopped answering, and a launch none of whose
+ranks announces itself within the start-up deadline is ended as "did not start"."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from rmax.errors import RmaxError, RunFailed
 
+if TYPE_CHECKING:
+    from rmax.launch.base import LaunchSpec
+
 STEP_PREFIX = "rmax-step: "
+STEP_LINE = re.compile(r"^rmax-step: (?P<name>.*?)(?: \(rank (?P<rank>\d+) on (?P<host>[^\s()]+)\))?$")
+ALIVE_LINE = re.compile(r"^rmax-alive: rank (?P<rank>\d+) on (?P<host>\S+) every (?P<every>[\d.]+) s$")
+EXIT_LINE = re.compile(r"^rmax-exit: rank (?P<rank>\d+) on (?P<host>\S+)$")
 KERNEL_ERROR = re.compile(r"^rmax-[\w-]+(?: [\w-]+)?: error:")
+WATCHDOG_ENV = {"RMAX_STEPS": "1"}   # turns on the kernels' step markers, heartbeat and parent-death signal
+SUPERVISOR = Path(__file__).with_name("supervisor.py")
+GRACE = 2.0              # seconds between SIGTERM and SIGKILL, in the supervisor
+SILENT_BEATS = 3         # a rank missing this many heartbeats (plus a second) has stopped answering
+START_BASE, START_PER_RANK = 60.0, 0.001   # default start-up deadline: 60 s + 1 ms per rank
 # Messages of the dynamic loader and launchers that deserve a specific hint.
 KNOWN_FAILURES = (
     ("libblas.so.3: cannot open shared object", "the BLAS library libblas.so.3 is missing",
@@ -34,6 +52,21 @@ KNOWN_FAILURES = (
 
 
 @dataclass
+class RankProgress:
+    """What the watchdog last heard from one rank."""
+
+    rank: int
+    host: str
+    last_step: str | None = None
+    heard: float = 0.0          # time.monotonic() of its last step or heartbeat
+    every: float = 1.0          # its heartbeat period, s
+    exited: bool = False        # it ended normally (a finished rank is not a silent one)
+
+    def silent(self, now: float) -> bool:
+        return not self.exited and now - self.heard > SILENT_BEATS * self.every + 1.0
+
+
+@dataclass
 class JobResult:
     argv: list[str]
     returncode: int | None
@@ -43,22 +76,64 @@ class JobResult:
     timed_out: bool = False
     last_step: str | None = None
     steps: list[str] = field(default_factory=list)
+    not_started: bool = False       # killed because no rank announced itself within the start-up deadline
+    start_timeout: float | None = None
+    ranks: dict[int, RankProgress] = field(default_factory=dict)
+    expected_ranks: int | None = None
+    silent: list[RankProgress] = field(default_factory=list)   # ranks that had stopped answering at the timeout
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and not self.not_started
+
+    @property
+    def launcher(self) -> str:
+        """The launcher's name as the user knows it (mpirun, mpiexec.mpich, srun), else the program's."""
+        from rmax.launch.base import REGISTRY
+
+        commands = {cls.command for cls in REGISTRY.values()}
+        return next((Path(a).name for a in self.argv if Path(a).name in commands), Path(self.argv[0]).name)
 
     def failure(self, what: str) -> RunFailed:
-        """A one-line error for a failed job, naming the hung step or the cause."""
+        """A one-line error for a failed job, naming the hung step, the silent ranks, or the cause."""
+        if self.not_started:
+            return RunFailed(f"{what} did not start: {self.launcher} started no rank within "
+                             f"{self.start_timeout:.0f} s; the job was killed",
+                             hint="check --np against the slots of the hosts, and that the hosts answer; "
+                                  "RMAX_START_TIMEOUT=SECONDS allows a slower start")
         if self.timed_out:
             step = f" in step '{self.last_step}'" if self.last_step else " before its first step"
-            return RunFailed(f"{what} timed out after {self.duration:.0f} s{step}; the job was killed",
-                             hint="raise --timeout, or check the hosts and network")
+            who = self.culprits()
+            return RunFailed(f"{what} timed out after {self.duration:.0f} s{step}{'; ' + who if who else ''}; "
+                             "the job was killed", hint="raise --timeout, or check the hosts and network")
         text = "\n".join(self.stderr_tail)
         for needle, message, hint in KNOWN_FAILURES:
             if needle in text:
                 return RunFailed(f"{what} failed: {message}", hint=hint)
         return RunFailed(f"{what} failed with exit status {self.returncode}" + (f": {cause}" if (cause := self.cause()) else ""))
+
+    def culprits(self) -> str:
+        """Which ranks stopped answering: those silent while others went on, or all of them."""
+        parts = []
+        if self.silent:
+            def name(r: RankProgress) -> str:
+                return f"rank {r.rank} on {r.host}" + (f" (in step '{r.last_step}')" if r.last_step else "")
+
+            shown = ", ".join(name(r) for r in self.silent[:4]) + (
+                f" and {len(self.silent) - 4} more" if len(self.silent) > 4 else "")
+            heard = len(self.ranks)
+            if len(self.silent) == heard and heard > 1:
+                parts.append(f"all {heard} ranks stopped answering: {shown}")
+            else:
+                parts.append(f"stopped answering: {shown}")
+        elif self.ranks:
+            parts.append("every rank still answered (working, or waiting inside the step)")
+        if self.expected_ranks:
+            missing = [r for r in range(self.expected_ranks) if r not in self.ranks]
+            if missing and len(missing) < self.expected_ranks:
+                listed = ", ".join(map(str, missing[:8])) + (" ..." if len(missing) > 8 else "")
+                parts.append(f"never heard from rank{'s' if len(missing) > 1 else ''} {listed}")
+        return "; ".join(parts)
 
     def cause(self) -> str:
         """The most telling stderr line: a kernel's own error line ("rmax-net: error: ..."), else one
@@ -71,13 +146,32 @@ class JobResult:
         return lines[-1] if lines else ""
 
 
-def _kill_group(proc: subprocess.Popen, grace: float = 2.0) -> None:
+def start_timeout(spec: "LaunchSpec | None") -> float | None:
+    """Seconds a launch of spec may take until its first rank announces itself: $RMAX_START_TIMEOUT,
+    else 60 s + 1 ms per rank. None (no deadline) for programs that announce nothing (not rmax-*)."""
+    given = os.environ.get("RMAX_START_TIMEOUT")
+    value = None
+    if given is not None:
+        try:
+            value = float(given)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0:
+            raise RmaxError(f"RMAX_START_TIMEOUT must be a positive number of seconds, not '{given}'",
+                            hint="e.g. RMAX_START_TIMEOUT=300")
+    if spec is None or not Path(spec.program[0]).name.startswith("rmax-"):
+        return None
+    return value if value is not None else START_BASE + START_PER_RANK * spec.np
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Ask the supervisor to end the job (it escalates to SIGKILL after GRACE); kill it if it hangs."""
     try:
         os.killpg(proc.pid, signal.SIGTERM)
     except ProcessLookupError:
         return
     try:
-        proc.wait(grace)
+        proc.wait(GRACE + 5.0)
     except subprocess.TimeoutExpired:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -86,39 +180,88 @@ def _kill_group(proc: subprocess.Popen, grace: float = 2.0) -> None:
         proc.wait()
 
 
+def _check_program(argv: list[str], env: dict[str, str], cwd: str | None) -> None:
+    """Refuse a program that cannot be started (the supervisor could only exit 127)."""
+    program = os.path.join(cwd, argv[0]) if cwd and os.sep in argv[0] else argv[0]   # as exec after chdir
+    if shutil.which(program, path=env.get("PATH")):
+        return
+    if os.sep in program and os.path.exists(program):
+        raise RmaxError(f"cannot run {argv[0]}: permission denied")
+    raise RmaxError(f"cannot run {argv[0]}: not found")
+
+
 def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, cwd: str | None = None,
             on_stdout: Callable[[str], None] | None = None, on_step: Callable[[str], None] | None = None,
-            tail_lines: int = 40) -> JobResult:
-    """Run argv (never through a shell) with a watchdog; stdout is returned whole."""
+            tail_lines: int = 40, spec: "LaunchSpec | None" = None) -> JobResult:
+    """Run argv (never through a shell) under the supervisor and the watchdog; stdout is returned whole.
+
+    spec, when given, is what argv launches: its rank count lets a timeout name the ranks never
+    heard from, and a native program gets the start-up deadline (start_timeout)."""
     if timeout <= 0:
         raise RmaxError(f"timeout must be positive, not {timeout}")
+    deadline = start_timeout(spec)
     full_env = dict(os.environ)
     full_env.update(env or {})
-    full_env["RMAX_STEPS"] = "1"
+    full_env.update(WATCHDOG_ENV)
+    _check_program(argv, full_env, cwd)
     start = time.monotonic()
+    # The supervisor gets the read end of a lifeline (EOF when this process ends, however it ends)
+    # and copies of the read ends of the job's output, to drain them once nobody else does.
+    lifeline_r, lifeline_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    theirs = (lifeline_r, out_r, err_r)
     try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                env=full_env, cwd=cwd, text=True, errors="replace", start_new_session=True)
-    except FileNotFoundError:
-        raise RmaxError(f"cannot run {argv[0]}: not found") from None
-    except PermissionError:
-        raise RmaxError(f"cannot run {argv[0]}: permission denied") from None
+        proc = subprocess.Popen([sys.executable, "-I", "-S", str(SUPERVISOR), *map(str, theirs), str(GRACE), *argv],
+                                stdout=out_w, stderr=err_w, stdin=subprocess.DEVNULL, env=full_env, cwd=cwd,
+                                start_new_session=True, pass_fds=theirs)
+    except BaseException:
+        for fd in (lifeline_w, out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (lifeline_r, out_w, err_w):
+            os.close(fd)
+    job_out = open(out_r, errors="replace")
+    job_err = open(err_r, errors="replace")
 
     out: list[str] = []
     tail: deque[str] = deque(maxlen=tail_lines)
     steps: list[str] = []
+    ranks: dict[int, RankProgress] = {}
+    heard = threading.Event()   # a rank announced itself or printed a result
+
+    def progress(rank: str | None, host: str | None, step: str | None = None, every: str | None = None,
+                 exited: bool = False) -> None:
+        heard.set()
+        if rank is None:
+            return
+        r = ranks.setdefault(int(rank), RankProgress(int(rank), host or "?"))
+        r.heard = time.monotonic()
+        if step is not None:
+            r.last_step = step
+        if every is not None:
+            r.every = float(every)
+        r.exited = r.exited or exited
 
     def read_stdout():
-        for line in proc.stdout:
+        for line in job_out:
+            heard.set()
             out.append(line)
             if on_stdout:
                 on_stdout(line)
 
     def read_stderr():
-        for line in proc.stderr:
+        for line in job_err:
             line = line.rstrip("\n")
-            if line.startswith(STEP_PREFIX):
-                steps.append(line[len(STEP_PREFIX):])
+            if m := ALIVE_LINE.match(line):
+                progress(m["rank"], m["host"], every=m["every"])
+            elif m := EXIT_LINE.match(line):
+                progress(m["rank"], m["host"], exited=True)
+            elif line.startswith(STEP_PREFIX):
+                m = STEP_LINE.match(line)
+                steps.append(m["name"])
+                progress(m["rank"], m["host"], step=m["name"])
                 if on_step:
                     on_step(steps[-1])
             else:
@@ -127,20 +270,36 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
     readers = [threading.Thread(target=read_stdout, daemon=True), threading.Thread(target=read_stderr, daemon=True)]
     for r in readers:
         r.start()
-    timed_out = False
+    timed_out = not_started = False
+    silent: list[RankProgress] = []
     try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc)
+        while proc.poll() is None:
+            now = time.monotonic()
+            if now - start > timeout:
+                timed_out = True
+                silent = sorted((r for r in list(ranks.values()) if r.silent(now)), key=lambda r: r.rank)
+                _stop(proc)
+            elif deadline is not None and not heard.is_set() and now - start > deadline:
+                not_started = True
+                _stop(proc)
+            else:
+                try:
+                    proc.wait(min(0.25, max(0.01, start + timeout - now)))
+                except subprocess.TimeoutExpired:
+                    pass
     except BaseException:  # Ctrl-C, SIGTERM: take the ranks down with us
-        _kill_group(proc)
+        _stop(proc)
         raise
-    for r in readers:
-        r.join(5)
+    finally:
+        os.close(lifeline_w)
+    for reader, f in zip(readers, (job_out, job_err)):
+        reader.join(5)
+        if not reader.is_alive():   # else a process that escaped still writes: the thread keeps the file
+            f.close()
     return JobResult(argv=argv, returncode=proc.returncode, stdout="".join(out), stderr_tail=list(tail),
                      duration=time.monotonic() - start, timed_out=timed_out,
-                     last_step=steps[-1] if steps else None, steps=steps)
+                     last_step=steps[-1] if steps else None, steps=steps, not_started=not_started,
+                     start_timeout=deadline, ranks=ranks, expected_ranks=spec.np if spec else None, silent=silent)
 
 
 def prepare(spec, launcher: str | None = None) -> list[str]:
@@ -151,4 +310,5 @@ def prepare(spec, launcher: str | None = None) -> list[str]:
     argv = get_launcher(launcher).argv(spec)
     if spec.hosts:
         check_resolvable(spec.hosts)
+    start_timeout(spec)   # a bad RMAX_START_TIMEOUT is refused now too
     return argv

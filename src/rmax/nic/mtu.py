@@ -114,7 +114,7 @@ def _on_host(host: str, argv: list[str], launcher: str | None, what: str, timeou
     from rmax.launch import Host, LaunchSpec, prepare, run_job
 
     spec = LaunchSpec(program=list(argv), np=1, hosts=[Host(host, 1)], bind="none", blas_kernels=False)
-    job = run_job(prepare(spec, launcher), timeout, env=spec.rank_env())
+    job = run_job(prepare(spec, launcher), timeout, env=spec.rank_env(), spec=spec)
     if not job.ok:
         # ip's own message comes before the launcher's framed footer ("Exit code: 1"): prefer it.
         cause = next((l.strip() for l in job.stderr_tail if l.strip().startswith(_IP_ERRORS)), None)

@@ -53,7 +53,7 @@ def _timed_launch(store: Store, kind: str, parent: str, argv: list[str], spec: L
                   params: dict, what: str) -> tuple[float, str]:
     """One stored child run around one launch: (wall time, run id); a failed launch fails the study."""
     with store.start_run(kind, parent=parent, argv=argv, params=params) as pt:
-        job = run_job(argv, timeout, env=spec.rank_env())
+        job = run_job(argv, timeout, env=spec.rank_env(), spec=spec)
         pt.update(summary={"time_s": job.duration, "statistic": "wall time of the launch"})
         if not job.ok:
             err = job.failure(what)
@@ -122,7 +122,7 @@ def scale_command(program: list[str], base: LaunchSpec, counts: list[int], repea
         if warmup:  # first launch pays for cold caches and page faults: not a measurement
             if progress:
                 progress("warm-up run at 1 rank (not stored)")
-            run_job(argvs[counts[0]], timeout, env=specs[counts[0]].rank_env())
+            run_job(argvs[counts[0]], timeout, env=specs[counts[0]].rank_env(), spec=specs[counts[0]])
         try:
             for rep in range(repeats):
                 for k in counts:

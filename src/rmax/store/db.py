@@ -1,13 +1,26 @@
-"""Opening the SQLite store: path, WAL, migrations, and refusing what it cannot trust."""
+"""Opening the SQLite store: path, WAL, migrations, and refusing what it cannot trust.
+
+A store is checked before anything is written to it: the path must be a
+regular file, its header must be SQLite's with a size that matches, and
+`PRAGMA quick_check` must pass. A store that fails is refused with one line and
+left exactly as it was."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
+import time
 from pathlib import Path
 
 from rmax.errors import RmaxError
 from rmax.store import schema
+from rmax.store.connection import BUSY_TIMEOUT, StoreBusy, StoreConnection, damaged, open_connection
+
+# The file format (https://www.sqlite.org/fileformat.html): a 100-byte header.
+_MAGIC = b"SQLite format 3\x00"
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"))
 
 
 def default_path() -> Path:
@@ -18,50 +31,128 @@ def default_path() -> Path:
     return Path(base) / "rmax" / "results.db"
 
 
-def _recover_hint(path: Path) -> str:
-    return (f"rmax never overwrites it: move it aside (mv {path} {path}.bad) to start a new store, "
-            "or point RMAX_DB at another file")
-
-
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection with the store's pragmas, migrated to the latest schema."""
+def _check_location(path: Path) -> os.stat_result | None:
+    """The file's stat when it exists; refuses what is not a usable regular file or folder."""
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        st = None
+    except OSError as e:
+        raise RmaxError(f"cannot use the results store {path}: {e.strerror}", hint="set RMAX_DB to a writable path")
+    if st is not None:
+        kind = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
+        if not stat.S_ISREG(st.st_mode):
+            raise RmaxError(f"results store {path} is {kind}, not a regular file",
+                            hint="set RMAX_DB (or --db) to a file path such as ~/rmax-results.db")
+        if not os.access(path, os.R_OK | os.W_OK):
+            raise RmaxError(f"results store {path} is not readable and writable by this user",
+                            hint="set RMAX_DB to a writable path")
+        return st
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise RmaxError(f"cannot create the results store's folder {path.parent}: part of that path is not a folder",
+                        hint="set RMAX_DB to a writable path")
     except OSError as e:
         raise RmaxError(f"cannot create the results store's folder {path.parent}: {e.strerror}",
                         hint="set RMAX_DB to a writable path")
-    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
-        raise RmaxError(f"results store {path} is not readable and writable by this user",
-                        hint="set RMAX_DB to a writable path")
-    if not path.exists() and not os.access(path.parent, os.W_OK):
+    if not os.access(path.parent, os.W_OK):
         raise RmaxError(f"cannot create the results store {path}: folder not writable",
                         hint="set RMAX_DB to a writable path")
+    return None
+
+
+def _check_header(path: Path, size: int) -> None:
+    """Refuse a file that is not an SQLite database or not whole pages long. (A truncation at a page
+    boundary reads as damage to SQLite itself, which the quick check reports.)"""
+    with open(path, "rb") as f:
+        head = f.read(100)
+    if len(head) < 100:
+        raise damaged(path, f"only {size} bytes, shorter than an SQLite header")
+    if head[:16] != _MAGIC:
+        raise damaged(path, "not an SQLite database: its header is wrong")
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    if page < 512 or page & (page - 1):
+        raise damaged(path, f"its header gives an impossible page size {page}")
+    if size % page:
+        raise damaged(path, f"its size {size} is not a whole number of {page}-byte pages (truncated or appended to)")
+
+
+def _quick_check(con: StoreConnection) -> None:
+    found = [r[0] for r in con.execute("PRAGMA quick_check(3)").fetchall()]
+    if found != ["ok"]:
+        problems = [line for text in found for line in text.splitlines() if not line.startswith("***")]
+        raise damaged(con.path, "PRAGMA quick_check: " + "; ".join(problems))
+
+
+def _use_wal(con: StoreConnection) -> None:
+    """Switch a new store to WAL. The switch needs the file to itself and, while other processes
+    are opening the same new store, SQLite answers busy without calling the busy handler; so retry."""
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while True:
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            return
+        except StoreBusy:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+def connect(path: Path) -> StoreConnection:
+    """A connection with the store's pragmas, checked and migrated to the latest schema."""
+    st = _check_location(path)
+    if st is not None and st.st_size > 0:
+        _check_header(path, st.st_size)
+    con = open_connection(path)
     try:
-        con = sqlite3.connect(str(path), timeout=30, isolation_level=None)
-        con.row_factory = sqlite3.Row
         version = con.execute("PRAGMA user_version").fetchone()[0]
-        con.execute("PRAGMA journal_mode=WAL")
+        if version > schema.LATEST:
+            raise RmaxError(f"results store {path} has schema version {version}, newer than this rmax "
+                            f"understands ({schema.LATEST})", hint="upgrade rmax, or set RMAX_DB to another file")
+        if st is not None and st.st_size > 0:
+            _quick_check(con)
+        _use_wal(con)
         con.execute("PRAGMA foreign_keys=ON")
         con.execute("PRAGMA synchronous=NORMAL")
-    except sqlite3.DatabaseError as e:
-        raise RmaxError(f"results store {path} is damaged or not an SQLite database ({e})",
-                        hint=_recover_hint(path))
-    if version > schema.LATEST:
+        migrate(con)
+    except BaseException:
         con.close()
-        raise RmaxError(f"results store {path} has schema version {version}, newer than this rmax "
-                        f"understands ({schema.LATEST})", hint="upgrade rmax, or set RMAX_DB to another file")
-    try:
-        migrate(con, version)
-        con.execute("SELECT count(*) FROM runs").fetchone()
-    except sqlite3.DatabaseError as e:
-        con.close()
-        raise RmaxError(f"results store {path} is damaged ({e})", hint=_recover_hint(path))
+        raise
     return con
 
 
-def migrate(con: sqlite3.Connection, current: int, target: int | None = None) -> None:
-    """Apply migrations current+1 .. target, each in its own transaction."""
+def _statements(script: str) -> list[str]:
+    """The statements of an SQL script (executescript would commit the open transaction)."""
+    out, pending = [], ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n\t;"):
+                out.append(pending.strip())
+            pending = ""
+    return out
+
+
+def migrate(con: sqlite3.Connection, target: int | None = None) -> None:
+    """Bring the schema to target (default the latest) in one write transaction.
+
+    The version is read again after the write lock is taken, so processes that
+    open a new store at the same moment apply each migration exactly once."""
     target = schema.LATEST if target is None else target
-    for number in range(current + 1, target + 1):
-        con.executescript(
-            f"BEGIN IMMEDIATE;\n{schema.MIGRATIONS[number - 1]}\nPRAGMA user_version = {number};\nCOMMIT;")
+    if con.execute("PRAGMA user_version").fetchone()[0] >= target:
+        return
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        current = con.execute("PRAGMA user_version").fetchone()[0]
+        for number in range(current + 1, target + 1):
+            for statement in _statements(schema.MIGRATIONS[number - 1]):
+                con.execute(statement)
+        if target > current:
+            con.execute(f"PRAGMA user_version = {int(target)}")
+        con.execute("COMMIT")
+    except BaseException:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        raise

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
+import stat
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,7 +24,9 @@ if TYPE_CHECKING:
 
 STATUSES = ("running", "ok", "failed", "invalid", "interrupted")
 FINAL = ("ok", "failed", "invalid", "interrupted")
-JSON_COLUMNS = ("hosts", "params", "summary", "samples", "argv", "environment")
+JSON_COLUMNS = ("hosts", "params", "summary", "samples", "argv", "environment", "scratch")
+LIST_COLUMNS = ("hosts", "argv", "scratch")
+SCRATCH_PREFIX = "rmax-"   # only paths named so are ever removed as a run's scratch
 
 
 def utcnow() -> str:
@@ -61,12 +65,17 @@ class RunRecord:
     environment: dict = field(default_factory=dict)
     label: str | None = None
     proc_start: str | None = None
+    scratch: list = field(default_factory=list)
 
     @classmethod
     def from_row(cls, row) -> "RunRecord":
+        """The record of a row; ValueError when a stored JSON field is malformed."""
         d = dict(row)
         for c in JSON_COLUMNS:
-            d[c] = json.loads(d[c]) if d.get(c) else ({} if c not in ("hosts", "argv") else [])
+            kind = list if c in LIST_COLUMNS else dict
+            d[c] = json.loads(d[c]) if d.get(c) else kind()
+            if not isinstance(d[c], kind):
+                raise ValueError(f"column {c} holds {type(d[c]).__name__}, not a JSON {kind.__name__}")
         return cls(**d)
 
     @property
@@ -143,10 +152,27 @@ def _alive(pid: int, identity: str | None) -> bool:
     return identity is None or process_identity(pid) == identity
 
 
+def remove_scratch(paths: list) -> None:
+    """Remove a dead run's scratch paths: only rmax's own (named rmax-*, owned by this user, not
+    links), so a store edited by hand cannot make rmax delete anything else."""
+    for p in paths:
+        path = Path(str(p))
+        try:
+            st = path.lstat()
+        except OSError:
+            continue
+        if not path.is_absolute() or not path.name.startswith(SCRATCH_PREFIX) or st.st_uid != os.getuid():
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+        elif stat.S_ISREG(st.st_mode):
+            path.unlink(missing_ok=True)
+
+
 def reap_orphans(store: "Store") -> int:
-    """Mark `running` rows of this host whose process is gone as interrupted."""
+    """Mark `running` rows of this host whose process is gone as interrupted, and remove their scratch."""
     host = socket.gethostname()
-    rows = store.con.execute("SELECT id, pid, proc_start FROM runs WHERE status = 'running' AND hostname = ?",
+    rows = store.con.execute("SELECT id, pid, proc_start, scratch FROM runs WHERE status = 'running' AND hostname = ?",
                              (host,)).fetchall()
     reaped = 0
     for r in rows:
@@ -154,6 +180,11 @@ def reap_orphans(store: "Store") -> int:
             store.con.execute(
                 "UPDATE runs SET status = 'interrupted', error = ? WHERE id = ? AND status = 'running'",
                 (f"process {r['pid']} ended without finishing the run (killed or crashed)", r["id"]))
+            try:
+                scratch = json.loads(r["scratch"])
+            except ValueError:
+                scratch = []
+            remove_scratch(scratch if isinstance(scratch, list) else [])
             reaped += 1
     return reaped
 

@@ -35,6 +35,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN proc_start TEXT;
     CREATE INDEX runs_parent ON runs(parent);
     """,
+    # 3: scratch paths a run works in (HPL's input and output folder): removed when the
+    #    run ends, and by the reaping of a run whose process died.
+    """
+    ALTER TABLE runs ADD COLUMN scratch TEXT NOT NULL DEFAULT '[]';
+    """,
 ]
 
 LATEST = len(MIGRATIONS)

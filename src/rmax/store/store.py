@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rmax.store.connection import damaged
 from rmax.store.db import connect, default_path
 from rmax.store.runs import JSON_COLUMNS, Run, RunRecord, new_record, reap_orphans, resolve_id
 
@@ -33,9 +34,15 @@ class Store:
         self.con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)
         return Run(self, rec)
 
+    def _record(self, row) -> RunRecord:
+        try:
+            return RunRecord.from_row(row)
+        except (ValueError, TypeError) as e:
+            raise damaged(self.path, f"run {row['id']} has a malformed stored field: {e}") from None
+
     def get(self, id_or_prefix: str) -> RunRecord:
         run_id = resolve_id(self, id_or_prefix)
-        return RunRecord.from_row(self.con.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
+        return self._record(self.con.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
 
     def list(self, kind: str | None = None, status: str | None = None, parent: str | None = None,
              limit: int | None = None) -> list[RunRecord]:
@@ -48,11 +55,11 @@ class Store:
         sql += " ORDER BY started_at DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
-        return [RunRecord.from_row(r) for r in self.con.execute(sql, args)]
+        return [self._record(r) for r in self.con.execute(sql, args)]
 
     def children(self, run_id: str) -> list[RunRecord]:
         rows = self.con.execute("SELECT * FROM runs WHERE parent = ? ORDER BY started_at", (run_id,))
-        return [RunRecord.from_row(r) for r in rows]
+        return [self._record(r) for r in rows]
 
     def delete(self, id_or_prefix: str) -> str:
         """Delete a run and the runs grouped under it; returns the full id."""

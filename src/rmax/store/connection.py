@@ -1,0 +1,102 @@
+"""The store's SQLite connection: every database error becomes one RmaxError line.
+
+A damaged file can surface on any query, not only on open (a page read for the
+first time); wrapping the connection and its cursors catches it wherever it
+happens, so no command ever dies with an internal DatabaseError."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from rmax.errors import RmaxError
+
+# Result codes (https://www.sqlite.org/rescode.html), primary code = low byte.
+BUSY_TIMEOUT = 30.0  # seconds a statement waits for another process's lock
+_BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 5, 6, 8, 10, 11, 13, 14, 26
+
+
+class StoreBusy(RmaxError):
+    """Another process holds a lock on the store longer than the busy timeout allows."""
+
+
+def recover_hint(path: Path) -> str:
+    return (f"rmax never overwrites it: move it aside (mv {path} {path}.bad) to start a new store, "
+            "or point RMAX_DB at another file")
+
+
+def damaged(path: Path, detail: str) -> RmaxError:
+    detail = " ".join(detail.split())  # one line, whatever SQLite's message holds
+    return RmaxError(f"results store {path} is damaged ({detail})", hint=recover_hint(path))
+
+
+def store_error(path: Path, e: sqlite3.DatabaseError) -> RmaxError:
+    """The one-line error for an SQLite failure on the store at path."""
+    code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in (_BUSY, _LOCKED):
+        return StoreBusy(f"results store {path} is locked by another process ({e})",
+                         hint="wait for the other rmax to finish, or set RMAX_DB to another file")
+    if code == _FULL:
+        return RmaxError(f"no space left to write the results store {path}", hint="free disk space and retry")
+    if code in (_READONLY, _IOERR, _CANTOPEN):
+        return RmaxError(f"cannot read or write the results store {path} ({e})", hint="set RMAX_DB to a writable path")
+    return damaged(path, str(e))
+
+
+class _Cursor(sqlite3.Cursor):
+    def _guard(self, call, *args):
+        try:
+            return call(*args)
+        except sqlite3.ProgrammingError:  # misuse by rmax itself: a bug, not the file's fault
+            raise
+        except sqlite3.DatabaseError as e:
+            raise store_error(self.connection.path, e) from None
+
+    def execute(self, *args):
+        return self._guard(super().execute, *args)
+
+    def executemany(self, *args):
+        return self._guard(super().executemany, *args)
+
+    def executescript(self, *args):
+        return self._guard(super().executescript, *args)
+
+    def fetchone(self):
+        return self._guard(super().fetchone)
+
+    def fetchmany(self, *args):
+        return self._guard(super().fetchmany, *args)
+
+    def fetchall(self):
+        return self._guard(super().fetchall)
+
+    def __next__(self):
+        return self._guard(super().__next__)
+
+
+class StoreConnection(sqlite3.Connection):
+    """sqlite3.Connection whose statements and cursors raise RmaxError instead of DatabaseError."""
+
+    path: Path
+
+    def cursor(self, factory=_Cursor):
+        return super().cursor(factory)
+
+    def execute(self, *args):
+        return self.cursor().execute(*args)
+
+    def executemany(self, *args):
+        return self.cursor().executemany(*args)
+
+    def executescript(self, *args):
+        return self.cursor().executescript(*args)
+
+
+def open_connection(path: Path) -> StoreConnection:
+    try:
+        con = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT, isolation_level=None, factory=StoreConnection)
+    except sqlite3.DatabaseError as e:
+        raise store_error(path, e) from None
+    con.path = path
+    con.row_factory = sqlite3.Row
+    return con
