@@ -12,7 +12,7 @@ from typing import Callable
 
 from rmax.bench.runner import environment, fingerprint
 from rmax.errors import RmaxError
-from rmax.hpl.dat import BCAST_NAMES, HplConfig
+from rmax.hpl.dat import BCAST_NAMES, HplConfig, checked
 from rmax.hpl.engines import get_engine
 from rmax.hpl.output import HplResult
 from rmax.launch import LaunchSpec, prepare, run_job
@@ -38,11 +38,23 @@ def _test_summary(r: HplResult, extra: dict) -> dict:
     return s
 
 
+def _ranks_per_node(spec: LaunchSpec) -> int:
+    """The most ranks one node will hold (hosts fill in order, as mpirun's by-slot mapping does)."""
+    most = spec.np
+    if spec.ranks_per_node:
+        most = min(most, spec.ranks_per_node)
+    elif spec.hosts:
+        most = min(most, max(h.slots for h in spec.hosts))
+    return max(most, 1)
+
+
 def run_hpl(cfg: HplConfig, spec: LaunchSpec, store: Store, *, engine: str = "rmax", launcher: str | None = None,
             timeout: float = 3600.0, parent: str | None = None, label: str | None = None,
             blas: dict | None = None, on_line: Callable[[str], None] | None = None) -> HplOutcome:
     """Run every test of cfg on spec's ranks with the named engine; store and return the runs."""
     eng = get_engine(engine)
+    # rmax-hpl's grammar and memory check decide, before any run row exists.
+    cfg = checked(cfg, node_ranks=_ranks_per_node(spec))
     if cfg.max_ranks > spec.np:
         p, q = max(cfg.grids, key=lambda g: g[0] * g[1])
         raise RmaxError(f"HPL.dat's largest grid {p} x {q} needs {p * q} ranks, but only {spec.np} are started",
