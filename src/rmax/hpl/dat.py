@@ -6,6 +6,7 @@ before any run is stored, so rmax and rmax-hpl cannot read a file differently.""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,6 +45,11 @@ class HplConfig:
     @property
     def max_ranks(self) -> int:
         return max(p * q for p, q in self.grids)
+
+    @property
+    def test_count(self) -> int:
+        return math.prod(len(v) for v in (self.grids, self.ns, self.nbs, self.depths, self.bcasts, self.rfacts,
+                                          self.pfacts, self.nbmins, self.ndivs))
 
     def tests(self):
         """Every combination, in HPL's loop order: grid, N, NB, DEPTH, BCAST, RFACT, PFACT, NBMIN, NDIV."""

@@ -48,17 +48,24 @@ def _ranks_per_node(spec: LaunchSpec) -> int:
     return max(most, 1)
 
 
-def run_hpl(cfg: HplConfig, spec: LaunchSpec, store: Store, *, engine: str = "rmax", launcher: str | None = None,
-            timeout: float = 3600.0, parent: str | None = None, label: str | None = None,
-            blas: dict | None = None, on_line: Callable[[str], None] | None = None) -> HplOutcome:
-    """Run every test of cfg on spec's ranks with the named engine; store and return the runs."""
-    eng = get_engine(engine)
-    # rmax-hpl's grammar and memory check decide, before any run row exists.
+def admit(cfg: HplConfig, spec: LaunchSpec) -> HplConfig:
+    """cfg as it will run, or its refusal: rmax-hpl's grammar and memory check (with the
+    ranks per node) and the largest grid against the ranks started. run_hpl asks this
+    before any run row exists; `rmax hpl check` asks only this."""
     cfg = checked(cfg, node_ranks=_ranks_per_node(spec))
     if cfg.max_ranks > spec.np:
         p, q = max(cfg.grids, key=lambda g: g[0] * g[1])
         raise RmaxError(f"HPL.dat's largest grid {p} x {q} needs {p * q} ranks, but only {spec.np} are started",
                         hint=f"use --np {p * q} or smaller grids")
+    return cfg
+
+
+def run_hpl(cfg: HplConfig, spec: LaunchSpec, store: Store, *, engine: str = "rmax", launcher: str | None = None,
+            timeout: float = 3600.0, parent: str | None = None, label: str | None = None,
+            blas: dict | None = None, on_line: Callable[[str], None] | None = None) -> HplOutcome:
+    """Run every test of cfg on spec's ranks with the named engine; store and return the runs."""
+    eng = get_engine(engine)
+    cfg = admit(cfg, spec)
     workdir = Path(tempfile.mkdtemp(prefix="rmax-hpl-"))
     try:
         spec.program = eng.program(workdir, cfg)
