@@ -119,7 +119,8 @@ def test_hpl_run_bad_input(db, tmp_path):
     assert_one_line_error(run_cli("hpl", "run", str(tmp_path / "none.dat")), 2, "not found")
     dat = tmp_path / "HPL.dat"
     dat.write_text(render(HplConfig(grids=[(2, 2)])))
-    assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "2"), 2, "needs 4 ranks")
+    assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "2"), 2,
+                          "grid 2 x 2 needs 4 processes but only 2 were started")
     assert_one_line_error(run_cli("hpl", "run", str(dat), "--engine", "linpack"), 2, "unknown HPL engine")
     assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "4", "--oversubscribe", "--engine",
                                   f"xhpl:{tmp_path}/nope"), 2, "not an executable")

@@ -22,7 +22,7 @@ typedef struct {
     int progress;
     int corrupt;
     const char *check;
-    long long node_ranks;
+    long long ranks, node_ranks;
 } options;
 
 /* How many of the first n indices process 0 owns (hpl_numroc in 64 bits). */
@@ -110,13 +110,28 @@ static int check_memory(const hpl_input *in, long long node_ranks, char *err, si
     return 0;
 }
 
+/* Every grid must fit in the ranks started. */
+static int check_grids(const hpl_input *in, long long ranks, char *err, size_t errlen)
+{
+    for (int i = 0; i < in->ngrid; i++)
+        if ((long long)in->p[i] * in->q[i] > ranks) {
+            snprintf(err, errlen, "grid %d x %d needs %lld processes but only %lld were started", in->p[i], in->q[i],
+                     (long long)in->p[i] * in->q[i], ranks);
+            return -1;
+        }
+    return 0;
+}
+
 /* rmax-hpl --check FILE: the input's verdict without MPI, which rmax asks before
- * a run: the parsed input as one JSON object, or the one-line error (exit 2). */
-static int check_only(const char *path, long long node_ranks)
+ * a run: the parsed input as one JSON object, or the one-line error (exit 2).
+ * The checks and their order are a run's: grammar, grids (when the ranks are
+ * given), memory. */
+static int check_only(const char *path, long long ranks, long long node_ranks)
 {
     hpl_input in;
     char err[1024];
-    if (hpl_input_read(path, &in, err, sizeof err) || check_memory(&in, node_ranks, err, sizeof err)) {
+    if (hpl_input_read(path, &in, err, sizeof err) || (ranks > 0 && check_grids(&in, ranks, err, sizeof err)) ||
+        check_memory(&in, node_ranks, err, sizeof err)) {
         fprintf(stderr, "%s: error: %s\n", HPL_PROG, err);
         return 2;
     }
@@ -298,7 +313,7 @@ int main(int argc, char **argv)
         path = argv[1];
         first = 2;
     }
-    options opt = {NULL, 0, 0, NULL, 0};
+    options opt = {NULL, 0, 0, NULL, 0, 0};
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &opt.json, "also write one JSON object per test to FILE ('-' for stdout)", 0, 0,
          NULL},
@@ -310,6 +325,9 @@ int main(int argc, char **argv)
          "only read FILE ('-': standard input) and print the parsed input as one JSON object, or the one-line "
          "error (exit 2); no MPI, no run",
          0, 0, NULL},
+        {"ranks", RMX_ARG_INT, &opt.ranks,
+         "with --check: the ranks the run will start; every grid must fit (default: not checked)", 1, INT_MAX,
+         NULL},
         {"node-ranks", RMX_ARG_INT, &opt.node_ranks,
          "with --check: ranks that will share this node's memory (default 1)", 1, INT_MAX, NULL},
     };
@@ -322,7 +340,7 @@ int main(int argc, char **argv)
             rmx_die(2, HPL_PROG, "give the input either first or to --check, not both");
         if (opt.json || opt.progress || opt.corrupt)
             rmx_die(2, HPL_PROG, "--check only reads the input: --json, --progress and --corrupt-solution are run options");
-        return check_only(opt.check, opt.node_ranks ? opt.node_ranks : 1);
+        return check_only(opt.check, opt.ranks, opt.node_ranks ? opt.node_ranks : 1);
     }
 
     MPI_Init(&argc, &argv);
@@ -334,8 +352,8 @@ int main(int argc, char **argv)
             if (strcmp(argv[i], "--help") == 0)
                 leave(0);
     rmx_args_parse(HPL_PROG, usage, argc, argv, first, spec, nspec);
-    if (opt.node_ranks)
-        rmx_die(2, HPL_PROG, "--node-ranks goes with --check (a run counts the ranks on its nodes itself)");
+    if (opt.ranks || opt.node_ranks)
+        rmx_die(2, HPL_PROG, "--ranks and --node-ranks go with --check (a run counts its ranks itself)");
 
     rmx_step("input");
     hpl_input in;
@@ -351,14 +369,11 @@ int main(int argc, char **argv)
     }
     MPI_Bcast(&in, (int)sizeof in, MPI_BYTE, 0, MPI_COMM_WORLD);
 
-    /* Every grid must fit in the ranks started. */
-    for (int i = 0; i < in.ngrid; i++)
-        if ((long long)in.p[i] * in.q[i] > size) {
-            if (rank == 0)
-                fprintf(stderr, "%s: error: grid %d x %d needs %lld processes but only %d were started\n",
-                        HPL_PROG, in.p[i], in.q[i], (long long)in.p[i] * in.q[i], size);
-            leave(2);
-        }
+    if (check_grids(&in, size, err, sizeof err)) { /* the same verdict on every rank */
+        if (rank == 0)
+            fprintf(stderr, "%s: error: %s\n", HPL_PROG, err);
+        leave(2);
+    }
 
     /* Every test must fit in memory: rank 0 decides for the most crowded node. */
     MPI_Comm node;

@@ -148,9 +148,17 @@ def test_check_is_strict_about_its_own_options(tmp_path):
     (tmp_path / "HPL.dat").write_text(GOOD)
     for args, message in ((["HPL.dat", "--check", "HPL.dat"], "either first or to --check"),
                           (["--check", "HPL.dat", "--json", "-"], "--check only reads the input"),
-                          (["--check", "HPL.dat", "--node-ranks", "0"], "--node-ranks: 0 is out of range")):
+                          (["--check", "HPL.dat", "--node-ranks", "0"], "--node-ranks: 0 is out of range"),
+                          (["--check", "HPL.dat", "--ranks", "x"], "--ranks: 'x' is not a whole number")):
         proc = subprocess.run([hpl_executable(), *args], cwd=tmp_path, capture_output=True, timeout=30)
         assert proc.returncode == 2 and message in proc.stderr.decode(), (args, proc.stderr)
+
+
+def test_ranks_check_the_grids_as_a_run_does():
+    text = edited({10: b"2", 11: b"1 2", 12: b"3 2"})
+    assert parsed(check(text))["P"] == [1, 2]
+    assert parsed(check(text, "--ranks", "4"))["Q"] == [3, 2]
+    assert refusal(check(text, "--ranks", "3")) == "grid 2 x 2 needs 4 processes but only 3 were started"
 
 
 def test_node_ranks_multiply_the_memory_need():
@@ -192,3 +200,18 @@ def test_renderer_round_trip():
     for _ in range(40):
         cfg = _random_config(rng)
         assert checked(cfg) == cfg, cfg
+
+
+def test_rmax_reads_non_utf8_input_like_rmax_hpl(db, tmp_path):
+    """Latin-1 bytes: fine in the title, one error line in a value; never a traceback (rmax hpl check)."""
+    from cliutil import assert_one_line_error, run_cli
+
+    path = tmp_path / "HPL.dat"
+    path.write_bytes(edited({1: b"r\xe9sultats de l'\xe9t\xe9"}))
+    proc = run_cli("hpl", "check", str(path), "--np", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["tests"] == [{"code": "WR11C2R4", "n": 20, "nb": 4, "p": 1, "q": 1, "depth": 1,
+                                                 "bcast": 1, "rfact": 1, "pfact": 2, "nbmin": 4, "ndiv": 2}]
+    path.write_bytes(edited({6: b"2\xe90"}))
+    assert_one_line_error(run_cli("hpl", "check", str(path)), 2,
+                          r"line 6: problem sizes (N) must be an integer, got '2\xe90'", "rmax-hpl --check FILE")

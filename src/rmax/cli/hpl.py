@@ -16,14 +16,15 @@ def command():
     """Run HPL from an HPL.dat and store every test."""
 
 
-def _read(dat: str | None):
-    """The HPL input at dat (default ./HPL.dat), read by rmax-hpl's grammar."""
+def _read(dat: str | None, np: int | None):
+    """The HPL input at dat (default ./HPL.dat) read by rmax-hpl's grammar, its grids checked
+    against --np when given: the checks in the order rmax-hpl makes them."""
     from rmax.hpl.dat import read
 
     path = Path(dat or "HPL.dat")
     if not path.exists():
         raise RmaxError(f"{path} not found", hint="give an HPL.dat path, or run in a folder that has one")
-    return read(path)
+    return read(path, ranks=np)
 
 
 @command.command("run")
@@ -39,13 +40,13 @@ def _read(dat: str | None):
 @launch_options(default_np="the largest grid's P x Q")
 @json_option
 def run_cmd(dat, engine, blas, label, placement, topology_file, as_json, launcher, timeout, **opts):
-    """Run every test of HPL.dat (default ./HPL.dat; a .json file with the same fields works too).
+    """Run every test of HPL.dat (default ./HPL.dat, or rmax-hpl's JSON input: N, NB, P, Q, ...).
 
     Example: rmax hpl run HPL.dat --np 2 --engine rmax"""
     from rmax.hpl.run import run_hpl
     from rmax.store import open_store
 
-    cfg = _read(dat)
+    cfg = _read(dat, opts["np"])
     spec = spec_from_options([], default_np=cfg.max_ranks, **opts)
     blas_info = {}
     if blas:
@@ -100,7 +101,7 @@ def check_cmd(dat, as_json, launcher, timeout, **opts):
 
     from rmax.hpl.run import admit
 
-    cfg = _read(dat)
+    cfg = _read(dat, opts["np"])
     cfg = admit(cfg, spec_from_options([], default_np=cfg.max_ranks, **opts))
     tests = [{"code": cfg.variant_code(t), **t} for t in islice(cfg.tests(), JSON_LISTED if as_json else LISTED)]
     if as_json:

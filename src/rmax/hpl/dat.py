@@ -94,7 +94,7 @@ _CHECK_FIELDS = {"output_file": "output_file", "device_out": "device", "N": "ns"
                  "L1": "l1_form", "U": "u_form", "equilibration": "equilibration", "alignment": "alignment"}
 
 
-def _ask(args: list[str], text: str | None = None) -> HplConfig:
+def _ask(args: list[str], text: str | None = None, hint: str | None = None) -> HplConfig:
     """rmax-hpl's verdict on an input: the parsed values, or its one-line error as an RmaxError."""
     argv = [executable("rmax-hpl"), "--check", *args]
     data = text.encode("utf-8", "surrogateescape") if text is not None else None
@@ -114,21 +114,23 @@ def _ask(args: list[str], text: str | None = None) -> HplConfig:
     prefix = "rmax-hpl: error: "
     message = next((l[len(prefix):] for l in lines if l.startswith(prefix)), None)
     if proc.returncode == 2 and message:
-        raise RmaxError(message, hint=CHECK_HINT)
+        raise RmaxError(message, hint=hint)
     raise RmaxError(f"rmax-hpl --check failed (exit status {proc.returncode}): "
                     f"{lines[-1] if lines else 'no message'}", exit_code=1)
 
 
-def read(path: str | Path) -> HplConfig:
-    """The HPL.dat (or rmax-hpl JSON input) at path, as rmax-hpl reads it."""
-    return _ask([str(path)])
+def read(path: str | Path, ranks: int | None = None) -> HplConfig:
+    """The HPL.dat (or rmax-hpl JSON input) at path as rmax-hpl reads it, refused as rmax-hpl
+    refuses it (its grids against `ranks` when given, its memory for one rank per node)."""
+    return _ask([str(path)] + (["--ranks", str(ranks)] if ranks and ranks > 0 else []), hint=CHECK_HINT)
 
 
-def checked(cfg: HplConfig, node_ranks: int = 1) -> HplConfig:
-    """cfg as rmax-hpl reads it once rendered (clamped as the reference clamps), refused with
-    rmax-hpl's message when a value is illegal or a test does not fit in memory with
-    node_ranks ranks sharing this node."""
-    return _ask(["-", "--node-ranks", str(node_ranks)], render(cfg, title="HPL input checked by rmax"))
+def checked(cfg: HplConfig, ranks: int | None = None, node_ranks: int = 1) -> HplConfig:
+    """cfg as rmax-hpl reads it once rendered (clamped as the reference clamps), or refused with
+    rmax-hpl's message: an illegal value, a grid larger than `ranks` (when given), or a test
+    that does not fit in this node's memory with node_ranks ranks sharing it."""
+    args = ["-", "--node-ranks", str(node_ranks)] + (["--ranks", str(ranks)] if ranks else [])
+    return _ask(args, render(cfg, title="HPL input checked by rmax"))
 
 
 def _row(values, label: str, width: int = 12) -> str:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Callable
 
 from rmax.bench.runner import environment, fingerprint
-from rmax.errors import RmaxError
 from rmax.hpl.dat import BCAST_NAMES, HplConfig, checked
 from rmax.hpl.engines import get_engine
 from rmax.hpl.output import HplResult
@@ -49,15 +48,11 @@ def _ranks_per_node(spec: LaunchSpec) -> int:
 
 
 def admit(cfg: HplConfig, spec: LaunchSpec) -> HplConfig:
-    """cfg as it will run, or its refusal: rmax-hpl's grammar and memory check (with the
-    ranks per node) and the largest grid against the ranks started. run_hpl asks this
-    before any run row exists; `rmax hpl check` asks only this."""
-    cfg = checked(cfg, node_ranks=_ranks_per_node(spec))
-    if cfg.max_ranks > spec.np:
-        p, q = max(cfg.grids, key=lambda g: g[0] * g[1])
-        raise RmaxError(f"HPL.dat's largest grid {p} x {q} needs {p * q} ranks, but only {spec.np} are started",
-                        hint=f"use --np {p * q} or smaller grids")
-    return cfg
+    """cfg as it will run, or its refusal: rmax-hpl's grammar, its grids against the ranks
+    started and its memory check with the ranks per node. run_hpl asks this before any run
+    row exists; `rmax hpl check` asks only this."""
+    spec.validate()
+    return checked(cfg, ranks=max(spec.np, 1), node_ranks=_ranks_per_node(spec))
 
 
 def run_hpl(cfg: HplConfig, spec: LaunchSpec, store: Store, *, engine: str = "rmax", launcher: str | None = None,
