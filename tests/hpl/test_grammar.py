@@ -1,6 +1,7 @@
 """The one HPL input grammar (native/hpl/input.c): what `rmax-hpl --check`
 accepts and refuses, and that whatever rmax's renderer writes, rmax-hpl reads
-back as the same values. rmax-hpl --check runs without MPI: these take ~3 s."""
+back as the same values. rmax-hpl --check runs without MPI: about 15 s in all,
+most of it the few `rmax` commands run as a user would."""
 
 import json
 import random
@@ -215,3 +216,22 @@ def test_rmax_reads_non_utf8_input_like_rmax_hpl(db, tmp_path):
     path.write_bytes(edited({6: b"2\xe90"}))
     assert_one_line_error(run_cli("hpl", "check", str(path)), 2,
                           r"line 6: problem sizes (N) must be an integer, got '2\xe90'", "rmax-hpl --check FILE")
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({27: b"-1"}, "illegal swapping threshold -1"),
+    ({6: b"2147483648"}, "problem sizes (N) = 2147483648 is out of range"),
+    ({17: b"2147483648"}, "recursion stopping sizes (NBMIN) = 2147483648 is out of range"),
+    ({6: b"3000000"}, "bytes are available (MemAvailable)"),
+], ids=["swap-threshold-1", "N-2^31", "NBMIN-2^31", "too-big-for-memory"])
+def test_refused_input_never_becomes_a_run(db, tmp_path, changes, message):
+    """What rmax once accepted and rmax-hpl refused became failed runs; now `rmax hpl run` refuses it first."""
+    from cliutil import assert_one_line_error, run_cli
+
+    from rmax.store import open_store
+
+    path = tmp_path / "HPL.dat"
+    path.write_bytes(edited(changes))
+    assert_one_line_error(run_cli("hpl", "run", str(path), "--np", "1"), 2, message)
+    with open_store() as store:
+        assert store.list() == []
