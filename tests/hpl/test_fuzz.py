@@ -1,16 +1,17 @@
 """HPL.dat fuzzing: seeded mutants of a small valid HPL.dat (deleted, duplicated
 and swapped lines, non-numeric and huge tokens, NaN and infinities, unicode
 digits and separators, long lines, lists of 21 values, binary junk), each run
-through rmax-hpl directly and through rmax's decision (`rmax hpl check`, which
-is `rmax hpl run` up to the point where a run would be stored), in this process
-with a private store; every refused mutant and the first valid ones also
-through `rmax hpl run` itself. Every outcome must be a clean run, or exactly
-one error line with a non-zero exit and no stored run; both paths must decide
-alike, refuse with the same message and, when they run, report the same tests.
+through rmax-hpl directly, through `rmax hpl check` (`rmax hpl run`'s decision,
+nothing run) and through `rmax hpl run --np 1 --launcher local`, in this process
+with a private store. Every outcome must be a clean run, or exactly one error
+line with a non-zero exit and no stored run; the paths must decide alike,
+refuse with the same message and, when they run, report the same tests.
+About 50 s on this 2-core machine shared with other builds (load 11).
 
 RMAX_FUZZ_SEED, RMAX_FUZZ_COUNT and RMAX_FUZZ_FULL_RUNS change the seed, the
-number of mutants (default 240) and how many valid ones become stored runs
-(default 12: each costs about a second, mostly the inventory's fingerprint)."""
+number of mutants (default 240) and how many valid ones also become stored
+runs (default all; each costs about a second, mostly the inventory's
+fingerprint, so a large COUNT may want fewer)."""
 
 import json
 import os
@@ -23,7 +24,7 @@ from hplutil import dat, hpl_executable
 
 SEED = int(os.environ.get("RMAX_FUZZ_SEED", "20261123"))
 COUNT = int(os.environ.get("RMAX_FUZZ_COUNT", "240"))
-FULL_RUNS = int(os.environ.get("RMAX_FUZZ_FULL_RUNS", "12"))   # valid mutants also run as stored runs
+FULL_RUNS = int(os.environ.get("RMAX_FUZZ_FULL_RUNS", str(COUNT)))   # valid mutants also run as stored runs
 BASE = dat((20,), (4,)).encode()   # N tiny: a valid mutant runs in milliseconds
 LISTS = (5, 7, 14, 16, 18, 20, 22, 24)  # count lines; the values follow on the next line
 # rmax-hpl started without mpirun (a singleton) and kept to shared memory: ~20 ms instead of ~300.
@@ -273,8 +274,7 @@ def test_mutants_are_run_or_refused_alike(tmp_path, monkeypatch, capsys):
         path.write_bytes(data)
         got = direct(path, work, env)
         # Every mutant: rmax's decision (`rmax hpl check`, the code `rmax hpl run` runs before
-        # storing anything). Refused ones also through `rmax hpl run` (cheap: nothing runs); of
-        # the valid ones the first FULL_RUNS (each stored run costs about a second).
+        # storing anything), then `rmax hpl run` itself (valid ones: the first FULL_RUNS).
         same((got[0], [t[:5] for t in got[1]]) if got[0] == "ran" else got, rmax_check(path, store_path, capsys),
              name, data)
         if got[0] == "refused" or tally["stored runs"] < FULL_RUNS:
