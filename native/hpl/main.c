@@ -86,7 +86,8 @@ static int check_memory(const hpl_input *in, long long node_ranks, char *err, si
                     const int rc = bytes_per_rank(in->n[ni], in->nb[bi], in->p[gi], in->q[gi], in->depth[di],
                                                   in->align, &need);
                     if (rc == -1) {
-                        snprintf(err, errlen, "N=%d NB=%d DEPTH=%d on a %d x %d grid needs more than 2^64 bytes per rank",
+                        snprintf(err, errlen,
+                                 "N=%d NB=%d DEPTH=%d on a %d x %d grid needs more than 2^64 bytes per rank",
                                  in->n[ni], in->nb[bi], in->depth[di], in->p[gi], in->q[gi]);
                         return -1;
                     }
@@ -339,7 +340,8 @@ int main(int argc, char **argv)
         if (first == 2)
             rmx_die(2, HPL_PROG, "give the input either first or to --check, not both");
         if (opt.json || opt.progress || opt.corrupt)
-            rmx_die(2, HPL_PROG, "--check only reads the input: --json, --progress and --corrupt-solution are run options");
+            rmx_die(2, HPL_PROG,
+                    "--check only reads the input: --json, --progress and --corrupt-solution are run options");
         return check_only(opt.check, opt.ranks, opt.node_ranks ? opt.node_ranks : 1);
     }
 

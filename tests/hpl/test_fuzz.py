@@ -18,8 +18,6 @@ import os
 import random
 import subprocess
 
-import pytest
-
 from hplutil import dat, hpl_executable
 
 SEED = int(os.environ.get("RMAX_FUZZ_SEED", "20261123"))

@@ -44,7 +44,8 @@ def parsed(proc) -> dict:
 BASE = parsed(check(GOOD.encode()))
 
 REFUSED = {
-    "fullwidth digits": ({6: "２００ Ns".encode()}, r"line 6: problem sizes (N) must be an integer, got '\xef\xbc\x92"),
+    "fullwidth digits": ({6: "２００ Ns".encode()},
+                         r"line 6: problem sizes (N) must be an integer, got '\xef\xbc\x92"),
     "Arabic-Indic digits": ({6: "٢٠٠".encode()}, "line 6: problem sizes (N) must be an integer"),
     "underscore in a number": ({6: b"2_00"}, "must be an integer, got '2_00'"),
     "NBSP as a separator": ({6: "200\u00a0Ns".encode()}, r"got '200\xc2\xa0Ns'"),
