@@ -50,9 +50,8 @@ def _ranks_per_node(spec: LaunchSpec) -> int:
 def admit(cfg: HplConfig, spec: LaunchSpec) -> HplConfig:
     """cfg as it will run, or its refusal: rmax-hpl's grammar, its grids against the ranks
     started and its memory check with the ranks per node. run_hpl asks this before any run
-    row exists; `rmax hpl check` asks only this."""
-    spec.validate()
-    return checked(cfg, ranks=max(spec.np, 1), node_ranks=_ranks_per_node(spec))
+    row exists; `rmax hpl check` asks only this. (An --np below 1 is the launcher's to refuse.)"""
+    return checked(cfg, ranks=spec.np if spec.np >= 1 else None, node_ranks=_ranks_per_node(spec))
 
 
 def run_hpl(cfg: HplConfig, spec: LaunchSpec, store: Store, *, engine: str = "rmax", launcher: str | None = None,
