@@ -6,7 +6,7 @@ import pytest
 from cliutil import assert_one_line_error, run_cli
 
 from rmax.errors import RmaxError
-from rmax.hpl.dat import HplConfig, parse, read, render
+from rmax.hpl.dat import HplConfig, checked, read, render
 from rmax.hpl.output import gflops, parse_output
 
 SAMPLE_OUTPUT = """
@@ -23,12 +23,12 @@ WC02L3R16        997    32     2     1               0.05             1.3000e+01
 """
 
 
-def test_render_parse_roundtrip_keeps_every_field():
+def test_render_check_roundtrip_keeps_every_field():
     cfg = HplConfig(ns=[1, 97, 1000], nbs=[1, 64], pmap=1, grids=[(1, 2), (2, 1), (1, 1)], threshold=-1.0,
                     pfacts=[0, 1, 2], nbmins=[1, 8], ndivs=[2, 3], rfacts=[0, 2], bcasts=[0, 5], depths=[0, 3],
                     swap=0, swap_threshold=32, l1_form=1, u_form=1, equilibration=0, alignment=16,
                     output_file="out.txt", device=7)
-    assert parse(render(cfg)) == cfg
+    assert checked(cfg) == cfg
 
 
 def test_loop_order_and_variant_code():
@@ -44,32 +44,37 @@ def _lines(cfg=None):
 
 
 @pytest.mark.parametrize("edit, words", [
-    (lambda l: l[:20], "ends at line 20"),
-    (lambda l: l[:5] + ["abc  Ns"] + l[6:], "'abc' is not a number"),
-    (lambda l: l[:4] + ["21  sizes"] + l[5:], "must be 1..20"),
-    (lambda l: l[:5] + ["-5  Ns"] + l[6:], "N must be >= 0"),
-    (lambda l: l[:7] + ["0  NBs"] + l[8:], "NB must be >= 1"),
-    (lambda l: l[:4] + ["2", "1000"] + l[6:], "expected 2 value(s), found 1"),
+    (lambda l: l[:20], "line 21 is missing"),
+    (lambda l: l[:5] + ["abc  Ns"] + l[6:], "line 6: problem sizes (N) must be an integer, got 'abc'"),
+    (lambda l: l[:4] + ["21  sizes"] + l[5:], "must be between 1 and 20, got 21"),
+    (lambda l: l[:5] + ["-5  Ns"] + l[6:], "illegal N = -5"),
+    (lambda l: l[:7] + ["0  NBs"] + l[8:], "illegal NB = 0"),
+    (lambda l: l[:4] + ["2", "1000"] + l[6:], "line 6: problem sizes (N): expected at least 2 values, found 1"),
 ])
-def test_malformed_input_names_the_line(edit, words):
-    with pytest.raises(RmaxError, match=words.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
-        parse("\n".join(edit(_lines())))
+def test_malformed_input_names_the_line(tmp_path, edit, words):
+    path = tmp_path / "HPL.dat"
+    path.write_text("\n".join(edit(_lines())))
+    with pytest.raises(RmaxError) as e:
+        read(path)
+    assert words in e.value.message and e.value.exit_code == 2
 
 
-def test_reference_clamping_of_switches():
+def test_reference_clamping_of_switches(tmp_path):
     lines = _lines()
     lines[25], lines[27], lines[29], lines[30] = "7", "5", "9", "-2"
-    cfg = parse("\n".join(lines))
+    path = tmp_path / "HPL.dat"
+    path.write_text("\n".join(lines))
+    cfg = read(path)
     assert (cfg.swap, cfg.l1_form, cfg.equilibration, cfg.alignment) == (1, 0, 1, 4)
 
 
 def test_json_input(tmp_path):
     p = tmp_path / "hpl.json"
-    p.write_text(json.dumps({"ns": [500], "nbs": [64], "grids": [[1, 2]]}))
+    p.write_text(json.dumps({"N": [500], "NB": 64, "P": [1], "Q": [2]}))
     cfg = read(p)
-    assert cfg.ns == [500] and cfg.grids == [(1, 2)]
-    p.write_text(json.dumps({"ns": [500], "nb": 3}))
-    with pytest.raises(RmaxError, match="unknown HPL field"):
+    assert cfg.ns == [500] and cfg.nbs == [64] and cfg.grids == [(1, 2)] and cfg.depths == [1]
+    p.write_text(json.dumps({"N": [500], "nb": 3}))
+    with pytest.raises(RmaxError, match='unknown field "nb"'):
         read(p)
 
 
@@ -114,7 +119,8 @@ def test_hpl_run_bad_input(db, tmp_path):
     assert_one_line_error(run_cli("hpl", "run", str(tmp_path / "none.dat")), 2, "not found")
     dat = tmp_path / "HPL.dat"
     dat.write_text(render(HplConfig(grids=[(2, 2)])))
-    assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "2"), 2, "needs 4 ranks")
+    assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "2"), 2,
+                          "grid 2 x 2 needs 4 processes but only 2 were started")
     assert_one_line_error(run_cli("hpl", "run", str(dat), "--engine", "linpack"), 2, "unknown HPL engine")
     assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "4", "--oversubscribe", "--engine",
                                   f"xhpl:{tmp_path}/nope"), 2, "not an executable")

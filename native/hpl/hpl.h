@@ -4,6 +4,7 @@
 #ifndef RMAX_HPL_H
 #define RMAX_HPL_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@ enum { HPL_SWAP_BINEXCH = 0, HPL_SWAP_LONG = 1, HPL_SWAP_MIX = 2 };
 
 /* Everything HPL.dat (or its JSON twin) holds, after clamping. */
 typedef struct {
-    char outfile[256];
+    char outfile[PATH_MAX];
     int device;
     int nn, n[HPL_MAXLIST];
     int nnb, nb[HPL_MAXLIST];
@@ -40,9 +41,11 @@ typedef struct {
     double thresh;
 } hpl_params;
 
-/* Reads and validates `path` (HPL.dat format, or JSON when the file starts
- * with '{'). Returns 0, or -1 with a one-line message in err. */
+/* Reads and validates `path` ("-": standard input; HPL.dat format, or JSON when
+ * the file starts with '{'). Returns 0, or -1 with a one-line message in err. */
 int hpl_input_read(const char *path, hpl_input *in, char *err, size_t errlen);
+/* The parsed input as one JSON object in the JSON input's keys (rmax-hpl --check). */
+void hpl_input_json(FILE *f, const hpl_input *in);
 
 /* ---- process grid ---- */
 typedef struct {

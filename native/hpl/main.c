@@ -12,6 +12,7 @@
 #include "rmx_step.h"
 #include "rmx_timer.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,32 +22,131 @@ typedef struct {
     const char *json;
     int progress;
     int corrupt;
+    const char *check;
+    long long ranks, node_ranks;
 } options;
 
-/* Bytes one rank needs for a test, taking the largest local share (process 0's). */
-static double bytes_per_rank(int n, int nb, int P, int Q, int depth, int align)
+/* How many of the first n indices process 0 owns (hpl_numroc in 64 bits). */
+static long long numroc0(long long n, long long nb, long long nprocs)
 {
-    const double mp = hpl_numroc(n, nb, 0, P), nq = hpl_numroc(n + 1, nb, 0, Q);
-    const double lda = ((mp > 1 ? mp : 1) + align - 1) / align * align;
-    double d = lda * nq;                            /* [A|b] */
-    d += (depth + 1.0) * ((double)nb * nb + nb + mp * nb); /* panels in flight */
-    if (P > 1)
-        d += 7.0 * nb * nq;                         /* U and row records in transit (U in place when P = 1) */
-    d += 3.0 * n + 2.0 * mp + nb;                   /* x, solve and check vectors */
-    return 8.0 * d;
+    const long long nblocks = n / nb;
+    return nblocks / nprocs * nb + (nblocks % nprocs > 0 ? nb : n % nb);
 }
 
-static double mem_available(void)
+/* Bytes one rank needs for a test, taking the largest local share (process 0's):
+ * what hpl_lu_alloc and run_test allocate, in 64-bit arithmetic. Returns 0,
+ * -1 when the count overflows 64 bits, or -2 (with the count) when a local
+ * dimension exceeds rmax-hpl's int indices. */
+static int bytes_per_rank(long long n, long long nb, long long P, long long Q, long long depth, long long align,
+                          uint64_t *bytes)
+{
+    const long long mp = numroc0(n, nb, P), nq = numroc0(n + 1, nb, Q);
+    const long long lda = ((mp > 1 ? mp : 1) + align - 1) / align * align, nq1 = nq > 1 ? nq : 1;
+    uint64_t d, t, u;
+    int over = __builtin_mul_overflow((uint64_t)lda, (uint64_t)nq1, &d);       /* [A|b] */
+    over |= __builtin_mul_overflow((uint64_t)nb, (uint64_t)nb, &t);            /* one panel: L1, ipiv, L2 */
+    over |= __builtin_mul_overflow((uint64_t)mp, (uint64_t)nb, &u);
+    over |= __builtin_add_overflow(t, u + (uint64_t)nb + 7, &u);
+    over |= __builtin_mul_overflow((uint64_t)depth + 1, u / 8 * 8, &u);       /* panels in flight */
+    over |= __builtin_add_overflow(d, u, &d);
+    over |= __builtin_add_overflow(d, t + 2 * (uint64_t)nb + 4, &d);          /* pfact's T and pivot record */
+    if (P > 1) {                                                               /* U and row records in transit */
+        over |= __builtin_mul_overflow((uint64_t)nq1 * 7, (uint64_t)nb, &u);
+        over |= __builtin_add_overflow(d, u, &d);
+    }
+    over |= __builtin_add_overflow(d, 3 * (uint64_t)n + 2 * (uint64_t)mp + 2 * (uint64_t)nb, &d); /* vectors */
+    over |= __builtin_mul_overflow(d, (uint64_t)sizeof(double), bytes);
+    return over ? -1 : lda > INT_MAX || nq > INT_MAX ? -2 : 0;
+}
+
+/* MemAvailable in bytes, 0 when unknown. */
+static uint64_t mem_available(void)
 {
     FILE *f = fopen("/proc/meminfo", "r");
-    double kb = -1;
+    unsigned long long kb = 0;
     char line[256];
     while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
             break;
     if (f)
         fclose(f);
-    return kb < 0 ? -1 : kb * 1024.0;
+    return kb > UINT64_MAX / 1024 ? UINT64_MAX : (uint64_t)kb * 1024;
+}
+
+/* Every test must fit in memory, with `node_ranks` ranks of a grid sharing this
+ * node: refused before anything is allocated (and by --check before a run). */
+static int check_memory(const hpl_input *in, long long node_ranks, char *err, size_t errlen)
+{
+    const uint64_t avail = mem_available();
+    for (int gi = 0; gi < in->ngrid; gi++)
+        for (int ni = 0; ni < in->nn; ni++)
+            for (int bi = 0; bi < in->nnb; bi++)
+                for (int di = 0; di < in->ndepth; di++) {
+                    const long long pq = (long long)in->p[gi] * in->q[gi], here = node_ranks < pq ? node_ranks : pq;
+                    uint64_t need, total;
+                    const int rc = bytes_per_rank(in->n[ni], in->nb[bi], in->p[gi], in->q[gi], in->depth[di],
+                                                  in->align, &need);
+                    if (rc == -1) {
+                        snprintf(err, errlen,
+                                 "N=%d NB=%d DEPTH=%d on a %d x %d grid needs more than 2^64 bytes per rank",
+                                 in->n[ni], in->nb[bi], in->depth[di], in->p[gi], in->q[gi]);
+                        return -1;
+                    }
+                    if (__builtin_mul_overflow(need, (uint64_t)here, &total))
+                        total = UINT64_MAX;
+                    if (avail > 0 && total > avail) {
+                        snprintf(err, errlen,
+                                 "N=%d NB=%d on a %d x %d grid needs %llu bytes per rank (%llu for the %lld rank%s "
+                                 "on this node) but only %llu bytes are available (MemAvailable)",
+                                 in->n[ni], in->nb[bi], in->p[gi], in->q[gi], (unsigned long long)need,
+                                 (unsigned long long)total, here, here == 1 ? "" : "s", (unsigned long long)avail);
+                        return -1;
+                    }
+                    if (rc == -2) {
+                        snprintf(err, errlen,
+                                 "N=%d NB=%d on a %d x %d grid: the local matrix exceeds rmax-hpl's 32-bit indices",
+                                 in->n[ni], in->nb[bi], in->p[gi], in->q[gi]);
+                        return -1;
+                    }
+                }
+    return 0;
+}
+
+/* Every grid must fit in the ranks started. */
+static int check_grids(const hpl_input *in, long long ranks, char *err, size_t errlen)
+{
+    for (int i = 0; i < in->ngrid; i++)
+        if ((long long)in->p[i] * in->q[i] > ranks) {
+            snprintf(err, errlen, "grid %d x %d needs %lld processes but only %lld were started", in->p[i], in->q[i],
+                     (long long)in->p[i] * in->q[i], ranks);
+            return -1;
+        }
+    return 0;
+}
+
+/* rmax-hpl --check FILE: the input's verdict without MPI, which rmax asks before
+ * a run: the parsed input as one JSON object, or the one-line error (exit 2).
+ * The checks and their order are a run's: grammar, grids (when the ranks are
+ * given), memory. */
+static int check_only(const char *path, long long ranks, long long node_ranks)
+{
+    hpl_input in;
+    char err[1024];
+    if (hpl_input_read(path, &in, err, sizeof err) || (ranks > 0 && check_grids(&in, ranks, err, sizeof err)) ||
+        check_memory(&in, node_ranks, err, sizeof err)) {
+        fprintf(stderr, "%s: error: %s\n", HPL_PROG, err);
+        return 2;
+    }
+    hpl_input_json(stdout, &in);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int wants_check(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--check") == 0 || strncmp(argv[i], "--check=", 8) == 0)
+            return 1;
+    return 0;
 }
 
 static int round_up(int x, int a) { return (x + a - 1) / a * a; }
@@ -210,18 +310,13 @@ static void leave(int status)
 int main(int argc, char **argv)
 {
     rmx_lifeline();
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-
     const char *path = "HPL.dat";
     int first = 1;
     if (argc > 1 && argv[1][0] != '-') {
         path = argv[1];
         first = 2;
     }
-    options opt = {NULL, 0, 0};
+    options opt = {NULL, 0, 0, NULL, 0, 0};
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &opt.json, "also write one JSON object per test to FILE ('-' for stdout)", 0, 0,
          NULL},
@@ -229,18 +324,44 @@ int main(int argc, char **argv)
          0, NULL},
         {"corrupt-solution", RMX_ARG_FLAG, &opt.corrupt,
          "self-test of the residual check: perturb x before checking (the tests must FAIL)", 0, 0, NULL},
+        {"check", RMX_ARG_STRING, &opt.check,
+         "only read FILE ('-': standard input) and print the parsed input as one JSON object, or the one-line "
+         "error (exit 2); no MPI, no run",
+         0, 0, NULL},
+        {"ranks", RMX_ARG_INT, &opt.ranks,
+         "with --check: the ranks the run will start; every grid must fit (default: not checked)", 1, INT_MAX,
+         NULL},
+        {"node-ranks", RMX_ARG_INT, &opt.node_ranks,
+         "with --check: ranks that will share this node's memory (default 1)", 1, INT_MAX, NULL},
     };
+    const char *usage = "usage: rmax-hpl [HPL.dat|input.json] [options]\n"
+                        "Solve dense random systems by LU as HPL does; input in the HPL.dat format.";
+    const size_t nspec = sizeof spec / sizeof spec[0];
+    if (wants_check(argc, argv)) {
+        rmx_args_parse(HPL_PROG, usage, argc, argv, first, spec, nspec);
+        if (first == 2)
+            rmx_die(2, HPL_PROG, "give the input either first or to --check, not both");
+        if (opt.json || opt.progress || opt.corrupt)
+            rmx_die(2, HPL_PROG,
+                    "--check only reads the input: --json, --progress and --corrupt-solution are run options");
+        return check_only(opt.check, opt.ranks, opt.node_ranks ? opt.node_ranks : 1);
+    }
+
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (rank != 0)
         for (int i = first; i < argc; i++)
             if (strcmp(argv[i], "--help") == 0)
                 leave(0);
-    rmx_args_parse(HPL_PROG, "usage: rmax-hpl [HPL.dat|input.json] [options]\n"
-                             "Solve dense random systems by LU as HPL does; input in the HPL.dat format.",
-                   argc, argv, first, spec, sizeof spec / sizeof spec[0]);
+    rmx_args_parse(HPL_PROG, usage, argc, argv, first, spec, nspec);
+    if (opt.ranks || opt.node_ranks)
+        rmx_die(2, HPL_PROG, "--ranks and --node-ranks go with --check (a run counts its ranks itself)");
 
     rmx_step("input");
     hpl_input in;
-    char err[512] = "";
+    char err[1024] = "";
     int rc = 0;
     if (rank == 0)
         rc = hpl_input_read(path, &in, err, sizeof err);
@@ -252,42 +373,27 @@ int main(int argc, char **argv)
     }
     MPI_Bcast(&in, (int)sizeof in, MPI_BYTE, 0, MPI_COMM_WORLD);
 
-    /* Every grid must fit in the ranks started. */
-    for (int i = 0; i < in.ngrid; i++)
-        if ((long long)in.p[i] * in.q[i] > size) {
-            if (rank == 0)
-                fprintf(stderr, "%s: error: grid %d x %d needs %lld processes but only %d were started\n",
-                        HPL_PROG, in.p[i], in.q[i], (long long)in.p[i] * in.q[i], size);
-            leave(2);
-        }
+    if (check_grids(&in, size, err, sizeof err)) { /* the same verdict on every rank */
+        if (rank == 0)
+            fprintf(stderr, "%s: error: %s\n", HPL_PROG, err);
+        leave(2);
+    }
 
-    /* Every test must fit in memory: refuse before allocating anything. */
+    /* Every test must fit in memory: rank 0 decides for the most crowded node. */
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     int node_ranks;
     MPI_Comm_size(node, &node_ranks);
     MPI_Comm_free(&node);
-    double avail = rank == 0 ? mem_available() : 0;
-    MPI_Bcast(&avail, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (avail > 0)
-        for (int gi = 0; gi < in.ngrid; gi++)
-            for (int ni = 0; ni < in.nn; ni++)
-                for (int bi = 0; bi < in.nnb; bi++)
-                    for (int di = 0; di < in.ndepth; di++) {
-                        const int pq = in.p[gi] * in.q[gi], here = node_ranks < pq ? node_ranks : pq;
-                        const double need = bytes_per_rank(in.n[ni], in.nb[bi], in.p[gi], in.q[gi], in.depth[di],
-                                                           in.align);
-                        if (need * here > avail) {
-                            if (rank == 0)
-                                fprintf(stderr,
-                                        "%s: error: N=%d NB=%d on a %d x %d grid needs %.0f bytes per rank "
-                                        "(%.0f for the %d ranks on this node) but only %.0f bytes are available "
-                                        "(MemAvailable)\n",
-                                        HPL_PROG, in.n[ni], in.nb[bi], in.p[gi], in.q[gi], need, need * here, here,
-                                        avail);
-                            leave(1);
-                        }
-                    }
+    MPI_Allreduce(MPI_IN_PLACE, &node_ranks, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0)
+        rc = check_memory(&in, node_ranks, err, sizeof err);
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rc != 0) {
+        if (rank == 0)
+            fprintf(stderr, "%s: error: %s\n", HPL_PROG, err);
+        leave(2);
+    }
 
     FILE *out = NULL, *json = NULL;
     int open_ok = 1;

@@ -84,7 +84,7 @@ void hpl_out_banner(FILE *f, const hpl_input *in, int nranks)
 
 void hpl_out_result(FILE *f, const hpl_result *r)
 {
-    char code[32];
+    char code[48]; /* W, R or C, BCAST, RFACT, PFACT, and DEPTH, NDIV, NBMIN of up to 10 digits each */
     hpl_variant_code(&r->prm, code, sizeof code);
     fprintf(f, "%s\n", RULE);
     fprintf(f, "T/V                N    NB     P     Q               Time                 Gflops\n");
@@ -112,7 +112,7 @@ void hpl_out_summary(FILE *f, int ntests, int npass, int nfail, int nskip)
 void hpl_out_json(FILE *f, const hpl_result *r)
 {
     rmx_json j;
-    char code[32];
+    char code[48]; /* W, R or C, BCAST, RFACT, PFACT, and DEPTH, NDIV, NBMIN of up to 10 digits each */
     const hpl_params *p = &r->prm;
     hpl_variant_code(p, code, sizeof code);
     rmx_json_init(&j, f);

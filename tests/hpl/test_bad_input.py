@@ -1,5 +1,6 @@
 """Bad input: one clear message on stderr, a non-zero exit, no hang (every
-rank leaves: rank 0 validates and broadcasts its verdict)."""
+rank leaves: rank 0 validates and broadcasts its verdict). The grammar's
+cases one by one are in test_grammar.py (rmax-hpl --check, no MPI)."""
 
 import pytest
 
@@ -22,7 +23,8 @@ CASES = {
     "short-file": ("\n".join(lines_of(GOOD)[:17]) + "\n", "line 18 is missing"),
     "empty-file": ("", "line 3 is missing"),
     "non-numeric-N": (replace_line(GOOD, 6, "abc   Ns"), "line 6: problem sizes (N) must be an integer, got 'abc'"),
-    "non-numeric-threshold": (replace_line(GOOD, 13, "x16   threshold"), "line 13: threshold must be a number"),
+    "non-numeric-threshold": (replace_line(GOOD, 13, "x16   threshold"), "line 13: threshold must be a decimal number"),
+    "N-overflows-the-memory-count": (replace_line(GOOD, 6, "2147483647"), "needs more than 2^64 bytes per rank"),
     "missing-list-values": (replace_line(GOOD, 5, "3   how many Ns"), "line 6: problem sizes (N) must be an integer, got 'problem'"),
     "negative-N": (replace_line(GOOD, 6, "-5   Ns"), "illegal N = -5"),
     "zero-NB": (replace_line(GOOD, 8, "0   NBs"), "illegal NB = 0"),
@@ -49,7 +51,7 @@ def test_bad_input_is_refused_cleanly(tmp_path, hpl_run, case):
     assert len(errs) == 1, r.stderr
     assert message in errs[0], errs[0]
     if case == "does-not-fit-in-memory":
-        assert "bytes are available (MemAvailable)" in errs[0]
+        assert "bytes are available (MemAvailable)" in errs[0] and "for the 2 ranks on this node" in errs[0]
     assert "T/V" not in r.stdout
 
 

@@ -17,6 +17,17 @@ def command():
     """Run HPL from an HPL.dat and store every test."""
 
 
+def _read(dat: str | None, np: int | None):
+    """The HPL input at dat (default ./HPL.dat) read by rmax-hpl's grammar, its grids checked
+    against --np when given: the checks in the order rmax-hpl makes them."""
+    from rmax.hpl.dat import read
+
+    path = Path(dat or "HPL.dat")
+    if not path.exists():
+        raise RmaxError(f"{path} not found", hint="give an HPL.dat path, or run in a folder that has one")
+    return read(path, ranks=np)
+
+
 @command.command("run")
 @click.argument("dat", required=False, type=click.Path(dir_okay=False))
 @click.option("--engine", default="rmax", show_default=True, metavar="rmax|hpcc|xhpl:PATH",
@@ -30,17 +41,13 @@ def command():
 @launch_options(default_np="the largest grid's P x Q")
 @json_option
 def run_cmd(dat, engine, blas, label, placement, topology_file, as_json, launcher, timeout, **opts):
-    """Run every test of HPL.dat (default ./HPL.dat; a .json file with the same fields works too).
+    """Run every test of HPL.dat (default ./HPL.dat, or rmax-hpl's JSON input: N, NB, P, Q, ...).
 
     Example: rmax hpl run HPL.dat --np 2 --engine rmax"""
-    from rmax.hpl import dat as hpl_dat
     from rmax.hpl.run import run_hpl
     from rmax.store import open_store
 
-    path = Path(dat or "HPL.dat")
-    if not path.exists():
-        raise RmaxError(f"{path} not found", hint="give an HPL.dat path, or run in a folder that has one")
-    cfg = hpl_dat.read(path)
+    cfg = _read(dat, opts["np"])
     spec = spec_from_options([], default_np=cfg.max_ranks, **opts)
     blas_info = {}
     if blas:
@@ -76,6 +83,42 @@ def run_cmd(dat, engine, blas, label, placement, topology_file, as_json, launche
         console.print(t)
     if rec.status != "ok":
         raise RmaxError(f"HPL run {rec.id[:8]} {rec.status}: {rec.error}", exit_code=1)
+
+
+LISTED = 20      # tests shown in the table; --json lists up to JSON_LISTED
+JSON_LISTED = 10000
+
+
+@command.command("check")
+@click.argument("dat", required=False, type=click.Path(dir_okay=False))
+@launch_options(default_np="the largest grid's P x Q")
+@json_option
+def check_cmd(dat, as_json, launcher, timeout, **opts):
+    """Read HPL.dat as `rmax hpl run` would and list its tests; nothing runs, nothing is stored.
+
+    The same decision as a run's: rmax-hpl's grammar, the memory of this node for the
+    ranks placed on it, the largest grid against --np. Example: rmax hpl check HPL.dat --np 4"""
+    from itertools import islice
+
+    from rmax.hpl.run import admit
+
+    cfg = _read(dat, opts["np"])
+    cfg = admit(cfg, spec_from_options([], default_np=cfg.max_ranks, **opts))
+    tests = [{"code": cfg.variant_code(t), **t} for t in islice(cfg.tests(), JSON_LISTED if as_json else LISTED)]
+    if as_json:
+        print_json({"hpl": cfg.to_dict(), "test_count": cfg.test_count, "tests": tests})
+        return
+    from rich.table import Table
+
+    console.print(f"{dat or 'HPL.dat'}: {cfg.test_count} test(s) on up to {cfg.max_ranks} rank(s); nothing was run")
+    t = Table()
+    for col in ("T/V", "N", "NB", "P x Q"):
+        t.add_column(col)
+    for x in tests:
+        t.add_row(x["code"], str(x["n"]), str(x["nb"]), f"{x['p']} x {x['q']}")
+    console.print(t)
+    if cfg.test_count > len(tests):
+        console.print(f"... and {cfg.test_count - len(tests)} more")
 
 
 @command.command("engines")

@@ -1,18 +1,23 @@
-"""HPL.dat: the 31-line input format of HPL (REFERENCE.md section 1), read,
-validated and written. The same fields are accepted as JSON."""
+"""HPL.dat: the 31-line input format of HPL 2.3 (its HPL_pdinfo reads it) as values
+(HplConfig), written by render() and read by rmax-hpl. rmax has no parser of
+its own: `rmax-hpl --check` (native/hpl/input.c) is the one grammar, asked
+before any run is stored, so rmax and rmax-hpl cannot read a file differently."""
 
 from __future__ import annotations
 
 import json
 import math
+import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rmax.errors import RmaxError
+from rmax.native import executable
 
-MAX_LIST = 20
 PFACTS = "LCR"  # left, Crout, right: digits 0, 1, 2
 BCAST_NAMES = ("1ring", "1ringM", "2ring", "2ringM", "long", "longM")
+CHECK_TIMEOUT_S = 60
+CHECK_HINT = "`rmax-hpl --check FILE` shows how an HPL input is read; the grammar is in native/hpl/README.md"
 
 
 @dataclass
@@ -41,6 +46,11 @@ class HplConfig:
     def max_ranks(self) -> int:
         return max(p * q for p, q in self.grids)
 
+    @property
+    def test_count(self) -> int:
+        return math.prod(len(v) for v in (self.grids, self.ns, self.nbs, self.depths, self.bcasts, self.rfacts,
+                                          self.pfacts, self.nbmins, self.ndivs))
+
     def tests(self):
         """Every combination, in HPL's loop order: grid, N, NB, DEPTH, BCAST, RFACT, PFACT, NBMIN, NDIV."""
         for p, q in self.grids:
@@ -54,28 +64,6 @@ class HplConfig:
                                         for ndiv in self.ndivs:
                                             yield dict(n=n, nb=nb, p=p, q=q, depth=depth, bcast=bcast,
                                                        rfact=rfact, pfact=pfact, nbmin=nbmin, ndiv=ndiv)
-
-    def validate(self) -> None:
-        for name, values, low in (("N", self.ns, 0), ("NB", self.nbs, 1), ("NBMIN", self.nbmins, 1),
-                                  ("NDIV", self.ndivs, 2), ("DEPTH", self.depths, 0)):
-            if not values:
-                raise RmaxError(f"HPL.dat: no value for {name}")
-            if len(values) > MAX_LIST:
-                raise RmaxError(f"HPL.dat: {len(values)} values for {name}, at most {MAX_LIST}")
-            bad = [v for v in values if v < low]
-            if bad:
-                raise RmaxError(f"HPL.dat: {name} must be >= {low}, found {bad[0]}")
-        for name, values, top in (("PFACT", self.pfacts, 2), ("RFACT", self.rfacts, 2), ("BCAST", self.bcasts, 5)):
-            if not values or len(values) > MAX_LIST:
-                raise RmaxError(f"HPL.dat: {name} needs 1 to {MAX_LIST} values")
-            bad = [v for v in values if not 0 <= v <= top]
-            if bad:
-                raise RmaxError(f"HPL.dat: {name} must be 0..{top}, found {bad[0]}")
-        if not self.grids or len(self.grids) > MAX_LIST:
-            raise RmaxError(f"HPL.dat: 1 to {MAX_LIST} process grids are needed")
-        for p, q in self.grids:
-            if p < 1 or q < 1:
-                raise RmaxError(f"HPL.dat: grid {p} x {q}: P and Q must be >= 1")
 
     def variant_code(self, t: dict) -> str:
         """HPL's result code, e.g. WR11C2R4."""
@@ -96,100 +84,53 @@ class HplConfig:
         d = dict(d)
         if "grids" in d:
             d["grids"] = [tuple(g) for g in d["grids"]]
-        cfg = cls(**d)
-        cfg.validate()
-        return cfg
+        return cls(**d)
 
 
-class _Lines:
-    """Token access by HPL.dat line number with errors that name the line."""
-
-    def __init__(self, text: str, source: str):
-        self.lines = text.splitlines()
-        self.source = source
-
-    def tokens(self, number: int, what: str) -> list[str]:
-        if number > len(self.lines):
-            raise RmaxError(f"{self.source}: ends at line {len(self.lines)}, but line {number} ({what}) is needed",
-                            hint="an HPL.dat has 31 lines")
-        toks = self.lines[number - 1].split()
-        if not toks:
-            raise RmaxError(f"{self.source}:{number}: {what}: the line is empty")
-        return toks
-
-    def number(self, number: int, what: str, kind=int):
-        return self.numbers(number, what, 1, kind)[0]
-
-    def numbers(self, number: int, what: str, count: int, kind=int) -> list:
-        toks = self.tokens(number, what)
-        if len(toks) < count:
-            raise RmaxError(f"{self.source}:{number}: {what}: expected {count} value(s), found {len(toks)}")
-        out = []
-        for t in toks[:count]:
-            try:
-                v = kind(t)
-                if isinstance(v, float) and not math.isfinite(v):
-                    raise ValueError
-            except ValueError:
-                raise RmaxError(f"{self.source}:{number}: {what}: '{t}' is not a number") from None
-            out.append(v)
-        return out
-
-    def count(self, number: int, what: str) -> int:
-        n = self.number(number, f"number of {what}")
-        if not 1 <= n <= MAX_LIST:
-            raise RmaxError(f"{self.source}:{number}: number of {what} must be 1..{MAX_LIST}, not {n}")
-        return n
+# rmax-hpl's JSON keys (its JSON input and --check's output) -> HplConfig fields.
+_CHECK_FIELDS = {"output_file": "output_file", "device_out": "device", "N": "ns", "NB": "nbs", "PMAP": "pmap",
+                 "threshold": "threshold", "PFACT": "pfacts", "NBMIN": "nbmins", "NDIV": "ndivs", "RFACT": "rfacts",
+                 "BCAST": "bcasts", "DEPTH": "depths", "SWAP": "swap", "swap_threshold": "swap_threshold",
+                 "L1": "l1_form", "U": "u_form", "equilibration": "equilibration", "alignment": "alignment"}
 
 
-def parse(text: str, source: str = "HPL.dat") -> HplConfig:
-    L = _Lines(text, source)
-    c = HplConfig()
-    c.output_file = L.tokens(3, "output file name")[0]
-    c.device = L.number(4, "device out")
-    c.ns = L.numbers(6, "Ns", L.count(5, "problem sizes"))
-    c.nbs = L.numbers(8, "NBs", L.count(7, "block sizes"))
-    c.pmap = L.number(9, "PMAP")
-    ngrids = L.count(10, "process grids")
-    ps, qs = L.numbers(11, "Ps", ngrids), L.numbers(12, "Qs", ngrids)
-    c.grids = list(zip(ps, qs))
-    c.threshold = L.number(13, "threshold", float)
-    c.pfacts = L.numbers(15, "PFACTs", L.count(14, "PFACTs"))
-    c.nbmins = L.numbers(17, "NBMINs", L.count(16, "NBMINs"))
-    c.ndivs = L.numbers(19, "NDIVs", L.count(18, "NDIVs"))
-    c.rfacts = L.numbers(21, "RFACTs", L.count(20, "RFACTs"))
-    c.bcasts = L.numbers(23, "BCASTs", L.count(22, "BCASTs"))
-    c.depths = L.numbers(25, "DEPTHs", L.count(24, "DEPTHs"))
-    # The reference's clamping of out-of-range switches (REFERENCE.md section 1).
-    swap = L.number(26, "SWAP")
-    c.swap = swap if swap in (0, 1, 2) else 1
-    c.swap_threshold = L.number(27, "swapping threshold")
-    l1, u = L.number(28, "L1 form"), L.number(29, "U form")
-    c.l1_form, c.u_form = (l1 if l1 in (0, 1) else 0), (u if u in (0, 1) else 0)
-    eq = L.number(30, "equilibration")
-    c.equilibration = eq if eq in (0, 1) else 1
-    align = L.number(31, "memory alignment")
-    c.alignment = align if align > 0 else 4
-    if c.pmap not in (0, 1):
-        raise RmaxError(f"{source}:9: PMAP must be 0 (row-major) or 1 (column-major), not {c.pmap}")
-    c.validate()
-    return c
-
-
-def read(path: str | Path) -> HplConfig:
-    p = Path(path)
+def _ask(args: list[str], text: str | None = None, hint: str | None = None) -> HplConfig:
+    """rmax-hpl's verdict on an input: the parsed values, or its one-line error as an RmaxError."""
+    argv = [executable("rmax-hpl"), "--check", *args]
+    data = text.encode("utf-8", "surrogateescape") if text is not None else None
     try:
-        text = p.read_text()
+        proc = subprocess.run(argv, input=data, capture_output=True, timeout=CHECK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise RmaxError(f"rmax-hpl --check gave no answer in {CHECK_TIMEOUT_S} s", exit_code=1) from None
     except OSError as e:
-        raise RmaxError(f"cannot read {p}: {e.strerror}") from None
-    if p.suffix == ".json":
-        try:
-            return HplConfig.from_dict(json.loads(text))
-        except json.JSONDecodeError as e:
-            raise RmaxError(f"{p}: not valid JSON ({e.msg} at line {e.lineno})") from None
-        except TypeError as e:
-            raise RmaxError(f"{p}: {e}") from None
-    return parse(text, str(p))
+        raise RmaxError(f"cannot run rmax-hpl: {e.strerror}", hint="run 'make install' to build it",
+                        exit_code=1) from None
+    if proc.returncode == 0:
+        d = json.loads(proc.stdout)
+        cfg = HplConfig(**{f: d[k] for k, f in _CHECK_FIELDS.items()}, grids=list(zip(d["P"], d["Q"])))
+        cfg.threshold = float(cfg.threshold)
+        return cfg
+    lines = proc.stderr.decode("utf-8", "replace").splitlines()
+    prefix = "rmax-hpl: error: "
+    message = next((l[len(prefix):] for l in lines if l.startswith(prefix)), None)
+    if proc.returncode == 2 and message:
+        raise RmaxError(message, hint=hint)
+    raise RmaxError(f"rmax-hpl --check failed (exit status {proc.returncode}): "
+                    f"{lines[-1] if lines else 'no message'}", exit_code=1)
+
+
+def read(path: str | Path, ranks: int | None = None) -> HplConfig:
+    """The HPL.dat (or rmax-hpl JSON input) at path as rmax-hpl reads it, refused as rmax-hpl
+    refuses it (its grids against `ranks` when given, its memory for one rank per node)."""
+    return _ask([str(path)] + (["--ranks", str(ranks)] if ranks and ranks > 0 else []), hint=CHECK_HINT)
+
+
+def checked(cfg: HplConfig, ranks: int | None = None, node_ranks: int = 1) -> HplConfig:
+    """cfg as rmax-hpl reads it once rendered (clamped as the reference clamps), or refused with
+    rmax-hpl's message: an illegal value, a grid larger than `ranks` (when given), or a test
+    that does not fit in this node's memory with node_ranks ranks sharing it."""
+    args = ["-", "--node-ranks", str(node_ranks)] + (["--ranks", str(ranks)] if ranks else [])
+    return _ask(args, render(cfg, title="HPL input checked by rmax"))
 
 
 def _row(values, label: str, width: int = 12) -> str:

@@ -7,10 +7,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RESULT = re.compile(r"^(W[RC]\d\d[LCR]\d[LCR]\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.eE+\-]+)\s*$")
+# The code is W, the mapping (R|C), DEPTH, BCAST, RFACT, NDIV, PFACT, NBMIN; the
+# reference prints the numbers with %d, so DEPTH, NDIV and NBMIN may have several
+# digits while BCAST (0-5) has one: DEPTH is every digit before BCAST's.
+CODE = re.compile(r"W([RC])(\d+)(\d)([LCR])(\d+)([LCR])(\d+)")
+RESULT = re.compile(rf"^(?P<code>{CODE.pattern})\s+(?P<n>\d+)\s+(?P<nb>\d+)\s+(?P<p>\d+)\s+(?P<q>\d+)"
+                    r"\s+(?P<time>[0-9.]+)\s+(?P<gflops>[0-9.eE+\-]+)\s*$")
 RESIDUAL = re.compile(r"^\|\|Ax-b\|\|_oo/\(eps\*\(\|\|A\|\|_oo\*\|\|x\|\|_oo\+\|\|b\|\|_oo\)\*N\)=\s*([0-9.eE+\-naNifINF]+)"
                       r"\s*\.+\s*(PASSED|FAILED)")
-SUMMARY = re.compile(r"^Finished\s+(\d+)\s+tests")
 
 
 @dataclass
@@ -28,9 +32,9 @@ class HplResult:
     @property
     def variant(self) -> dict:
         """The parameters encoded in the result code."""
-        c = self.code
-        return {"pmap": "RC".index(c[1]), "depth": int(c[2]), "bcast": int(c[3]), "rfact": "LCR".index(c[4]),
-                "ndiv": int(c[5]), "pfact": "LCR".index(c[6]), "nbmin": int(c[7:])}
+        pmap, depth, bcast, rfact, ndiv, pfact, nbmin = CODE.fullmatch(self.code).groups()
+        return {"pmap": "RC".index(pmap), "depth": int(depth), "bcast": int(bcast), "rfact": "LCR".index(rfact),
+                "ndiv": int(ndiv), "pfact": "LCR".index(pfact), "nbmin": int(nbmin)}
 
 
 def parse_output(text: str) -> list[HplResult]:
@@ -39,7 +43,7 @@ def parse_output(text: str) -> list[HplResult]:
         line = line.strip()
         m = RESULT.match(line)
         if m:
-            code, n, nb, p, q, t, g = m.groups()
+            code, n, nb, p, q, t, g = m.group("code", "n", "nb", "p", "q", "time", "gflops")
             results.append(HplResult(code, int(n), int(nb), int(p), int(q), float(t), float(g)))
             continue
         m = RESIDUAL.match(line)
@@ -47,14 +51,6 @@ def parse_output(text: str) -> list[HplResult]:
             results[-1].residual = float(m.group(1))
             results[-1].verdict = m.group(2)
     return results
-
-
-def finished_count(text: str) -> int | None:
-    for line in text.splitlines():
-        m = SUMMARY.match(line.strip())
-        if m:
-            return int(m.group(1))
-    return None
 
 
 def gflops(n: int, seconds: float) -> float:

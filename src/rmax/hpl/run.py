@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from rmax.bench.runner import environment, fingerprint
-from rmax.errors import RmaxError
-from rmax.hpl.dat import BCAST_NAMES, HplConfig
+from rmax.hpl.dat import BCAST_NAMES, HplConfig, checked
 from rmax.hpl.engines import get_engine
 from rmax.hpl.output import HplResult
 from rmax.launch import LaunchSpec, prepare, run_job
@@ -38,15 +37,29 @@ def _test_summary(r: HplResult, extra: dict) -> dict:
     return s
 
 
+def _ranks_per_node(spec: LaunchSpec) -> int:
+    """The most ranks one node will hold (hosts fill in order, as mpirun's by-slot mapping does)."""
+    most = spec.np
+    if spec.ranks_per_node:
+        most = min(most, spec.ranks_per_node)
+    elif spec.hosts:
+        most = min(most, max(h.slots for h in spec.hosts))
+    return max(most, 1)
+
+
+def admit(cfg: HplConfig, spec: LaunchSpec) -> HplConfig:
+    """cfg as it will run, or its refusal: rmax-hpl's grammar, its grids against the ranks
+    started and its memory check with the ranks per node. run_hpl asks this before any run
+    row exists; `rmax hpl check` asks only this. (An --np below 1 is the launcher's to refuse.)"""
+    return checked(cfg, ranks=spec.np if spec.np >= 1 else None, node_ranks=_ranks_per_node(spec))
+
+
 def run_hpl(cfg: HplConfig, spec: LaunchSpec, store: Store, *, engine: str = "rmax", launcher: str | None = None,
             timeout: float = 3600.0, parent: str | None = None, label: str | None = None,
             blas: dict | None = None, on_line: Callable[[str], None] | None = None) -> HplOutcome:
     """Run every test of cfg on spec's ranks with the named engine; store and return the runs."""
     eng = get_engine(engine)
-    if cfg.max_ranks > spec.np:
-        p, q = max(cfg.grids, key=lambda g: g[0] * g[1])
-        raise RmaxError(f"HPL.dat's largest grid {p} x {q} needs {p * q} ranks, but only {spec.np} are started",
-                        hint=f"use --np {p * q} or smaller grids")
+    cfg = admit(cfg, spec)
     workdir = Path(tempfile.mkdtemp(prefix="rmax-hpl-"))
     try:
         spec.program = eng.program(workdir, cfg)
