@@ -83,8 +83,7 @@ class VirtualClusterRun(Launcher):
         # The nodes share this machine's cores: binding each node's first rank to
         # "core 0" would stack them all on one core, so ranks are left unbound.
         mpirun = OpenMpiRun().prefix(dataclasses.replace(spec, bind="none"))
-        return ["nsenter", f"--net=/run/netns/{first}", f"--uts={state.uts_file(first)}", "--",
-                "env", "PMIX_MCA_gds=hash", *mpirun, *vcluster_mca(state)]
+        return [*state.enter(first), "env", "PMIX_MCA_gds=hash", *mpirun, *vcluster_mca(state)]
 
     def available(self) -> bool:
         from rmax.vcluster import state as st

@@ -54,6 +54,10 @@ class State:
     def uts_file(self, node: str) -> Path:
         return self.directory / "uts" / node
 
+    def enter(self, node: str) -> list[str]:
+        """The argv prefix that runs a command inside node's network and UTS namespaces."""
+        return ["nsenter", f"--net=/run/netns/{node}", f"--uts={self.uts_file(node)}", "--"]
+
     def save(self) -> None:
         data = {"name": self.name, "complete": self.complete, "objects": self.objects,
                 "plan": self.plan.to_dict() if self.plan else None}

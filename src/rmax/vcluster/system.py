@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 from rmax.errors import RmaxError
@@ -128,3 +130,29 @@ def hosts_remove(cluster: str) -> None:
         out.append(line)
     if changed:
         HOSTS_FILE.write_text("".join(out))
+
+
+def netns_pids(name: str) -> list[int]:
+    """The processes living in network namespace `name` (what `ip netns pids` lists)."""
+    if not netns_exists(name):
+        return []
+    try:
+        out = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [int(p) for p in out.split() if p.isdigit()]
+
+
+def kill_netns_processes(name: str) -> list[int]:
+    """SIGKILL every process left in a node's namespace (job steps, ranks), by PID: a namespace
+    that still holds a process outlives `ip netns del`."""
+    pids = netns_pids(name)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 10
+    while netns_pids(name) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids
