@@ -6,6 +6,7 @@ import click
 
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, LaunchSpec, local_slots, parse_hosts, read_hostfile
+from rmax.launch.allocation import allocation_hosts
 
 
 def launch_options(default_np: str = "cores"):
@@ -38,7 +39,8 @@ def spec_from_options(program: list[str], np: int | None, hosts: str | None, hos
                       **_ignored) -> LaunchSpec:
     if hosts and hostfile:
         raise RmaxError("give --hosts or --hostfile, not both")
-    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else None
+    # Inside a Slurm allocation the default hosts are its nodes.
+    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else allocation_hosts()
     if np is None:
         np = default_np or (sum(h.slots for h in host_list) if host_list else local_slots())
     return LaunchSpec(program=program, np=np, hosts=host_list, hostfile=hostfile, bind=bind,

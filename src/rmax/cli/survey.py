@@ -7,12 +7,14 @@ import click
 from rmax.cli.output import console, err_console, json_option, print_json
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
+from rmax.launch.allocation import allocation_hosts
 
 
 @click.command("survey")
 @click.option("--hosts", default=None, metavar="H:N,...", help="Nodes and their slots (default: this node).")
 @click.option("--hostfile", type=click.Path(), default=None, help="Hostfile ('host slots=N' lines).")
-@click.option("--quick", is_flag=True, help="About one minute on one node instead of about five.")
+@click.option("--quick", is_flag=True, help="About one minute on one node instead of about five (the per-node steps' part "
+              "grows with each further node).")
 @click.option("--budget", type=click.FloatRange(10), default=None, help="Seconds for the whole survey.")
 @click.option("--tune", "tune", default=None, metavar="DURATION",
               help="Tune HPL for this long (e.g. 20m) instead of one HPL run; the best HPL.dat is written to --out.")
@@ -38,7 +40,8 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, t
         return
     if hosts and hostfile:
         raise RmaxError("give --hosts or --hostfile, not both")
-    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else None
+    # Inside a Slurm allocation the default hosts are its nodes.
+    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else allocation_hosts()
     chosen = by_name(steps.split(",") if steps else None)
     tune_budget = None
     if tune:

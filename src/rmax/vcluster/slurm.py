@@ -95,6 +95,7 @@ def render_conf(state) -> str:
         f"SlurmctldLogFile={d / 'slurmctld.log'}",
         f"SlurmdLogFile={d / 'slurmd-%n.log'}",
         f"PlugStackConfig={d / 'plugstack.conf'}",   # not the host's /etc/slurm/plugstack.conf
+        f"TaskProlog={d / 'task-prolog'}",
         "ProctrackType=proctrack/linuxproc",
         "TaskPlugin=task/none",
         "MpiDefault=none",
@@ -147,6 +148,13 @@ def write_files(state) -> None:
             f.write(os.urandom(1024))
     conf_path(state).write_text(render_conf(state))
     (d / "plugstack.conf").write_text("")
+    prolog = d / "task-prolog"
+    # Slurm adds the "export NAME=VALUE" lines a TaskProlog prints to each task's environment
+    # (slurm.conf manual, TaskProlog). The nodes share this machine's cores, and Open MPI ranks that
+    # busy-poll starve each other: the same setting as the vcluster launcher's, unless the job sets it.
+    prolog.write_text("#!/bin/sh\n"
+                      '[ -n "$OMPI_MCA_mpi_yield_when_idle" ] || echo "export OMPI_MCA_mpi_yield_when_idle=1"\n')
+    prolog.chmod(0o755)
     for command in CLIENTS:
         real = shutil.which(command)
         if real:
