@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from rmax.errors import RmaxError
@@ -9,8 +11,25 @@ from rmax.launch import REGISTRY, LaunchSpec, local_slots, parse_hosts, read_hos
 from rmax.launch.allocation import allocation_hosts
 
 
+def _use_vcluster(ctx, param, name):
+    """--vcluster NAME is RMAX_VCLUSTER=NAME for this command: every path that launches on a
+    virtual cluster (the launcher, placement, survey steps) reads the cluster from there."""
+    if name:
+        from rmax.vcluster import find
+
+        find(name)   # a cluster that is not up is refused before anything runs
+        os.environ[VCLUSTER_VARIABLE] = name
+    return name
+
+
+VCLUSTER_VARIABLE = "RMAX_VCLUSTER"
+vcluster_option = click.option("--vcluster", metavar="NAME", default=None, expose_value=False, callback=_use_vcluster,
+                               help="Virtual cluster for --launcher vcluster (default: $RMAX_VCLUSTER, else the "
+                                    "only one up).")
+
+
 def launch_options(default_np: str = "cores"):
-    """--np, --hosts, --hostfile, --launcher, --bind, --blas-threads, --oversubscribe, --timeout."""
+    """--np, --hosts, --hostfile, --launcher, --bind, --blas-threads, --oversubscribe, --timeout, --vcluster."""
 
     def decorate(f):
         opts = [
@@ -26,6 +45,7 @@ def launch_options(default_np: str = "cores"):
             click.option("--oversubscribe", is_flag=True, help="Allow more ranks than slots."),
             click.option("--timeout", type=float, default=600.0, show_default=True,
                          help="Seconds before the watchdog kills the job."),
+            vcluster_option,
         ]
         for o in reversed(opts):
             f = o(f)

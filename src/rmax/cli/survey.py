@@ -7,6 +7,7 @@ import click
 from rmax.cli.output import console, err_console, json_option, print_json
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
+from rmax.cli.launch_options import vcluster_option
 from rmax.launch.allocation import allocation_hosts
 
 
@@ -21,6 +22,7 @@ from rmax.launch.allocation import allocation_hosts
 @click.option("--steps", default=None, metavar="A,B,...", help="Only these steps (see --list-steps).")
 @click.option("--list-steps", is_flag=True, help="List the steps and exit.")
 @click.option("--launcher", type=click.Choice(sorted(REGISTRY)), default=None)
+@vcluster_option
 @click.option("--timeout", type=float, default=900.0, show_default=True, help="Watchdog per step job (s).")
 @click.option("--label", default=None, help="A note stored with the survey.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Also write the HTML report here.")

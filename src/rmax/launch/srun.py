@@ -57,6 +57,10 @@ class SlurmRun(Launcher):
             return None
         plugin = next((a.split("=", 1)[1] for a in argv if a.startswith("--mpi=")), None)
         used = f"srun --mpi={plugin}" if plugin else "srun with Slurm's MpiDefault (no --mpi)"
+        try:
+            offered = "this Slurm offers " + ", ".join(srun_mpi.available(argv[0]))
+        except RmaxError:
+            offered = "srun --mpi=list names them"
         return RunFailed(f"{what} failed in MPI startup: the ranks found no process-management interface "
                          f"they speak under {used}",
-                         hint=f"choose another plugin with {srun_mpi.OVERRIDE}=NAME (srun --mpi=list names them)")
+                         hint=f"choose another plugin with {srun_mpi.OVERRIDE}=NAME ({offered})")

@@ -25,7 +25,7 @@ def _cluster_for(spec: LaunchSpec):
     from rmax.vcluster import state as st
 
     if os.environ.get("RMAX_VCLUSTER"):
-        return st.find(None)
+        return st.find(None, st.LAUNCH_HOW)
     clusters = [s for s in st.load_all() if s.complete]
     if spec.hostfile:
         hf = Path(spec.hostfile).resolve()
@@ -39,7 +39,7 @@ def _cluster_for(spec: LaunchSpec):
                 return s
         raise RmaxError("hosts " + ", ".join(sorted(wanted)) + " are not all nodes of one virtual cluster",
                         hint="rmax vcluster status lists the nodes")
-    return st.find(None)
+    return st.find(None, st.LAUNCH_HOW)
 
 
 def vcluster_mca(state) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from rmax.errors import RmaxError
 
 
-def spawn(state, record, name: str, node: str, argv: list[str], errfile: Path) -> int:
+def spawn(state, record, name: str, node: str, argv: list[str], errfile: Path) -> subprocess.Popen:
     """Start argv (a foreground daemon) in node's namespaces; its PID is recorded in the state."""
     record("daemon", name, node=node)
     with open(errfile, "ab") as err:
@@ -29,7 +29,7 @@ def spawn(state, record, name: str, node: str, argv: list[str], errfile: Path) -
             raise RmaxError(f"cannot start {name}: {e.strerror}", hint=f"command: {' '.join(argv)}") from None
     state.objects[-1]["pid"] = proc.pid
     state.save()
-    return proc.pid
+    return proc
 
 
 def _cmdline(pid: int) -> str:

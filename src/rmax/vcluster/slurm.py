@@ -167,19 +167,23 @@ def start(state, record) -> None:
     """munged and slurmctld on the head node, slurmd on every node; returns when every node is idle."""
     d, m, first = folder(state), munge_dir(state), head(state)
     conf = str(conf_path(state))
-    daemons.spawn(state, record, "munged", first,
-                  ["munged", "--foreground", f"--socket={munge_socket(state)}", f"--key-file={m / 'munge.key'}",
-                   f"--pid-file={m / 'munged.pid'}", f"--log-file={m / 'munged.log'}",
-                   f"--seed-file={m / 'munged.seed'}"], m / "munged.err")
-    _wait(lambda: munge_socket(state).exists(), "munged", m / "munged.log", state, 10.0)
-    daemons.spawn(state, record, "slurmctld", first, ["slurmctld", "-D", "-f", conf], d / "slurmctld.err")
+    started = {}   # name -> (Popen, its logs)
+
+    def spawn(name, node, argv, stem, where):
+        started[name] = (daemons.spawn(state, record, name, node, argv, where / f"{stem}.err"),
+                         [where / f"{stem}.err", where / f"{stem}.log"])
+
+    spawn("munged", first, ["munged", "--foreground", f"--socket={munge_socket(state)}",
+                            f"--key-file={m / 'munge.key'}", f"--pid-file={m / 'munged.pid'}",
+                            f"--log-file={m / 'munged.log'}", f"--seed-file={m / 'munged.seed'}"], "munged", m)
+    _wait(lambda: munge_socket(state).exists(), "munged", started, 10.0)
+    spawn("slurmctld", first, ["slurmctld", "-D", "-f", conf], "slurmctld", d)
     for n in state.plan.nodes:
-        daemons.spawn(state, record, f"slurmd {n.name}", n.name, ["slurmd", "-D", "-N", n.name, "-f", conf],
-                      d / f"slurmd-{n.name}.err")
+        spawn(f"slurmd {n.name}", n.name, ["slurmd", "-D", "-N", n.name, "-f", conf], f"slurmd-{n.name}", d)
     deadline = time.monotonic() + READY_TIMEOUT
     states: dict[str, str] = {}
     while time.monotonic() < deadline:
-        _check_alive(state)
+        _check_alive(started)
         states = node_states(state)
         if states and all(s == "idle" for s in states.values()):
             return
@@ -190,21 +194,22 @@ def start(state, record) -> None:
                     hint=f"logs in {d}")
 
 
-def _check_alive(state) -> None:
-    for obj in state.objects:
-        if obj["kind"] == "daemon" and not daemons.alive(obj.get("pid"), str(state.directory)):
-            name = obj["name"].split()[0]
-            log = (munge_dir(state) / "munged.log" if name == "munged" else
-                   folder(state) / (f"slurmd-{obj['node']}.log" if name == "slurmd" else "slurmctld.log"))
-            raise RmaxError(f"{obj['name']} exited while starting: {_last_line(log)}", hint=f"log: {log}")
+def _check_alive(started: dict) -> None:
+    """Each daemon started so far still runs (its Popen: a PID's command line is not read while it execs)."""
+    for name, (proc, logs) in started.items():
+        if proc.poll() is not None:
+            said = next((line for line in map(_last_line, logs) if line), "no message")
+            raise RmaxError(f"{name} exited while starting: {said}", hint=f"log: {logs[-1]}")
 
 
-def _wait(ready, name: str, log: Path, state, timeout: float) -> None:
+def _wait(ready, name: str, started: dict, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not ready():
-        _check_alive(state)
+        _check_alive(started)
         if time.monotonic() > deadline:
-            raise RmaxError(f"{name} did not start within {timeout:.0f} s: {_last_line(log)}", hint=f"log: {log}")
+            log = started[name][1][-1]
+            raise RmaxError(f"{name} did not start within {timeout:.0f} s: {_last_line(log) or 'no message'}",
+                            hint=f"log: {log}")
         time.sleep(0.05)
 
 
@@ -212,8 +217,8 @@ def _last_line(path: Path) -> str:
     try:
         lines = [l for l in path.read_text(errors="replace").splitlines() if l.strip()]
     except OSError:
-        return "no log"
-    return lines[-1] if lines else "empty log"
+        return ""
+    return lines[-1] if lines else ""
 
 
 def client(state, argv: list[str], timeout: float = 30.0) -> subprocess.CompletedProcess:
