@@ -90,7 +90,9 @@ def test_allocation_counts_are_expanded():
 
 # ---- a real Slurm on a virtual cluster ------------------------------------------------------------
 
-STEPS = "inventory,stream,coll,matrix,hpl"
+# A run per node (inventory, stream) and the network steps over all 4 nodes (coll, matrix). HPL through
+# srun has its own test (salloc), at a small N: the survey would size it to its budget.
+STEPS = "inventory,stream,coll,matrix"
 
 @pytest.fixture(scope="module")
 def slurm_cluster():
@@ -176,9 +178,8 @@ def test_hpl_inside_salloc_uses_the_allocation(slurm_cluster, tmp_path):
 @needs_root
 @needs_slurm
 def test_quick_survey_through_sbatch(slurm_cluster, tmp_path):
-    """The issue's path: rmax slurm script ... -- rmax survey --quick, submitted with sbatch --wait.
-    The steps that prove each path (a run per node, collectives and all pairs across the trunk, HPL
-    over every node), with a budget that skips none of them on a busy machine."""
+    """The issue's path: rmax slurm script ... -- rmax survey --quick, submitted with sbatch --wait,
+    with a budget that skips no step on a busy machine."""
     from rmax.store import open_store
 
     name, _ = slurm_cluster
@@ -202,9 +203,27 @@ def test_quick_survey_through_sbatch(slurm_cluster, tmp_path):
     for kind in ("coll", "matrix"):   # across every node, so across the trunk
         (run,) = [k for k in kids if k.kind == kind]
         assert run.status == "ok" and sorted(run.hosts) == nodes
-    (hpl,) = [k for k in kids if k.kind == "hpl"]
-    assert hpl.status == "ok" and hpl.params["np"] == 4
     run_cli("report", surveys[0].id, "--out", str(report), env={"RMAX_DB": str(db)}, check=True)
     page = (report / "index.html").read_text()
     for word in [*nodes, "matrix"]:
         assert word in page
+
+
+@needs_root
+@needs_slurm
+def test_down_stops_the_daemons_of_an_up_that_crashed_half_way():
+    # 2 nodes on 1 switch record 8 objects before the daemons (bridge; namespace, UTS file and link
+    # per node; hosts block), then munged and slurmctld: the crash comes as the first slurmd starts.
+    name = unique_name()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "rmax", "vcluster", "up", "--name", name, "--nodes", "2",
+                               "--slurm"], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "RMAX_VCLUSTER_CRASH_AFTER": "10"})
+        assert proc.returncode == 70, proc.stderr          # died half-way, no rollback
+        running = [x for x in leftovers(name) if x.startswith("process")]
+        assert len(running) == 2, leftovers(name)          # munged and slurmctld outlived it
+        down = run_cli("vcluster", "down", "--name", name, timeout=120)
+        assert down.returncode == 0, down.stderr
+    finally:
+        force_down(name)
+    assert leftovers(name) == []
