@@ -161,18 +161,62 @@ def test_srun_chooses_the_mpi_plugin_and_names_it_when_startup_fails(slurm_clust
 
 @needs_root
 @needs_slurm
-def test_hpl_inside_salloc_uses_the_allocation(slurm_cluster, tmp_path):
+def test_plugin_follows_the_programs_mpi(slurm_cluster, monkeypatch):
+    from rmax.launch import srun_mpi
+    from rmax.native import executable
+    from rmax.vcluster import load, slurm
+
+    monkeypatch.setenv("SLURM_CONF", str(slurm.conf_path(load(slurm_cluster[0]))))
+    srun = shutil.which("srun")
+    assert srun_mpi.choose(srun, [executable("rmax-ranks")], {}) == ("pmix", "matches Open MPI")
+    if shutil.which("mpichversion"):   # MPICH's own tool, linked with libmpich
+        assert srun_mpi.choose(srun, ["mpichversion"], {}) == ("pmi2", "matches MPICH")
+    assert srun_mpi.choose(srun, [sys.executable, "-m", "rmax"], {})[0] is None   # not an MPI program
+    assert srun_mpi.choose(srun, [executable("rmax-ranks")], {"SLURM_MPI_TYPE": "pmi2"})[0] == "pmi2"
+
+
+@needs_root
+@needs_slurm
+def test_vcluster_option_names_the_cluster(slurm_cluster, tmp_path):
+    name, _ = slurm_cluster
+    other = unique_name()
+    env = {"RMAX_DB": str(tmp_path / "r.db"), "RMAX_VCLUSTER": ""}
+    try:
+        run_cli("vcluster", "up", "--name", other, "--nodes", "2", check=True)
+        several = run_cli("launch", "check", "--launcher", "vcluster", env=env)
+        assert_one_line_error(several, 2, "several virtual clusters are up", "--vcluster NAME")
+        proc = run_cli("launch", "check", "--launcher", "vcluster", "--vcluster", name, "--json", env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["summary"]["hosts"] == [f"{name}-n{i}" for i in range(1, 5)]
+        assert_one_line_error(run_cli("survey", "--launcher", "vcluster", "--vcluster", "nope", env=env), 2,
+                              "no virtual cluster 'nope' is up")
+    finally:
+        run_cli("vcluster", "down", "--name", other)
+        force_down(other)
+    assert leftovers(other) == []
+
+
+@needs_root
+@needs_slurm
+def test_hpl_and_tune_inside_salloc_use_the_allocation(slurm_cluster, tmp_path):
     from rmax.hpl.dat import HplConfig, render
+    from rmax.store import open_store
 
     name, _ = slurm_cluster
+    nodes = [f"{name}-n{i}" for i in range(1, 5)]
     (tmp_path / "HPL.dat").write_text(render(HplConfig(ns=[480], nbs=[48], grids=[(2, 2)]), title="slurm test"))
     rmax = f"{shlex.quote(sys.executable)} -m rmax"
-    proc = in_cluster(name, f"cd {shlex.quote(str(tmp_path))} && salloc -N 4 --quiet {rmax} hpl run --json",
+    both = f"{rmax} hpl run --json > hpl.json && {rmax} tune --trials 1 --n 256 --out tuned.dat > tune.log"
+    proc = in_cluster(name, f"cd {shlex.quote(str(tmp_path))} && salloc -N 4 --quiet bash -c {shlex.quote(both)}",
                       env={"RMAX_DB": str(tmp_path / "r.db")})
     assert proc.returncode == 0, proc.stderr
-    rec = json.loads(proc.stdout)
-    assert rec["status"] == "ok" and rec["params"]["np"] == 4
+    rec = json.loads((tmp_path / "hpl.json").read_text())
+    assert rec["status"] == "ok" and rec["params"]["np"] == 4 and rec["hosts"] == nodes
     assert rec["tests"][0]["summary"]["verdict"] == "PASSED"
+    with open_store(tmp_path / "r.db") as store:
+        (tune,) = store.list(kind="tune")
+        trials = [k for k in store.children(tune.id) if k.kind == "hpl"]
+    assert tune.status == "ok" and trials and all(t.hosts == nodes for t in trials)
 
 
 @needs_root
@@ -203,6 +247,11 @@ def test_quick_survey_through_sbatch(slurm_cluster, tmp_path):
     for kind in ("coll", "matrix"):   # across every node, so across the trunk
         (run,) = [k for k in kids if k.kind == kind]
         assert run.status == "ok" and sorted(run.hosts) == nodes
+    # the matrix saw the shaping: 1 gbit links within a switch, the 100 mbit trunk between them
+    bw, switch = run.summary["bandwidth"], {h: (0 if i < 2 else 1) for i, h in enumerate(nodes)}
+    pairs = [(bw[i][j], switch[a] == switch[b]) for i, a in enumerate(run.summary["hosts"])
+             for j, b in enumerate(run.summary["hosts"]) if i != j]
+    assert min(x for x, same in pairs if same) > 2 * max(x for x, same in pairs if not same), bw
     run_cli("report", surveys[0].id, "--out", str(report), env={"RMAX_DB": str(db)}, check=True)
     page = (report / "index.html").read_text()
     for word in [*nodes, "matrix"]:
