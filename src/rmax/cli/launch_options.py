@@ -10,6 +10,8 @@ from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, LaunchSpec, local_slots, parse_hosts, read_hostfile
 from rmax.launch.allocation import allocation_hosts
 
+VCLUSTER_VARIABLE = "RMAX_VCLUSTER"
+
 
 def _use_vcluster(ctx, param, name):
     """--vcluster NAME is RMAX_VCLUSTER=NAME for this command: every path that launches on a
@@ -22,7 +24,6 @@ def _use_vcluster(ctx, param, name):
     return name
 
 
-VCLUSTER_VARIABLE = "RMAX_VCLUSTER"
 vcluster_option = click.option("--vcluster", metavar="NAME", default=None, expose_value=False, callback=_use_vcluster,
                                help="Virtual cluster for --launcher vcluster (default: $RMAX_VCLUSTER, else the "
                                     "only one up).")

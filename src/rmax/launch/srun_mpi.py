@@ -63,16 +63,16 @@ def available(srun: str) -> tuple[str, ...]:
 
 def choose(srun: str, program: list[str], env: dict[str, str]) -> tuple[str | None, str]:
     """(plugin or None to leave srun's default, why) for a program."""
-    plugins = available(srun)
     wanted = env.get(OVERRIDE)
+    mpi = linked_mpi(program[0]) if program else None
+    if not wanted and mpi is None:
+        return None, "not an MPI program"
+    plugins = available(srun)
     if wanted:
         if wanted not in plugins:
             raise RmaxError(f"{OVERRIDE}={wanted} is not an MPI plugin of this Slurm",
                             hint="srun --mpi=list offers: " + ", ".join(plugins))
         return wanted, f"set by {OVERRIDE}"
-    mpi = linked_mpi(program[0]) if program else None
-    if mpi is None:
-        return None, "not an MPI program"
     for p in PREFERENCE[mpi]:
         if p in plugins:
             return p, f"matches {mpi}"
