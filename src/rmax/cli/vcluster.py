@@ -62,6 +62,8 @@ def _print_status(info: dict) -> None:
     if "slurm" in info:
         nodes = ", ".join(f"{n['name']} {n['slurm']}" for n in info["nodes"])
         console.print(f"  slurm    {info['slurm']['conf']} (partition {info['slurm']['partition']}): {nodes}")
+        console.print("  daemons  " + ", ".join(f"{d['name']} pid {d['pid']}" + ("" if d["running"] else " (stopped)")
+                                                for d in info["slurm"]["daemons"]))
     if info["missing"]:
         console.print("  missing: " + ", ".join(info["missing"]) + " (rmax vcluster down cleans up)")
 
