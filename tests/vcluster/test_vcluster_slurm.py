@@ -1,10 +1,23 @@
-"""`rmax slurm script`: an sbatch script that runs rmax inside an allocation."""
+"""Slurm: batch scripts that refuse unsafe values, and a real Slurm on a 4-node, 2-switch
+virtual cluster (munge, slurmctld, a slurmd per node) that runs rmax through sbatch and salloc."""
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import shutil
 import subprocess
+import sys
+import time
 
-from cliutil import assert_one_line_error, run_cli
+import pytest
+
+from cliutil import ROOT, assert_one_line_error, run_cli
+from vcutil import force_down, leftovers, needs_root, unique_name
+
+needs_slurm = pytest.mark.skipif(not all(shutil.which(t) for t in ("slurmctld", "slurmd", "munged", "sbatch")),
+                                 reason="Slurm or munge is not installed (scripts/install-system.sh installs them)")
 
 
 def test_script_runs_rmax_with_srun_inside(tmp_path):
@@ -26,7 +39,259 @@ def test_srun_is_the_launcher_inside_an_allocation(monkeypatch):
     assert get_launcher().name == "srun"
 
 
+@pytest.mark.parametrize("args,words", [
+    (["--job-name", "x\ntouch /tmp/pwned"], ["--job-name", "control character"]),   # the injection of issue 15
+    (["--partition", "batch\nrm -rf ~"], ["--partition", "control character"]),
+    (["--account", "proj\r"], ["--account", "control character"]),
+    (["--log", "out-%j.log\nid"], ["--log", "control character"]),
+    (["--db", "/tmp/x.db\nid"], ["--db", "control character"]),
+    (["--job-name", "a b"], ["--job-name 'a b'", "not a job name"]),
+    (["--job-name", "$(id)"], ["not a job name"]),
+    (["--partition", "a;b"], ["not a Slurm name"]),
+    (["--account", "a,b"], ["not a Slurm name"]),
+    (["--log", "my log.out"], ["cannot be written into a #SBATCH line"]),
+    (["--time", "soon"], ["not a Slurm time"]),
+    (["--time", "1:99"], ["60 or more"]),
+    (["--time", "2-24:00:00"], ["24 hours"]),
+])
+def test_unsafe_values_are_refused_and_no_file_is_written(tmp_path, args, words):
+    out = tmp_path / "job.sbatch"
+    proc = run_cli("slurm", "script", *args, "-o", str(out), "--", "rmax", "--version")
+    assert_one_line_error(proc, 2, *words)
+    assert not out.exists()
+
+
+def test_argument_with_a_newline_is_refused(tmp_path):
+    out = tmp_path / "job.sbatch"
+    assert_one_line_error(run_cli("slurm", "script", "-o", str(out), "--", "rmax", "survey", "--label", "a\nb"),
+                          2, "control character")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("value", ["30", "90", "30:00", "01:00:00", "1-0", "2-12:30", "1-00:00:00", "UNLIMITED"])
+def test_slurm_time_formats_are_accepted(tmp_path, value):
+    out = tmp_path / "job.sbatch"
+    run_cli("slurm", "script", "--time", value, "--partition", "batch,debug", "--account", "proj-1", "-o", str(out),
+            "--", "rmax", "--version", check=True)
+    assert f"#SBATCH --time={value}\n" in out.read_text()
+
+
 def test_bad_scripts():
     assert_one_line_error(run_cli("slurm", "script", "--", "ls"), 2, "runs rmax commands")
-    assert_one_line_error(run_cli("slurm", "script", "--time", "soon", "--", "rmax", "survey"), 2, "not a Slurm time")
     assert_one_line_error(run_cli("slurm", "script"), 2, "no command")
+
+
+def test_allocation_counts_are_expanded():
+    from rmax.launch.allocation import expand_counts
+
+    assert expand_counts("2(x3),1") == [2, 2, 2, 1]
+    assert expand_counts("16") == [16]
+
+
+def test_survey_budget_grows_with_the_per_node_steps():
+    # a 4-node allocation measures every node one after the other: its quick survey must not spend
+    # the one-node budget on node steps and skip the network steps
+    from rmax.survey.steps import by_name
+    from rmax.survey.workflow import QUICK_BUDGET, default_budget
+
+    steps = by_name(None)
+    per_node = sum(s.share for s in steps if s.per_node)
+    assert default_budget(steps, 1, True) == QUICK_BUDGET
+    assert default_budget(steps, 4, True) == pytest.approx(QUICK_BUDGET * (1 + 3 * per_node))
+    assert default_budget(by_name(["coll", "matrix"]), 4, True) == QUICK_BUDGET   # no per-node step
+
+
+# ---- a real Slurm on a virtual cluster ------------------------------------------------------------
+
+# A run per node (inventory, stream) and the network steps over all 4 nodes (coll, matrix). HPL through
+# srun has its own test (salloc), at a small N: the survey would size it to its budget.
+STEPS = "inventory,stream,coll,matrix"
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster():
+    """4 nodes on 2 switches (1 gbit links, 100 mbit trunk) with Slurm; (name, seconds `up` took)."""
+    if os.geteuid() != 0:
+        pytest.skip("virtual clusters need root")
+    if not all(shutil.which(t) for t in ("slurmctld", "slurmd", "munged", "sbatch")):
+        pytest.skip("Slurm or munge is not installed")
+    name = unique_name()
+    t0 = time.monotonic()
+    try:
+        run_cli("vcluster", "up", "--name", name, "--nodes", "4", "--switches", "2", "--link", "1gbit", "--trunk",
+                "100mbit", "--slurm", check=True, timeout=120)
+        yield name, time.monotonic() - t0
+    finally:
+        down = run_cli("vcluster", "down", "--name", name, timeout=120)
+        force_down(name)
+        assert down.returncode == 0, down.stderr
+        assert leftovers(name) == []   # no daemon, namespace, link, hosts line or file
+
+
+def in_cluster(name: str, command: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """A bash command in a shell set up as the user would: eval "$(rmax vcluster env --name NAME)"."""
+    rmax = f"{shlex.quote(sys.executable)} -m rmax"
+    full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
+    return subprocess.run(["bash", "-c", f'set -e; eval "$({rmax} vcluster env --name {name})"; {command}'],
+                          capture_output=True, text=True, timeout=timeout, env=full)
+
+
+@needs_root
+@needs_slurm
+def test_slurm_comes_up_with_every_node_idle(slurm_cluster):
+    name, seconds = slurm_cluster
+    assert seconds < 60
+    info = json.loads(run_cli("vcluster", "status", "--name", name, "--json", check=True).stdout)[0]
+    assert info["healthy"], info["missing"]
+    assert [n["slurm"] for n in info["nodes"]] == ["idle"] * 4
+    assert {d["name"].split()[0] for d in info["slurm"]["daemons"]} == {"munged", "slurmctld", "slurmd"}
+    assert all(d["running"] for d in info["slurm"]["daemons"])
+    # plain sinfo in a shell that took `vcluster env`; the daemons listen inside the namespaces only
+    proc = in_cluster(name, "sinfo --noheader --format='%P %D %T'")
+    assert proc.stdout.split() == [f"{name}*", "4", "idle"], proc.stderr
+    host_listeners = subprocess.run(["ss", "-Hltn"], capture_output=True, text=True).stdout
+    assert not any(line.split()[3].endswith((":6817", ":6818")) for line in host_listeners.splitlines())
+
+
+@needs_root
+@needs_slurm
+def test_srun_chooses_the_mpi_plugin_and_names_it_when_startup_fails(slurm_cluster, tmp_path):
+    name, _ = slurm_cluster
+    env = {"RMAX_DB": str(tmp_path / "r.db")}
+    rmax = f"{shlex.quote(sys.executable)} -m rmax"
+    shown = in_cluster(name, f"salloc -N 4 --quiet {rmax} launch launchers --json", env=env)
+    srun = next(r for r in json.loads(shown.stdout) if r["name"] == "srun")
+    assert srun["available"] and srun["detail"].startswith("MPI plugin pmix (matches Open MPI"), srun
+    ok = in_cluster(name, f"salloc -N 4 --quiet {rmax} launch check --json", env=env)
+    assert ok.returncode == 0, ok.stderr
+    rec = json.loads(ok.stdout)
+    assert rec["params"]["launcher"] == "srun" and rec["summary"]["hosts"] == [f"{name}-n{i}" for i in range(1, 5)]
+    # Slurm's own default (no plugin) is what broke every MPI step: it fails as one line naming it
+    bad = in_cluster(name, f"salloc -N 2 --quiet env SLURM_MPI_TYPE=none {rmax} launch check", env=env)
+    assert_one_line_error(bad, 1, "srun --mpi=none", "SLURM_MPI_TYPE")
+    unknown = in_cluster(name, f"salloc -N 2 --quiet env SLURM_MPI_TYPE=bogus {rmax} launch check", env=env)
+    assert_one_line_error(unknown, 2, "SLURM_MPI_TYPE=bogus", "pmix")
+
+
+@needs_root
+@needs_slurm
+def test_plugin_follows_the_programs_mpi(slurm_cluster, monkeypatch):
+    from rmax.launch import srun_mpi
+    from rmax.native import executable
+    from rmax.vcluster import load, slurm
+
+    monkeypatch.setenv("SLURM_CONF", str(slurm.conf_path(load(slurm_cluster[0]))))
+    srun = shutil.which("srun")
+    assert srun_mpi.choose(srun, [executable("rmax-ranks")], {}) == ("pmix", "matches Open MPI")
+    if shutil.which("mpichversion"):   # MPICH's own tool, linked with libmpich
+        assert srun_mpi.choose(srun, ["mpichversion"], {}) == ("pmi2", "matches MPICH")
+    assert srun_mpi.choose(srun, [sys.executable, "-m", "rmax"], {})[0] is None   # not an MPI program
+    assert srun_mpi.choose(srun, [executable("rmax-ranks")], {"SLURM_MPI_TYPE": "pmi2"})[0] == "pmi2"
+
+
+@needs_root
+@needs_slurm
+def test_vcluster_option_names_the_cluster(slurm_cluster, tmp_path):
+    name, _ = slurm_cluster
+    other = unique_name()
+    env = {"RMAX_DB": str(tmp_path / "r.db"), "RMAX_VCLUSTER": ""}
+    try:
+        run_cli("vcluster", "up", "--name", other, "--nodes", "2", check=True)
+        several = run_cli("launch", "check", "--launcher", "vcluster", env=env)
+        assert_one_line_error(several, 2, "several virtual clusters are up", "--vcluster NAME")
+        proc = run_cli("launch", "check", "--launcher", "vcluster", "--vcluster", name, "--np", "4", "--json", env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["summary"]["hosts"] == [f"{name}-n{i}" for i in range(1, 5)]
+        assert_one_line_error(run_cli("survey", "--launcher", "vcluster", "--vcluster", "nope", env=env), 2,
+                              "no virtual cluster 'nope' is up")
+    finally:
+        run_cli("vcluster", "down", "--name", other)
+        force_down(other)
+    assert leftovers(other) == []
+
+
+@needs_root
+@needs_slurm
+def test_hpl_and_tune_inside_salloc_use_the_allocation(slurm_cluster, tmp_path):
+    from rmax.hpl.dat import HplConfig, render
+    from rmax.store import open_store
+
+    name, _ = slurm_cluster
+    nodes = [f"{name}-n{i}" for i in range(1, 5)]
+    (tmp_path / "HPL.dat").write_text(render(HplConfig(ns=[480], nbs=[48], grids=[(2, 2)]), title="slurm test"))
+    rmax = f"{shlex.quote(sys.executable)} -m rmax"
+    both = f"{rmax} hpl run --json > hpl.json && {rmax} tune --trials 2 --n 256 --out tuned.dat > tune.log"
+    proc = in_cluster(name, f"cd {shlex.quote(str(tmp_path))} && salloc -N 4 --quiet bash -c {shlex.quote(both)}",
+                      env={"RMAX_DB": str(tmp_path / "r.db")})
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads((tmp_path / "hpl.json").read_text())
+    assert rec["status"] == "ok" and rec["params"]["np"] == 4 and rec["hosts"] == nodes
+    assert rec["tests"][0]["summary"]["verdict"] == "PASSED"
+    with open_store(tmp_path / "r.db") as store:
+        (tune,) = store.list(kind="tune")
+        trials = [k for k in store.children(tune.id) if k.kind == "hpl"]
+    assert tune.status == "ok" and trials and all(t.hosts == nodes for t in trials)
+
+
+@needs_root
+@needs_slurm
+def test_quick_survey_through_sbatch(slurm_cluster, tmp_path):
+    """The issue's path: rmax slurm script ... -- rmax survey --quick, submitted with sbatch --wait,
+    with a budget that skips no step on a busy machine."""
+    from rmax.store import open_store
+
+    name, _ = slurm_cluster
+    db, script, report = tmp_path / "results.db", tmp_path / "survey.sbatch", tmp_path / "report"
+    run_cli("slurm", "script", "--nodes", "4", "--time", "15", "--db", str(db), "-o", str(script), "--",
+            "rmax", "survey", "--quick", "--steps", STEPS, "--budget", "900", check=True)
+    t0 = time.monotonic()
+    proc = in_cluster(name, f"cd {shlex.quote(str(tmp_path))} && timeout 600 sbatch --wait {script.name}",
+                      timeout=660)
+    log = "".join(p.read_text() for p in tmp_path.glob("rmax-*.out"))
+    assert proc.returncode == 0, proc.stderr + log
+    print(f"quick survey through sbatch: {time.monotonic() - t0:.0f} s")
+    nodes = [f"{name}-n{i}" for i in range(1, 5)]
+    with open_store(db) as store:
+        surveys = store.list(kind="survey")
+        assert len(surveys) == 1 and surveys[0].status == "ok", surveys[0].error
+        kids = store.children(surveys[0].id)
+    assert surveys[0].hosts == nodes
+    for kind in ("info", "stream"):   # a run per node
+        assert sorted(k.hosts[0] for k in kids if k.kind == kind) == nodes
+    for kind in ("coll", "matrix"):   # across every node, so across the trunk
+        (run,) = [k for k in kids if k.kind == kind]
+        assert run.status == "ok" and sorted(run.hosts) == nodes
+    # the matrix saw the shaping: 1 gbit links within a switch, the 100 mbit trunk between them
+    bw, switch = run.summary["bandwidth"], {h: (0 if i < 2 else 1) for i, h in enumerate(nodes)}
+    pairs = [(bw[i][j], switch[a] == switch[b]) for i, a in enumerate(run.summary["hosts"])
+             for j, b in enumerate(run.summary["hosts"]) if i != j]
+    assert min(x for x, same in pairs if same) > 2 * max(x for x, same in pairs if not same), bw
+    run_cli("report", surveys[0].id, "--out", str(report), env={"RMAX_DB": str(db)}, check=True)
+    page = (report / "index.html").read_text()
+    for word in [*nodes, "matrix"]:
+        assert word in page
+
+
+@needs_root
+@needs_slurm
+def test_down_stops_the_daemons_of_an_up_that_crashed_half_way():
+    # 2 nodes on 1 switch record 8 objects before the daemons (bridge; namespace, UTS file and link
+    # per node; hosts block), then munged and slurmctld: the crash comes as the first slurmd starts.
+    name = unique_name()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "rmax", "vcluster", "up", "--name", name, "--nodes", "2",
+                               "--slurm"], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "RMAX_VCLUSTER_CRASH_AFTER": "10"})
+        assert proc.returncode == 70, proc.stderr          # died half-way, no rollback
+        deadline = time.monotonic() + 10   # slurmctld may still be exec'ing from nsenter on a busy machine
+        while True:
+            running = [x for x in leftovers(name) if x.startswith("process")]
+            if len(running) >= 2 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert len(running) == 2, leftovers(name)          # munged and slurmctld outlived it
+        down = run_cli("vcluster", "down", "--name", name, timeout=120)
+        assert down.returncode == 0, down.stderr
+    finally:
+        force_down(name)
+    assert leftovers(name) == []

@@ -20,7 +20,8 @@ def unique_name() -> str:
 
 
 def leftovers(name: str) -> list[str]:
-    """Every trace of cluster `name` on this machine: namespaces, links, hosts lines, state."""
+    """Every trace of cluster `name` on this machine: namespaces, links, hosts lines, state, and
+    processes (Slurm and munge daemons) whose command line names the cluster's folder."""
     out = []
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
     out += [f"netns {n}" for n in ns if n.startswith(f"{name}-")]
@@ -35,6 +36,13 @@ def leftovers(name: str) -> list[str]:
 
     if cluster_dir(name).exists():
         out.append(f"state {cluster_dir(name)}")
+    marker = f"{cluster_dir(name)}/".encode()
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker in (proc / "cmdline").read_bytes().replace(b"\0", b" "):
+                out.append(f"process {proc.name}")
+        except OSError:
+            continue
     return out
 
 

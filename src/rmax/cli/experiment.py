@@ -126,7 +126,7 @@ def mtu_cmd(mtus, vcluster_name, interfaces, hosts, hostfile, launcher, yes, hpl
         from rmax.vcluster.system import require_root
 
         require_root("rmax experiment mtu")
-        state = find(vcluster_name)
+        state = find(vcluster_name, "--vcluster NAME")
         results = _run(state, values, hpl_n, size, timeout, mt)
         title = f"MTU experiment on virtual cluster {state.name} (run {results['run'][:8]}; MTUs restored)"
     if as_json:

@@ -57,10 +57,11 @@ def check(as_json: bool, launcher: str | None, timeout: float, **opts) -> None:
 @json_option
 def launchers(as_json: bool) -> None:
     """List the registered launchers and whether each can run here."""
-    rows = [{"name": n, "available": c().available(), "summary": c.summary, "package": c.package}
-            for n, c in sorted(REGISTRY.items())]
+    rows = [{"name": n, "available": c().available(), "summary": c.summary, "package": c.package,
+             "detail": c().detail()} for n, c in sorted(REGISTRY.items())]
     if as_json:
         print_json(rows)
         return
     for r in rows:
-        console.print(f"{r['name']:<8} {'yes' if r['available'] else 'no ':<4} {r['summary']}")
+        console.print(f"{r['name']:<8} {'yes' if r['available'] else 'no ':<4} {r['summary']}"
+                      + (f"; {r['detail']}" if r["detail"] else ""), highlight=False)

@@ -2,16 +2,38 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT, Count, Interface
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, LaunchSpec, local_slots, parse_hosts, read_hostfile
+from rmax.launch.allocation import allocation_hosts
 from rmax.launch.base import MAX_RANKS
+
+VCLUSTER_VARIABLE = "RMAX_VCLUSTER"
+
+
+def _use_vcluster(ctx, param, name):
+    """--vcluster NAME is RMAX_VCLUSTER=NAME for this command: every path that launches on a
+    virtual cluster (the launcher, placement, survey steps) reads the cluster from there."""
+    if name:
+        from rmax.vcluster import find
+
+        find(name)   # a cluster that is not up is refused before anything runs
+        os.environ[VCLUSTER_VARIABLE] = name
+    return name
+
+
+vcluster_option = click.option("--vcluster", metavar="NAME", default=None, expose_value=False, callback=_use_vcluster,
+                               help="Virtual cluster for --launcher vcluster (default: $RMAX_VCLUSTER, else the "
+                                    "only one up).")
 
 
 def launch_options(default_np: str = "cores"):
-    """--np, --hosts, --hostfile, --launcher, --bind, --blas-threads, --oversubscribe, --timeout, --net-if."""
+    """--np, --hosts, --hostfile, --launcher, --bind, --blas-threads, --oversubscribe, --timeout, --net-if,
+    --vcluster."""
 
     def decorate(f):
         opts = [
@@ -29,6 +51,7 @@ def launch_options(default_np: str = "cores"):
                          help="Seconds before the watchdog kills the job."),
             click.option("--net-if", "net_if", type=Interface(), default=None,
                          help="Interface MPI uses between hosts (default: the one routing to them; loopback on one host)."),
+            vcluster_option,
         ]
         for o in reversed(opts):
             f = o(f)
@@ -42,7 +65,8 @@ def spec_from_options(program: list[str], np: int | None, hosts: str | None, hos
                       net_if: str | None = None, **_ignored) -> LaunchSpec:
     if hosts and hostfile:
         raise RmaxError("give --hosts or --hostfile, not both")
-    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else None
+    # Inside a Slurm allocation the default hosts are its nodes.
+    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else allocation_hosts()
     if np is None:
         np = default_np or (sum(h.slots for h in host_list) if host_list else local_slots())
     return LaunchSpec(program=program, np=np, hosts=host_list, hostfile=hostfile, bind=bind,

@@ -21,11 +21,11 @@ def command():
 def _from_vcluster(name: str | None) -> list[dict]:
     from rmax.vcluster import find
 
-    st = find(name)
+    st = find(name, "--vcluster NAME")
     nodes = []
     for n in st.plan.nodes:
-        p = subprocess.run(["nsenter", f"--net=/run/netns/{n.name}", f"--uts={st.uts_file(n.name)}", "--",
-                            sys.executable, "-m", "rmax.nic.settings"], capture_output=True, text=True, timeout=60)
+        p = subprocess.run([*st.enter(n.name), sys.executable, "-m", "rmax.nic.settings"], capture_output=True,
+                           text=True, timeout=60)
         if p.returncode != 0:
             raise RmaxError(f"reading the NICs of {n.name} failed: " + (p.stderr.strip().splitlines() or ["?"])[-1])
         rep = json.loads(p.stdout)

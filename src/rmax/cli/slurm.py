@@ -4,58 +4,50 @@ srun and every MPI kernel runs on the allocated nodes with no hostfile."""
 
 from __future__ import annotations
 
-import re
 import shlex
 import sys
 from pathlib import Path
 
 import click
 
+from rmax.cli import slurm_values as values
 from rmax.cli.output import console
 from rmax.cli.types import Count, OutputFile
 from rmax.errors import RmaxError
 
-_TIME = re.compile(r"^(\d+-)?\d{1,2}(:\d{2}){0,2}$")
-# What an #SBATCH value may hold: a newline or a quote there would end the
-# directive and put the rest of the value into the script as a command.
-_WORD = re.compile(r"^[A-Za-z0-9_.%@/+:=-]{1,200}$")
-
 
 def render(argv: list[str], *, nodes: int, ntasks_per_node: int | None, time: str, partition: str | None,
            job_name: str, output: str, account: str | None, exclusive: bool, db: str | None) -> str:
+    """The script's text; every value is checked first (slurm_values) and shell-quoted."""
     if not argv:
         raise RmaxError("no command to run", hint="rmax slurm script -- rmax survey")
     if argv[0] != "rmax":
         raise RmaxError(f"the script runs rmax commands, not '{argv[0]}'", hint="rmax slurm script -- rmax survey")
+    for a in argv[1:]:
+        values.check_text(a, f"the argument {a!r}")
     if nodes < 1:
         raise RmaxError(f"--nodes must be at least 1, not {nodes}")
     if ntasks_per_node is not None and ntasks_per_node < 1:
         raise RmaxError(f"--ntasks-per-node must be at least 1, not {ntasks_per_node}")
-    if not _TIME.match(time):
-        raise RmaxError(f"--time '{time}' is not a Slurm time", hint="e.g. 30, 01:00:00 or 1-00:00:00")
-    for option, value in (("--job-name", job_name), ("--log", output), ("--partition", partition),
-                          ("--account", account)):
-        if value is not None and not _WORD.match(value):
-            raise RmaxError(f"{option} {value!r} may hold only letters, digits and _ . % @ / + : = -",
-                            hint="it is written into an #SBATCH line of the script")
-    lines = ["#!/bin/bash", f"#SBATCH --job-name={job_name}", f"#SBATCH --nodes={nodes}", f"#SBATCH --time={time}",
-             f"#SBATCH --output={output}"]
+    q = shlex.quote
+    lines = ["#!/bin/bash", f"#SBATCH --job-name={q(values.job_name(job_name))}", f"#SBATCH --nodes={nodes}",
+             f"#SBATCH --time={q(values.time_limit(time))}", f"#SBATCH --output={q(values.path(output, '--log'))}"]
     if ntasks_per_node:
         lines.append(f"#SBATCH --ntasks-per-node={ntasks_per_node}")
-    if partition:
-        lines.append(f"#SBATCH --partition={partition}")
-    if account:
-        lines.append(f"#SBATCH --account={account}")
+    if partition is not None:
+        lines.append(f"#SBATCH --partition={q(values.names(partition, '--partition'))}")
+    if account is not None:
+        lines.append(f"#SBATCH --account={q(values.names(account, '--account'))}")
     if exclusive:
         lines.append("#SBATCH --exclusive")   # a benchmark shares its nodes with nobody
     lines += ["# Written by `rmax slurm script`. Inside the allocation rmax launches with srun.",
               "set -euo pipefail"]
-    if db:
-        lines.append(f"export RMAX_DB={shlex.quote(db)}")
+    if db is not None:
+        lines.append(f"export RMAX_DB={q(values.check_text(db, '--db'))}")
     # The same rmax that wrote the script, when it is not on the nodes' PATH.
-    rmax = shlex.quote(str(Path(sys.executable).parent / "rmax"))
+    rmax = q(str(Path(sys.executable).parent / "rmax"))
     lines.append(f"RMAX=${{RMAX:-{rmax}}}")
-    lines.append('"$RMAX" ' + " ".join(shlex.quote(a) for a in argv[1:]))
+    lines.append('"$RMAX" ' + " ".join(q(a) for a in argv[1:]))
     return "\n".join(lines) + "\n"
 
 

@@ -8,18 +8,22 @@ from rmax.cli.output import console, err_console, json_option, print_json
 from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT, Duration, OutputDir, Seconds
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
+from rmax.cli.launch_options import vcluster_option
+from rmax.launch.allocation import allocation_hosts
 
 
 @click.command("survey")
 @click.option("--hosts", type=HOSTS, default=None, help="Nodes and their slots (default: this node).")
 @click.option("--hostfile", type=HOSTFILE, default=None, help="Hostfile ('host slots=N' lines).")
-@click.option("--quick", is_flag=True, help="About one minute on one node instead of about five.")
+@click.option("--quick", is_flag=True, help="About one minute on one node instead of about five (the per-node steps' part "
+              "grows with each further node).")
 @click.option("--budget", type=Seconds(10, 30 * 86400, lo_open=False), default=None, help="Seconds for the whole survey.")
 @click.option("--tune", "tune", type=Duration(), default=None,
               help="Tune HPL for this long (e.g. 20m) instead of one HPL run; the best HPL.dat is written to --out.")
 @click.option("--steps", default=None, metavar="A,B,...", help="Only these steps (see --list-steps).")
 @click.option("--list-steps", is_flag=True, help="List the steps and exit.")
 @click.option("--launcher", type=click.Choice(sorted(REGISTRY)), default=None)
+@vcluster_option
 @click.option("--timeout", type=TIMEOUT, default=900.0, show_default=True, help="Watchdog per step job (s).")
 @click.option("--label", default=None, help="A note stored with the survey.")
 @click.option("--out", type=OutputDir(), default=None, help="Also write the HTML report here.")
@@ -39,7 +43,8 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, t
         return
     if hosts and hostfile:
         raise RmaxError("give --hosts or --hostfile, not both")
-    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else None
+    # Inside a Slurm allocation the default hosts are its nodes.
+    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else allocation_hosts()
     chosen = by_name(steps.split(",") if steps else None)
 
     marks = {"ok": "[green]ok[/]", "failed": "[red]failed[/]", "invalid": "[red]invalid[/]",

@@ -94,7 +94,7 @@ def place_cmd(grid, pmap, keep, order, topology_file, hosts, hostfile, use_vclus
         from rmax.launch import local_slots
         from rmax.vcluster import find
 
-        st = find(None)
+        st = find(None, "RMAX_VCLUSTER=NAME")
         host_list = read_hostfile(st.hostfile)
         groups, source = groups_for(topology_file, "vcluster")
         cpus = f"0-{local_slots() - 1}"   # virtual nodes share this machine's cores: do not pin

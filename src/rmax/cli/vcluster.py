@@ -31,19 +31,22 @@ def command():
 @click.option("--slots", type=Count(1, 1 << 16), default=1, show_default=True, help="MPI slots per node in the hostfile.")
 @click.option("--subnet", default=None, metavar="CIDR", help="Private IPv4 subnet (default: a free one).")
 @click.option("--name", default="rmax", show_default=True, help="Cluster name (1-6 letters/digits).")
+@click.option("--slurm", is_flag=True, help="Also run Slurm: munge, a slurmctld and one slurmd per node.")
 @json_option
-def up_cmd(nodes, switches, link, trunk, trunk_kind, mtu, slots, subnet, name, as_json):
+def up_cmd(nodes, switches, link, trunk, trunk_kind, mtu, slots, subnet, name, slurm, as_json):
     """Create the namespaces, bridges, links and trunks; write a hostfile and a launcher agent."""
     from rmax.vcluster import status, up
 
     state = up(name, nodes, switches, link=link, trunk=trunk, trunk_kind=trunk_kind, mtu=mtu, subnet=subnet,
-               slots=slots)
+               slots=slots, slurm=slurm)
     info = status(state)
     if as_json:
         print_json(info)
         return
     _print_status(info)
-    console.print(f"launch through it: rmax launch check --launcher vcluster --np {nodes * slots}")
+    console.print(f"launch through it: rmax launch check --launcher vcluster --vcluster {name} --np {nodes * slots}")
+    if slurm:
+        console.print(f"use its Slurm:     eval \"$(rmax vcluster env --name {name})\"; sinfo")
 
 
 def _print_status(info: dict) -> None:
@@ -56,6 +59,11 @@ def _print_status(info: dict) -> None:
     for sw in info.get("switches", []):
         console.print(f"  {sw['name']}: " + ", ".join(sw["nodes"]))
     console.print(f"  hostfile {info['hostfile']}\n  agent    {info['agent']}\n  topology {info['cluster_toml']}")
+    if "slurm" in info:
+        nodes = ", ".join(f"{n['name']} {n['slurm']}" for n in info["nodes"])
+        console.print(f"  slurm    {info['slurm']['conf']} (partition {info['slurm']['partition']}): {nodes}")
+        console.print("  daemons  " + ", ".join(f"{d['name']} pid {d['pid']}" + ("" if d["running"] else " (stopped)")
+                                                for d in info["slurm"]["daemons"]))
     if info["missing"]:
         console.print("  missing: " + ", ".join(info["missing"]) + " (rmax vcluster down cleans up)")
 
@@ -90,7 +98,27 @@ def down_cmd(name, all_clusters):
     if not done:
         console.print("nothing to take down" + (f": no virtual cluster {name}" if name else ""))
     for cname, removed in done.items():
-        console.print(f"virtual cluster {cname} is down ({len(removed)} namespaces and links removed)")
+        console.print(f"virtual cluster {cname} is down ({len(removed)} namespaces, links and daemons removed)")
+
+
+@command.command("env")
+@name_option
+def env_cmd(name):
+    """Print the shell lines that point sbatch, srun, sinfo and squeue at the cluster's Slurm.
+
+    Example: eval "$(rmax vcluster env)"; sbatch job.sbatch"""
+    import shlex
+
+    from rmax.vcluster import find
+    from rmax.vcluster import slurm
+
+    state = find(name)
+    lines = [f"export RMAX_VCLUSTER={shlex.quote(state.name)}"]
+    if slurm.enabled(state):
+        lines += slurm.env_lines(state)
+    else:
+        lines.append(f"# virtual cluster {state.name} runs no Slurm (rmax vcluster up --slurm starts it)")
+    click.echo("\n".join(lines))
 
 
 @command.command("exec", context_settings={"ignore_unknown_options": True})
@@ -103,7 +131,7 @@ def exec_cmd(node, argv, name):
 
     state = find(name)
     state.plan.node(node)
-    os.execvp("nsenter", ["nsenter", f"--net=/run/netns/{node}", f"--uts={state.uts_file(node)}", "--", *argv])
+    os.execvp("nsenter", [*state.enter(node), *argv])
 
 
 @command.command("probe")

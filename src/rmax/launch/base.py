@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from rmax.errors import RmaxError
+from rmax.errors import RmaxError, RunFailed
 from rmax.launch.hosts import Host, local_slots
 from rmax.launch.job import WATCHDOG_ENV
 
@@ -96,6 +96,15 @@ class Launcher(ABC):
     def available(self) -> bool:
         return shutil.which(self.command) is not None
 
+    def detail(self) -> str:
+        """More about how it would launch here (shown by `rmax launch launchers`)."""
+        return ""
+
+    @classmethod
+    def diagnose(cls, what: str, argv: list[str], text: str) -> RunFailed | None:
+        """A specific error for a job of this launcher that failed with stderr `text`, or None."""
+        return None
+
     @abstractmethod
     def prefix(self, spec: LaunchSpec) -> list[str]:
         """The launcher's argv up to (not including) the program."""
@@ -128,6 +137,15 @@ REGISTRY: dict[str, type[Launcher]] = {}
 def register(cls: type[Launcher]) -> type[Launcher]:
     REGISTRY[cls.name] = cls
     return cls
+
+
+def diagnose(what: str, argv: list[str], text: str) -> RunFailed | None:
+    """The first launcher that recognises this failure, if any."""
+    for cls in REGISTRY.values():
+        found = cls.diagnose(what, argv, text)
+        if found:
+            return found
+    return None
 
 
 def get_launcher(name: str | None = None) -> Launcher:

@@ -107,6 +107,10 @@ class JobResult:
             return RunFailed(f"{what} timed out after {self.duration:.0f} s{step}{'; ' + who if who else ''}; "
                              "the job was killed", hint="raise --timeout, or check the hosts and network")
         text = "\n".join(self.stderr_tail)
+        from rmax.launch.base import diagnose
+
+        if found := diagnose(what, self.argv, text):   # a launcher's own failure, e.g. srun's MPI plugin
+            return found
         for needle, message, hint in KNOWN_FAILURES:
             if needle in text:
                 return RunFailed(f"{what} failed: {message}", hint=hint)

@@ -26,7 +26,7 @@ def _cluster_for(spec: LaunchSpec):
     from rmax.vcluster import state as st
 
     if os.environ.get("RMAX_VCLUSTER"):
-        return st.find(None)
+        return st.find(None, st.LAUNCH_HOW)
     clusters = [s for s in st.load_all() if s.complete]
     if spec.hostfile:
         hf = Path(spec.hostfile).resolve()
@@ -40,7 +40,7 @@ def _cluster_for(spec: LaunchSpec):
                 return s
         raise RmaxError("hosts " + ", ".join(sorted(wanted)) + " are not all nodes of one virtual cluster",
                         hint="rmax vcluster status lists the nodes")
-    return st.find(None)
+    return st.find(None, st.LAUNCH_HOW)
 
 
 def vcluster_mca(state) -> list[str]:
@@ -85,8 +85,7 @@ class VirtualClusterRun(Launcher):
         # "core 0" would stack them all on one core, so ranks are left unbound.
         net = JobNetwork(state.plan.subnet, "eth0", remote=True)     # every node's eth0 is on the subnet
         mpirun = OpenMpiRun().confined(dataclasses.replace(spec, bind="none"), net)
-        return ["nsenter", f"--net=/run/netns/{first}", f"--uts={state.uts_file(first)}", "--",
-                "env", "PMIX_MCA_gds=hash", *mpirun, *vcluster_mca(state)]
+        return [*state.enter(first), "env", "PMIX_MCA_gds=hash", *mpirun, *vcluster_mca(state)]
 
     def available(self) -> bool:
         from rmax.vcluster import state as st

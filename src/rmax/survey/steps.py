@@ -27,6 +27,7 @@ class Step(ABC):
     name: ClassVar[str]
     title: ClassVar[str]
     share: ClassVar[float] = 0.05    # the part of the survey's budget it may use
+    per_node: ClassVar[bool] = False  # runs once on every node, one node after the other
 
     def skip_reason(self, ctx: SurveyContext) -> str | None:
         """Why this step does not apply here (None: it runs)."""
@@ -40,6 +41,7 @@ class Step(ABC):
 @register
 class Inventory(Step):
     name, title = "inventory", "node inventory and Rpeak"
+    per_node = True
 
     def run(self, ctx):
         from rmax.inventory import collect, fingerprint
@@ -76,6 +78,7 @@ class NodeBench(Step):
     """A node microbenchmark on every node (one process per node), from rmax.bench.<module>."""
 
     module: ClassVar[str]
+    per_node = True
 
     def family(self):
         try:

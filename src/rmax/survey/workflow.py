@@ -16,6 +16,13 @@ from rmax.survey.steps import Step
 DEFAULT_BUDGET, QUICK_BUDGET = 300.0, 60.0
 
 
+def default_budget(steps: list[Step], nodes: int, quick: bool) -> float:
+    """The one-node budget, plus the per-node steps' share of it again for every further node:
+    those steps measure one node after the other, so their time grows with the node count."""
+    base = QUICK_BUDGET if quick else DEFAULT_BUDGET
+    return base * (1 + (nodes - 1) * sum(s.share for s in steps if s.per_node))
+
+
 def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = None, quick: bool = False,
                budget: float | None = None, launcher: str | None = None, timeout: float = 600.0,
                label: str | None = None, tune_budget: float | None = None, out_dir: str | None = None,
@@ -23,7 +30,7 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
     """Run each step in order; a failed step is recorded and the next one runs.
 
     on_step(name, event, info) is told "start", "ok", "failed" or "skipped"."""
-    budget = (budget or (QUICK_BUDGET if quick else DEFAULT_BUDGET)) + (tune_budget or 0)
+    budget = (budget or default_budget(steps, len(hosts) if hosts else 1, quick)) + (tune_budget or 0)
     params = {"quick": quick, "budget_s": budget, "tune_budget_s": tune_budget, "steps": [s.name for s in steps],
               "hosts": [f"{h.name}:{h.slots}" for h in hosts] if hosts else None, "launcher": launcher}
     with store.start_run("survey", params=params, hosts=[h.name for h in hosts] if hosts else [],

@@ -27,9 +27,9 @@ def hpl_rankfile(cfg, spec: LaunchSpec, launcher: str | None, topology_file: str
                         f"not {name}", hint="with srun, order the nodes with --nodelist and --distribution")
     cpus = None
     if name == "vcluster":
-        from rmax.vcluster import find
+        from rmax.vcluster.state import LAUNCH_HOW, find
 
-        st = find(None)
+        st = find(None, LAUNCH_HOW)
         if not spec.hosts:
             spec.hostfile, spec.hosts = str(st.hostfile), read_hostfile(st.hostfile)
         cpus = f"0-{local_slots() - 1}"   # virtual nodes share this machine's cores: do not pin

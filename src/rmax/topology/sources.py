@@ -76,9 +76,9 @@ def groups_for(topology_file: str | None, launcher: str | None) -> tuple[list[li
     if topology_file:
         return read_groups(topology_file)[1], topology_file
     if launcher == "vcluster":
-        from rmax.vcluster import find
+        from rmax.vcluster.state import LAUNCH_HOW, find
 
-        st = find(None)
+        st = find(None, LAUNCH_HOW)
         return read_groups(st.cluster_toml)[1], str(st.cluster_toml)
     from rmax.store import open_store
 

@@ -13,6 +13,8 @@ import os
 import shlex
 from pathlib import Path
 
+from rmax.vcluster import daemons
+from rmax.vcluster import slurm as slurm_mod
 from rmax.vcluster import state as st_mod
 from rmax.vcluster import system as sx
 from rmax.vcluster.addresses import choose_subnet
@@ -25,16 +27,20 @@ CRASH_VARIABLE = "RMAX_VCLUSTER_CRASH_AFTER"
 
 
 def up(name: str, nodes: int, switches: int, *, link: str | None = None, trunk: str | None = None,
-       trunk_kind: str = "chain", mtu: int = 1500, subnet: str | None = None, slots: int = 1) -> State:
+       trunk_kind: str = "chain", mtu: int = 1500, subnet: str | None = None, slots: int = 1,
+       slurm: bool = False) -> State:
     check_counts(nodes, switches, trunk_kind, mtu, slots)
     link_rate = parse_rate(link, "--link") if link else None
     trunk_rate = parse_rate(trunk, "--trunk") if trunk else None
     sx.require_root("rmax vcluster up")
     sx.require_tools("ip", "tc", "bridge", "unshare", "nsenter")
+    if slurm:
+        slurm_mod.require_tools()
     others = [s.plan.subnet for s in st_mod.load_all() if s.plan and s.name != name]
     net = choose_subnet(nodes, subnet, others)
     plan = make_plan(name, nodes, switches, net, trunk_kind=trunk_kind, link_rate=link_rate,
                      trunk_rate=trunk_rate, mtu=mtu, slots=slots)
+    plan.extra["slurm"] = slurm
     state = st_mod.create(name)
     state.plan = plan
     state.save()
@@ -95,6 +101,9 @@ def _build(state: State) -> None:
     b.record("hosts", plan.name)
     sx.hosts_add(plan.name, [(n.address, n.name) for n in plan.nodes])
     write_files(state)
+    if slurm_mod.enabled(state):
+        slurm_mod.write_files(state)
+        slurm_mod.start(state, b.record)
     state.complete = True
     state.save()
 
@@ -137,13 +146,17 @@ def down(state: State) -> list[str]:
     removed = []
     for obj in reversed(state.objects):
         kind, name = obj["kind"], obj["name"]
-        if kind == "hosts":
+        if kind == "daemon":
+            if daemons.stop(obj.get("pid"), str(state.directory)):
+                removed.append(f"daemon {name}")
+        elif kind == "hosts":
             sx.hosts_remove(name)
         elif kind == "link":
             if sx.link_exists(name):
                 sx.delete_link(name)
                 removed.append(f"link {name}")
         elif kind == "netns":
+            sx.kill_netns_processes(name)   # job steps and ranks a daemon left behind
             if sx.netns_exists(name):
                 sx.delete_netns(name)
                 removed.append(f"namespace {name}")
@@ -177,7 +190,8 @@ def status(state: State) -> dict:
     for obj in state.objects:
         kind, name = obj["kind"], obj["name"]
         present = (sx.link_exists(name) if kind == "link" else sx.netns_exists(name) if kind == "netns"
-                   else Path(name).exists() if kind == "uts" else True)
+                   else Path(name).exists() if kind == "uts"
+                   else daemons.alive(obj.get("pid"), str(state.directory)) if kind == "daemon" else True)
         if not present:
             missing.append(f"{kind} {name}")
     info = {"name": state.name, "complete": state.complete, "healthy": state.complete and not missing,
@@ -189,4 +203,10 @@ def status(state: State) -> dict:
                     switches=[{"name": br, "nodes": g} for br, g in zip(plan.switches, plan.groups())],
                     nodes=[{"name": n.name, "address": n.address, "switch": plan.switches[n.switch]}
                            for n in plan.nodes])
+        if slurm_mod.enabled(state):
+            states = slurm_mod.node_states(state) if state.complete else {}
+            for n in info["nodes"]:
+                n["slurm"] = states.get(n["name"], "unreachable")
+            info["slurm"] = {"conf": str(slurm_mod.conf_path(state)), "partition": plan.name,
+                             "daemons": slurm_mod.daemon_status(state)}
     return info

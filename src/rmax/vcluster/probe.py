@@ -119,8 +119,7 @@ def client(port: int, size: int, pings: int, addrs: list[str]) -> list[dict]:
 # ---- orchestration from the host side ---------------------------------------------------------------
 
 def _in_node(state, node: str, args: list[str]) -> list[str]:
-    return ["nsenter", f"--net=/run/netns/{node}", f"--uts={state.uts_file(node)}", "--",
-            sys.executable, "-m", "rmax.vcluster.probe", *args]
+    return [*state.enter(node), sys.executable, "-m", "rmax.vcluster.probe", *args]
 
 
 def measure_matrix(state, nodes: list[str] | None = None, size: int = 4_000_000, pings: int = 200,

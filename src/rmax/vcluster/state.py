@@ -54,6 +54,10 @@ class State:
     def uts_file(self, node: str) -> Path:
         return self.directory / "uts" / node
 
+    def enter(self, node: str) -> list[str]:
+        """The argv prefix that runs a command inside node's network and UTS namespaces."""
+        return ["nsenter", f"--net=/run/netns/{node}", f"--uts={self.uts_file(node)}", "--"]
+
     def save(self) -> None:
         data = {"name": self.name, "complete": self.complete, "objects": self.objects,
                 "plan": self.plan.to_dict() if self.plan else None}
@@ -107,8 +111,9 @@ def load_all() -> list[State]:
     return [s for s in (load(n) for n in names()) if s is not None]
 
 
-def find(name: str | None) -> State:
-    """The named cluster, else $RMAX_VCLUSTER, else the only one that is up."""
+def find(name: str | None, how: str = "--name NAME") -> State:
+    """The named cluster, else $RMAX_VCLUSTER, else the only one that is up. `how` is how the
+    command at hand names a cluster, for the hint when several are up."""
     name = name or os.environ.get("RMAX_VCLUSTER")
     if name:
         st = load(name)
@@ -120,5 +125,8 @@ def find(name: str | None) -> State:
         raise RmaxError("no virtual cluster is up", hint="rmax vcluster up --nodes 4 --switches 2")
     if len(all_states) > 1:
         raise RmaxError("several virtual clusters are up: " + ", ".join(s.name for s in all_states),
-                        hint="name one with --name (or --vcluster)")
+                        hint=f"name one with {how}")
     return all_states[0]
+
+
+LAUNCH_HOW = "--vcluster NAME (or RMAX_VCLUSTER=NAME)"   # how commands that launch on a cluster name it

@@ -5,9 +5,12 @@ Every remover tolerates an object that is already gone: that is what makes
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 from rmax.errors import RmaxError
@@ -100,31 +103,72 @@ def _markers(cluster: str) -> tuple[str, str]:
     return f"# rmax-vcluster {cluster} begin", f"# rmax-vcluster {cluster} end"
 
 
+def _without(text: str, cluster: str) -> str:
+    begin, end = _markers(cluster)
+    out, inside = [], False
+    for line in text.splitlines(keepends=True):
+        if line.strip() == begin:
+            inside = True
+        elif inside:
+            inside = line.strip() != end
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def _edit_hosts(change) -> None:
+    """Rewrite /etc/hosts as change(text) under an exclusive lock, so that clusters coming up and
+    going down at the same time never lose each other's blocks. Written in place (it is often a bind
+    mount, which a rename would not replace), over the old text and then cut to length: a reader
+    never meets the empty file that truncating first would show (a name lookup failing mid-job)."""
+    HOSTS_FILE.touch(exist_ok=True)
+    with open(HOSTS_FILE, "r+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        text = f.read()
+        new = change(text)
+        if new != text:
+            f.seek(0)
+            f.write(new)
+            f.truncate()
+
+
 def hosts_add(cluster: str, entries: list[tuple[str, str]]) -> None:
     begin, end = _markers(cluster)
-    hosts_remove(cluster)
-    text = HOSTS_FILE.read_text() if HOSTS_FILE.exists() else ""
-    if text and not text.endswith("\n"):
-        text += "\n"
-    block = [begin, *(f"{addr} {name}" for addr, name in entries), end]
-    # Written in place, not renamed over: /etc/hosts is often a bind mount.
-    HOSTS_FILE.write_text(text + "\n".join(block) + "\n")
+    block = "\n".join([begin, *(f"{addr} {name}" for addr, name in entries), end]) + "\n"
+
+    def add(text: str) -> str:
+        text = _without(text, cluster)
+        return text + ("\n" if text and not text.endswith("\n") else "") + block
+
+    _edit_hosts(add)
 
 
 def hosts_remove(cluster: str) -> None:
-    if not HOSTS_FILE.exists():
-        return
-    begin, end = _markers(cluster)
-    lines = HOSTS_FILE.read_text().splitlines(keepends=True)
-    out, inside, changed = [], False, False
-    for line in lines:
-        if line.strip() == begin:
-            inside, changed = True, True
-            continue
-        if inside:
-            if line.strip() == end:
-                inside = False
-            continue
-        out.append(line)
-    if changed:
-        HOSTS_FILE.write_text("".join(out))
+    if HOSTS_FILE.exists():
+        _edit_hosts(lambda text: _without(text, cluster))
+
+
+def netns_pids(name: str) -> list[int]:
+    """The processes living in network namespace `name` (what `ip netns pids` lists)."""
+    if not netns_exists(name):
+        return []
+    try:
+        out = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [int(p) for p in out.split() if p.isdigit()]
+
+
+def kill_netns_processes(name: str) -> list[int]:
+    """SIGKILL every process left in a node's namespace (job steps, ranks), by PID: a namespace
+    that still holds a process outlives `ip netns del`."""
+    pids = netns_pids(name)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 10
+    while netns_pids(name) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids
