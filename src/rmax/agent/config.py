@@ -190,7 +190,7 @@ def build(file_values: dict | None = None, options: dict | None = None, source: 
             if key not in CHECKS:
                 raise RmaxError(f"{origin}: unknown setting '{key}'", hint=f"settings: {', '.join(CHECKS)}")
             name = f"--{key.replace('_', '-')}" if origin == "option" else f"{origin}: {key}"
-            if isinstance(value, str) and key in (*FLOATS, *INTEGERS):
+            if origin == "option" and isinstance(value, str) and key in (*FLOATS, *INTEGERS):
                 value = _from_text(name, key, value)
             changes[key] = CHECKS[key](name, value)
         cfg = replace(cfg, **changes)

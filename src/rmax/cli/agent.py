@@ -169,4 +169,4 @@ def install_cmd(output, config_path, db_path, rmax_path, force):
         raise RmaxError(f"rmax executable {rmax_path} not found", hint="pass --rmax PATH")
     db = str(Path(db_path).absolute()) if db_path else None
     path = write_unit(output, unit_text(str(Path(rmax_path).absolute()), config_path, db), force)
-    console.print(f"wrote {path}\nenable it with: systemctl daemon-reload && systemctl enable --now {path.name}")
+    click.echo(f"wrote {path}\nenable it with: systemctl daemon-reload && systemctl enable --now {path.name}")
