@@ -102,25 +102,35 @@ def stop_all(procs) -> None:
         p.wait()
 
 
-class CpuQuota:
-    """A cgroup whose processes share `fraction` of one CPU (cgroup v1 cpu controller or v2 cpu.max),
-    enforced every 10 ms so that even millisecond-scale timed blocks see it."""
+class CpuBudget:
+    """A cgroup (v1 cpu controller, or v2) for a node's processes: a high weight, so that the
+    machine's other work (this machine is shared) leaves its CPU time alone and its rates are the
+    core's own, and a cap, `limit(fraction)` of one CPU enforced every 10 ms so that even timed
+    blocks of milliseconds see it: a node with a smaller CPU budget. (Competing processes are no
+    sure slow-down here: with autogroup scheduling each session gets its own share.)"""
 
     PERIOD_US = 10_000
+    HIGH_WEIGHT = {"cpu.shares": "262144", "cpu.weight": "10000"}     # each controller's largest
 
-    def __init__(self, fraction: float):
+    def __init__(self, fraction: float | None = None):
         name = "rmax-test-" + secrets.token_hex(3)
-        quota = int(self.PERIOD_US * fraction)
         v1 = Path("/sys/fs/cgroup/cpu")
-        if (v1 / "cpu.cfs_quota_us").exists():
-            self.path = v1 / name
-            self.path.mkdir()
+        self.v1 = (v1 / "cpu.cfs_quota_us").exists()
+        self.path = (v1 if self.v1 else Path("/sys/fs/cgroup")) / name
+        self.path.mkdir()
+        if self.v1:
             (self.path / "cpu.cfs_period_us").write_text(str(self.PERIOD_US))
+        knob = "cpu.shares" if self.v1 else "cpu.weight"
+        (self.path / knob).write_text(self.HIGH_WEIGHT[knob])
+        self.limit(fraction)
+
+    def limit(self, fraction: float | None) -> None:
+        """Cap the group at `fraction` of one CPU (None: no cap)."""
+        quota = int(self.PERIOD_US * fraction) if fraction else -1
+        if self.v1:
             (self.path / "cpu.cfs_quota_us").write_text(str(quota))
         else:
-            self.path = Path("/sys/fs/cgroup") / name
-            self.path.mkdir()
-            (self.path / "cpu.max").write_text(f"{quota} {self.PERIOD_US}")
+            (self.path / "cpu.max").write_text(f"{quota if quota > 0 else 'max'} {self.PERIOD_US}")
 
     @staticmethod
     def available() -> bool:
@@ -130,11 +140,11 @@ class CpuQuota:
         return Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").exists() or (v2.exists() and "cpu" in v2.read_text())
 
     def enter(self) -> None:
-        """Move the calling process in (for preexec_fn: the agent starts inside)."""
+        """Move the calling process in (as preexec_fn: the agent and every probe it starts are inside)."""
         (self.path / "cgroup.procs").write_text(str(os.getpid()))
 
     def remove(self) -> None:
-        for _ in range(50):   # the processes must be gone first
+        for _ in range(100):   # the processes must be gone first
             try:
                 self.path.rmdir()
                 return

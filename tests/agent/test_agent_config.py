@@ -71,6 +71,9 @@ def test_file_then_options():
     assert parse_listen("[::1]:0") == ("::1", 0)
     with pytest.raises(RmaxError, match="min_history"):
         build({"history": 4, "min_history": 5})
+    with pytest.raises(RmaxError, match="can never reach alpha"):    # 1 / C(5 + 3, 3) = 0.018
+        build({"min_history": 5, "recent": 3, "alpha": 0.01})
+    assert build({"min_history": 5, "recent": 3, "alpha": 0.05}).alpha == 0.05
 
 
 def test_drift_is_relative_to_the_noise():

@@ -32,7 +32,7 @@ class AgentConfig:
     launcher: str | None = None    # for the ping-pong to peers; None: mpirun, or srun inside Slurm
     recent: int = 3                # latest probe values tested against the baseline
     history: int = 50              # earlier values that form the baseline
-    min_history: int = 5           # fewer baseline values than this: no verdict yet
+    min_history: int = 8           # fewer baseline values than this: no verdict yet
     alpha: float = 0.01            # significance level of the drift test
     slurm: str = "auto"            # auto: ask squeue when Slurm is configured here; on: must answer; off
     sets: int = 0                  # stop after this many complete probe sets (0: never)
@@ -196,4 +196,10 @@ def build(file_values: dict | None = None, options: dict | None = None, source: 
         cfg = replace(cfg, **changes)
     if cfg.min_history > cfg.history:
         raise RmaxError(f"min_history ({cfg.min_history}) cannot exceed history ({cfg.history})")
+    # The rank test's smallest p-value, all recent values below every baseline value, is 1 / C(n + k, k).
+    p_min = 1 / math.comb(cfg.min_history + cfg.recent, cfg.recent)
+    if p_min >= cfg.alpha:
+        raise RmaxError(f"with recent = {cfg.recent} and min_history = {cfg.min_history} the drift test can never "
+                        f"reach alpha = {cfg.alpha:g} (its smallest p-value is {p_min:.3g})",
+                        hint="raise min_history or recent, or alpha")
     return cfg

@@ -20,7 +20,7 @@ config_option = click.option("--config", "config_path", default=None, metavar="F
 analysis_options = [
     click.option("--recent", default=None, metavar="N", help="Latest values tested against the baseline [3]."),
     click.option("--history", default=None, metavar="N", help="Earlier values that form the baseline [50]."),
-    click.option("--min-history", default=None, metavar="N", help="Baseline values needed for a verdict [5]."),
+    click.option("--min-history", default=None, metavar="N", help="Baseline values needed for a verdict [8]."),
     click.option("--alpha", default=None, metavar="P", help="Significance level of the drift test [0.01]."),
 ]
 
