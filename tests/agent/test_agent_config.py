@@ -35,6 +35,7 @@ def test_bad_options_are_one_line(db, args, words):
     ({"peers": "bad host;rm"}, ["--peers", "not a valid host name"]),
     ({"slurm": "maybe"}, ["--slurm", "auto"]),
     ({"launcher": "local"}, ["--launcher", "not an MPI launcher"]),
+    ({"probes": "dgemm,pingpong"}, ["pingpong probe needs peers"]),
 ])
 def test_bad_values_are_named(options, words):
     with pytest.raises(RmaxError) as e:

@@ -194,6 +194,8 @@ def build(file_values: dict | None = None, options: dict | None = None, source: 
                 value = _from_text(name, key, value)
             changes[key] = CHECKS[key](name, value)
         cfg = replace(cfg, **changes)
+    if PEER_PROBE in cfg.probes and not cfg.peers:
+        raise RmaxError(f"the {PEER_PROBE} probe needs peers", hint="name them with --peers host1,host2")
     if cfg.min_history > cfg.history:
         raise RmaxError(f"min_history ({cfg.min_history}) cannot exceed history ({cfg.history})")
     # The rank test's smallest p-value, all recent values below every baseline value, is 1 / C(n + k, k).

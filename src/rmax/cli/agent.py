@@ -69,7 +69,13 @@ def run_cmd(config_path, **options):
     from rmax.agent.daemon import run_agent
 
     cfg = load_config(config_path, options)
-    run_agent(cfg, lambda line: click.echo(line, nl=True) or sys.stdout.flush())
+    run_agent(cfg, say)
+
+
+def say(line: str) -> None:
+    """One line of the agent's log on stdout, at once (the journal and the tests read it as it comes)."""
+    click.echo(line)
+    sys.stdout.flush()
 
 
 def _when(unix: float | None) -> str:
