@@ -112,25 +112,26 @@ class CpuBudget:
     PERIOD_US = 10_000
     HIGH_WEIGHT = {"cpu.shares": "262144", "cpu.weight": "10000"}     # each controller's largest
 
-    def __init__(self, fraction: float | None = None):
+    def __init__(self, fraction: float | None = None, period_us: int = PERIOD_US):
+        self.period_us = period_us
         name = "rmax-test-" + secrets.token_hex(3)
         v1 = Path("/sys/fs/cgroup/cpu")
         self.v1 = (v1 / "cpu.cfs_quota_us").exists()
         self.path = (v1 if self.v1 else Path("/sys/fs/cgroup")) / name
         self.path.mkdir()
         if self.v1:
-            (self.path / "cpu.cfs_period_us").write_text(str(self.PERIOD_US))
+            (self.path / "cpu.cfs_period_us").write_text(str(period_us))
         knob = "cpu.shares" if self.v1 else "cpu.weight"
         (self.path / knob).write_text(self.HIGH_WEIGHT[knob])
         self.limit(fraction)
 
     def limit(self, fraction: float | None) -> None:
         """Cap the group at `fraction` of one CPU (None: no cap)."""
-        quota = int(self.PERIOD_US * fraction) if fraction else -1
+        quota = int(self.period_us * fraction) if fraction else -1
         if self.v1:
             (self.path / "cpu.cfs_quota_us").write_text(str(quota))
         else:
-            (self.path / "cpu.max").write_text(f"{quota if quota > 0 else 'max'} {self.PERIOD_US}")
+            (self.path / "cpu.max").write_text(f"{quota if quota > 0 else 'max'} {self.period_us}")
 
     @staticmethod
     def available() -> bool:
