@@ -3,6 +3,7 @@ stored runs on that node (status ok only: an interrupted or failed probe measure
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -35,6 +36,8 @@ def node_series(store: Store, host: str, keep: int) -> dict[tuple[str, str], Ser
         limit = keep * (PEERS_LOOKED_AT if probe.per_peer else 1)
         for rec in reversed(store.list(kind=probe.kind, status="ok", label=LABEL, hostname=host, limit=limit)):
             for r in probe.rates(rec):
+                if not math.isfinite(r.value) or r.value <= 0:   # not a rate: nothing was measured
+                    continue
                 s = out.setdefault((r.probe, r.peer), Series(r.probe, r.peer, r.unit, r.statistic,
                                                             r.higher_is_better))
                 s.values.append(r.value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from socketserver import TCPServer
@@ -139,8 +140,6 @@ def serve(address: tuple[str, int], state: AgentState) -> TCPServer:
     host, port = address
     server_cls = _Server
     if ":" in host:
-        import socket
-
         server_cls = type("_Server6", (_Server,), {"address_family": socket.AF_INET6})
     try:
         server = server_cls((host, port), _handler(registry, state))
