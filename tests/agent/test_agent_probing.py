@@ -17,7 +17,8 @@ from cliutil import run_cli
 def test_work_arriving_stops_the_probe_and_the_agent_resumes_when_idle(db):
     # The machine is shared: the threshold sits well above the load already here, the work well above it.
     limit = max(8, int(os.getloadavg()[0]) + 4)
-    agent = Agent(db, "--probes", "memlat", "--interval", "1", "--window", "1", "--retry", "1",
+    # STREAM: at least 10 repetitions whatever the time, so work that takes the cores stretches the probe
+    agent = Agent(db, "--probes", "stream", "--interval", "1", "--window", "0.5", "--retry", "1",
                   "--max-load", str(limit), "--listen", "127.0.0.1:0")
     work = []
     try:
