@@ -54,10 +54,10 @@ def run_agent(cfg: AgentConfig, echo: Callable[[str], None]) -> None:
     server = serve(cfg.address, state)
     monitor = IdleMonitor(cfg.max_load, cfg.window, SlurmCheck(cfg.slurm))
     armed = threading.Event()          # set only while a probe runs: the only time a back-off may interrupt
-    busy: list[str] = []
+    busy: list[str] = []               # why the watcher last found the node busy
 
     def on_busy(reading) -> None:
-        busy.append(reading.busy_reason)
+        busy[:] = [reading.busy_reason]
         os.kill(os.getpid(), signal.SIGUSR1)
 
     def on_usr1(signum, frame) -> None:
@@ -67,15 +67,18 @@ def run_agent(cfg: AgentConfig, echo: Callable[[str], None]) -> None:
     previous = signal.signal(signal.SIGUSR1, on_usr1)
     echo(f"rmax agent on {host}: metrics at {url(server.server_address)}/metrics, store {store.path}")
     try:
-        next_start = time.monotonic()
+        next_start, was_busy = time.monotonic(), False
         while cfg.sets == 0 or state.sets < cfg.sets:
             time.sleep(max(0.0, next_start - time.monotonic()))
             reading = monitor.measure()
             state.idle, state.load, state.busy_reason = reading.idle, reading.load, reading.busy_reason
             if not reading.idle:
-                echo(f"busy ({reading.busy_reason}); looking again in {cfg.retry:g} s")
+                if not was_busy:    # said once per busy spell, not at every look
+                    echo(f"busy ({reading.busy_reason}); looking again every {cfg.retry:g} s")
+                was_busy = True
                 next_start = time.monotonic() + cfg.retry
                 continue
+            was_busy = False
             started = time.monotonic()
             if run_set(cfg, store, state, monitor, armed, on_busy, echo):
                 state.sets += 1
