@@ -63,3 +63,16 @@ def differ_significantly(a, b, alpha: float = 0.05) -> tuple[bool, float]:
         return a[0] != b[0], 0.0 if a[0] != b[0] else 1.0
     p = float(_st.ttest_ind(a, b, equal_var=False).pvalue)
     return p < alpha, p
+
+
+def shifted(a, b, worse: str, alpha: float = 0.01) -> tuple[bool, float]:
+    """One-sided Mann-Whitney U test: are a's values stochastically `worse` ('lower' or 'higher')
+    than b's? (significant, p-value). A rank test, so one preempted sample in b cannot hide a
+    shift, nor one lucky sample in a fake one. Either side empty: (False, nan)."""
+    a, b = list(a), list(b)
+    if not a or not b:
+        return False, math.nan
+    if worse not in ("lower", "higher"):
+        raise ValueError(f"worse must be 'lower' or 'higher', not {worse}")
+    p = float(_st.mannwhitneyu(a, b, alternative="less" if worse == "lower" else "greater").pvalue)
+    return p < alpha, p

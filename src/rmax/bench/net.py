@@ -140,7 +140,7 @@ def parse(records: list[dict]) -> Parsed:
 
 def run(spec: LaunchSpec | None = None, *, quick: bool = False, options: NetOptions | None = None,
         launcher: str | None = None, timeout: float = 600.0, store: Store | None = None,
-        parent: str | None = None, on_point=None) -> RunRecord:
+        parent: str | None = None, on_point=None, label: str | None = None) -> RunRecord:
     """Measure the two ranks of spec (default: two ranks on this host) and store the run.
 
     This is the entry point `rmax bench net` and a survey call."""
@@ -154,4 +154,4 @@ def run(spec: LaunchSpec | None = None, *, quick: bool = False, options: NetOpti
     params = {**asdict(o), "np": full.np, "quick": quick, "launcher": launcher,
               "hosts": [h.name for h in full.hosts] if full.hosts else None}
     return launch("net", full, params, parse, launcher=launcher, timeout=timeout, store=store, parent=parent,
-                  on_stdout=on_point)
+                  on_stdout=on_point, label=label)

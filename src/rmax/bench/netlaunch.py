@@ -103,11 +103,11 @@ def silent_hosts(spec: LaunchSpec, timeout: float = 3.0) -> list[tuple[str, str]
 
 def launch(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[dict]], Parsed], *,
            launcher: str | None, timeout: float, store: Store | None, parent: str | None,
-           on_stdout: Callable[[str], None] | None = None) -> RunRecord:
+           on_stdout: Callable[[str], None] | None = None, label: str | None = None) -> RunRecord:
     """run_kernel, with a failure that names the hosts when the ranks never started."""
     try:
         return run_kernel(kind, spec, params, parse, launcher=launcher, timeout=timeout, store=store,
-                          parent=parent, on_stdout=on_stdout)
+                          parent=parent, on_stdout=on_stdout, label=label)
     except RunFailed as err:
         remote = [h.name for h in spec.hosts or [] if not is_local(h.name)]
         if not remote:

@@ -35,6 +35,7 @@ COMMANDS = {
     "scale": ("rmax.cli.scale", "measure speedup vs ranks and fit the generalised Amdahl model"),
     "model": ("rmax.cli.model", "speedup curves and HPL performance predictions from models"),
     "cost": ("rmax.cli.cost", "dollars per GFLOPS and MFLOPS per watt, with what-if alternatives"),
+    "agent": ("rmax.cli.agent", "per-node daemon: rates measured while idle, Prometheus metrics, drift flagged"),
 }
 
 

@@ -189,6 +189,16 @@ def reap_orphans(store: "Store") -> int:
     return reaped
 
 
+def interrupt_own(store: "Store", reason: str) -> int:
+    """Mark the `running` rows of this very process interrupted: a process that stops on a signal
+    calls it last, since the signal may have arrived between a run's end and its final status."""
+    cur = store.con.execute(
+        "UPDATE runs SET status = 'interrupted', error = ?, ended_at = ? "
+        "WHERE status = 'running' AND hostname = ? AND pid = ? AND proc_start IS ?",
+        (reason, utcnow(), socket.gethostname(), os.getpid(), process_identity()))
+    return cur.rowcount
+
+
 def resolve_id(store: "Store", prefix: str) -> str:
     """A full run id from a unique prefix (like git's short hashes) or 'latest'.
 

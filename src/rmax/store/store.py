@@ -45,9 +45,10 @@ class Store:
         return self._record(self.con.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
 
     def list(self, kind: str | None = None, status: str | None = None, parent: str | None = None,
-             limit: int | None = None) -> list[RunRecord]:
+             limit: int | None = None, label: str | None = None, hostname: str | None = None) -> list[RunRecord]:
         where, args = [], []
-        for col, val in (("kind", kind), ("status", status), ("parent", parent)):
+        for col, val in (("kind", kind), ("status", status), ("parent", parent), ("label", label),
+                         ("hostname", hostname)):
             if val is not None:
                 where.append(f"{col} = ?")
                 args.append(val)
@@ -56,6 +57,11 @@ class Store:
         if limit:
             sql += f" LIMIT {int(limit)}"
         return [self._record(r) for r in self.con.execute(sql, args)]
+
+    def hostnames(self, label: str) -> list[str]:
+        """The hosts that stored runs with this label, in name order."""
+        rows = self.con.execute("SELECT DISTINCT hostname FROM runs WHERE label = ? ORDER BY hostname", (label,))
+        return [r["hostname"] for r in rows if r["hostname"]]
 
     def children(self, run_id: str) -> list[RunRecord]:
         rows = self.con.execute("SELECT * FROM runs WHERE parent = ? ORDER BY started_at", (run_id,))

@@ -1,0 +1,207 @@
+"""The agent's configuration: command-line options over a small TOML file over defaults.
+
+Every value is checked here, before anything is measured or served, so bad configuration is
+one error line (exit 2) and never a half-started daemon."""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from rmax.errors import RmaxError
+
+DEFAULT_PORT = 9477
+NODE_PROBES = ("peakflops", "dgemm", "stream", "memlat")
+PEER_PROBE = "pingpong"
+SLURM_MODES = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    interval: float = 900.0        # seconds from the start of one probe set to the next
+    max_load: float = 0.5          # idle: fewer runnable tasks of other processes than this, on average
+    window: float = 3.0            # seconds over which that load is averaged
+    retry: float = 60.0            # seconds before a busy node is looked at again
+    listen: str = f"127.0.0.1:{DEFAULT_PORT}"
+    probes: tuple[str, ...] = NODE_PROBES
+    peers: tuple[str, ...] = ()
+    launcher: str | None = None    # for the ping-pong to peers; None: mpirun, or srun inside Slurm
+    recent: int = 3                # latest probe values tested against the baseline
+    history: int = 50              # earlier values that form the baseline
+    min_history: int = 8           # fewer baseline values than this: no verdict yet
+    alpha: float = 0.01            # significance level of the drift test
+    slurm: str = "auto"            # auto: ask squeue when Slurm is configured here; on: must answer; off
+    sets: int = 0                  # stop after this many complete probe sets (0: never)
+    probe_timeout: float = 120.0   # seconds before a hung probe is killed
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return parse_listen(self.listen)
+
+    @property
+    def probe_names(self) -> tuple[str, ...]:
+        """The probe set in order: the node's own probes, then the ping-pong when peers are named."""
+        return tuple(p for p in self.probes if p != PEER_PROBE) + ((PEER_PROBE,) if self.peers else ())
+
+
+def _positive(name, v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise RmaxError(f"{name} must be a positive number, not {v!r}")
+    return float(v)
+
+
+def _non_negative(name, v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        raise RmaxError(f"{name} must be a number of at least 0, not {v!r}")
+    return float(v)
+
+
+def _count(least):
+    def check(name, v):
+        if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            raise RmaxError(f"{name} must be a whole number of at least {least}, not {v!r}")
+        return v
+    return check
+
+
+def _alpha(name, v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 0.5:
+        raise RmaxError(f"{name} must be a significance level between 0 and 0.5, not {v!r}")
+    return float(v)
+
+
+def _listen(name, v):
+    if not isinstance(v, str):
+        raise RmaxError(f"{name} must be ADDR:PORT, not {v!r}")
+    parse_listen(v, name)
+    return v
+
+
+def _names(name, v):
+    items = v.split(",") if isinstance(v, str) else v
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        raise RmaxError(f"{name} must be a list of names, not {v!r}")
+    return tuple(i.strip() for i in items if i.strip())
+
+
+def _probes(name, v):
+    chosen = _names(name, v)
+    known = (*NODE_PROBES, PEER_PROBE)
+    for p in chosen:
+        if p not in known:
+            raise RmaxError(f"{name}: unknown probe '{p}'", hint=f"probes: {', '.join(known)}")
+    if not chosen:
+        raise RmaxError(f"{name}: no probe chosen", hint=f"probes: {', '.join(known)}")
+    return chosen
+
+
+def _peers(name, v):
+    from rmax.launch.hosts import _host
+
+    return tuple(_host(p, 1, name).name for p in _names(name, v))
+
+
+def _launcher(name, v):
+    if v is None:
+        return None
+    from rmax.launch import REGISTRY
+
+    if v not in REGISTRY or v == "local":
+        raise RmaxError(f"{name}: '{v}' is not an MPI launcher",
+                        hint=f"one of: {', '.join(sorted(n for n in REGISTRY if n != 'local'))}")
+    return v
+
+
+def _choice(choices):
+    def check(name, v):
+        if v not in choices:
+            raise RmaxError(f"{name} must be one of {', '.join(choices)}, not {v!r}")
+        return v
+    return check
+
+
+CHECKS = {"interval": _positive, "max_load": _positive, "window": _positive, "retry": _positive,
+          "listen": _listen, "probes": _probes, "peers": _peers, "launcher": _launcher, "recent": _count(1),
+          "history": _count(2), "min_history": _count(2), "alpha": _alpha, "slurm": _choice(SLURM_MODES),
+          "sets": _count(0), "probe_timeout": _positive}
+assert set(CHECKS) == {f.name for f in fields(AgentConfig)}
+
+
+FLOATS = ("interval", "max_load", "window", "retry", "alpha", "probe_timeout")
+INTEGERS = ("recent", "history", "min_history", "sets")
+
+
+def _from_text(name: str, key: str, text: str):
+    """An option's text as the number the setting holds (options arrive as text, so that a bad
+    number is this module's one-line error like any other bad value)."""
+    try:
+        return float(text) if key in FLOATS else int(text)
+    except ValueError:
+        kind = "number" if key in FLOATS else "whole number"
+        raise RmaxError(f"{name}: '{text}' is not a {kind}") from None
+
+
+def parse_listen(text: str, what: str = "--listen") -> tuple[str, int]:
+    """'ADDR:PORT' or '[V6ADDR]:PORT' -> (address, port); the address is an IP literal, so what
+    the agent binds to is exactly what was asked for (port 0: any free port)."""
+    m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:([0-9]{1,5})|([0-9.]+|localhost):([0-9]{1,5})", text.strip())
+    if not m:
+        raise RmaxError(f"{what}: '{text}' is not ADDR:PORT", hint="e.g. 127.0.0.1:9477, 0.0.0.0:9477 or [::1]:9477")
+    addr, port = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    addr = "127.0.0.1" if addr == "localhost" else addr
+    try:
+        ipaddress.ip_address(addr)
+    except ValueError:
+        raise RmaxError(f"{what}: '{addr}' is not an IP address", hint="e.g. 127.0.0.1 or 0.0.0.0") from None
+    if not 0 <= int(port) <= 65535:
+        raise RmaxError(f"{what}: port {port} is not between 0 and 65535")
+    return addr, int(port)
+
+
+def read_file(path: str | Path) -> dict:
+    """The [agent] table of a TOML file (or the whole file when it has no such table)."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise RmaxError(f"configuration file {p} does not exist") from None
+    except OSError as e:
+        raise RmaxError(f"cannot read configuration file {p}: {e.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise RmaxError(f"configuration file {p} is not valid TOML: {e}") from None
+    table = data.get("agent", data)
+    if not isinstance(table, dict):
+        raise RmaxError(f"configuration file {p}: [agent] must be a table")
+    return {k.replace("-", "_"): v for k, v in table.items()}
+
+
+def build(file_values: dict | None = None, options: dict | None = None, source: str = "config") -> AgentConfig:
+    """Defaults, then the file's values, then the options given on the command line (None: not given)."""
+    cfg = AgentConfig()
+    for origin, values in ((source, file_values or {}), ("option", options or {})):
+        changes = {}
+        for key, value in values.items():
+            if value is None:
+                continue
+            if key not in CHECKS:
+                raise RmaxError(f"{origin}: unknown setting '{key}'", hint=f"settings: {', '.join(CHECKS)}")
+            name = f"--{key.replace('_', '-')}" if origin == "option" else f"{origin}: {key}"
+            if origin == "option" and isinstance(value, str) and key in (*FLOATS, *INTEGERS):
+                value = _from_text(name, key, value)
+            changes[key] = CHECKS[key](name, value)
+        cfg = replace(cfg, **changes)
+    if PEER_PROBE in cfg.probes and not cfg.peers:
+        raise RmaxError(f"the {PEER_PROBE} probe needs peers", hint="name them with --peers host1,host2")
+    if cfg.min_history > cfg.history:
+        raise RmaxError(f"min_history ({cfg.min_history}) cannot exceed history ({cfg.history})")
+    # The rank test's smallest p-value, all recent values below every baseline value, is 1 / C(n + k, k).
+    p_min = 1 / math.comb(cfg.min_history + cfg.recent, cfg.recent)
+    if p_min >= cfg.alpha:
+        raise RmaxError(f"with recent = {cfg.recent} and min_history = {cfg.min_history} the drift test can never "
+                        f"reach alpha = {cfg.alpha:g} (its smallest p-value is {p_min:.3g})",
+                        hint="raise min_history or recent, or alpha")
+    return cfg

@@ -1,0 +1,48 @@
+"""Drift: is a rate worse than the node's own baseline by more than its noise?
+
+The latest `recent` values are tested against the `history` values before them with a one-sided
+Mann-Whitney U test (rmax.stats.shifted): a significance test over the node's own spread, not a
+fixed percentage, so a noisy rate needs a larger drop to be flagged than a steady one. The
+baseline shown is the median of those earlier values."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from rmax.stats import shifted
+
+MAD_TO_SD = 1.4826   # the median absolute deviation of a normal sample times this estimates its sd
+
+
+@dataclass
+class Verdict:
+    latest: float
+    baseline: float          # median of the baseline window (of every value while learning)
+    noise: float             # robust spread of the baseline window (1.4826 x MAD), same unit
+    deviation: float         # latest / baseline - 1 (negative: lower than usual)
+    p_value: float           # nan while learning
+    state: str               # learning | steady | drift
+    n_baseline: int
+    n_recent: int
+
+    @property
+    def drift(self) -> bool:
+        return self.state == "drift"
+
+
+def judge(values: list[float], higher_is_better: bool, recent: int, history: int, min_history: int,
+          alpha: float) -> Verdict:
+    """The verdict on a series of values, oldest first (at least one)."""
+    latest = values[-1]
+    now, before = values[-recent:], values[:-recent][-history:]
+    learning = len(before) < min_history
+    base_window = values if learning else before
+    baseline = statistics.median(base_window)
+    noise = MAD_TO_SD * statistics.median(abs(v - baseline) for v in base_window)
+    deviation = latest / baseline - 1 if baseline else math.nan
+    if learning:
+        return Verdict(latest, baseline, noise, deviation, math.nan, "learning", len(before), len(now))
+    flagged, p = shifted(now, before, "lower" if higher_is_better else "higher", alpha)
+    return Verdict(latest, baseline, noise, deviation, p, "drift" if flagged else "steady", len(before), len(now))

@@ -1,0 +1,173 @@
+"""The probe set: short, fixed measurements through the ordinary benchmark families, each one
+stored run labelled `agent`, and the rates read back from a stored run.
+
+Sizes are fixed (a rate is only comparable with its own history when the probe does not change)
+and small: each probe takes seconds, the node's four together well under a minute."""
+
+from __future__ import annotations
+
+import socket
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from rmax.agent.config import AgentConfig
+from rmax.launch.hosts import local_slots
+from rmax.store import Store
+from rmax.store.runs import RunRecord
+
+LABEL = "agent"   # every probe run carries it; the node's history is its runs with this label
+
+
+@dataclass(frozen=True)
+class Rate:
+    """One number a probe publishes: `probe` names the rate (stream_triad), `peer` the other end
+    of a ping-pong ('' for the node's own rates)."""
+
+    probe: str
+    peer: str
+    unit: str               # flops_per_second | bytes_per_second | seconds
+    statistic: str
+    higher_is_better: bool
+    value: float
+
+
+class Probe(ABC):
+    name: str        # as written in the configuration
+    kind: str        # the stored run's kind
+    per_peer = False
+
+    @abstractmethod
+    def run(self, cfg: AgentConfig, store: Store, peer: str | None = None) -> RunRecord:
+        """Measure once and store the run (raises RunFailed after storing a failed one)."""
+
+    @abstractmethod
+    def rates(self, record: RunRecord) -> list[Rate]:
+        """The published rates of one stored run of this probe."""
+
+
+REGISTRY: dict[str, Probe] = {}
+
+
+def register(cls: type[Probe]) -> type[Probe]:
+    REGISTRY[cls.name] = cls()
+    return cls
+
+
+def by_kind(kind: str) -> Probe | None:
+    return next((p for p in REGISTRY.values() if p.kind == kind), None)
+
+
+@register
+class PeakFlops(Probe):
+    name, kind = "peakflops", "peakflops"
+
+    def run(self, cfg, store, peer=None):
+        from rmax.bench import peakflops
+
+        return peakflops.run(quick=True, budget=0.2, precision="double", store=store, label=LABEL,
+                             timeout=cfg.probe_timeout)
+
+    def rates(self, record):
+        # the widest instruction set on every core: the node's FMA peak as it runs today
+        rows = [(int(k.split("/")[2]), s["median"]) for k, s in record.summary.items() if "/double/" in k]
+        if not rows:
+            return []
+        top = max(t for t, _ in rows)
+        best = max(m for t, m in rows if t == top)
+        return [Rate("peakflops_fp64", "", "flops_per_second", "median", True, best * 1e9)]
+
+
+@register
+class Dgemm(Probe):
+    name, kind = "dgemm", "dgemm"
+    ORDER = 1024
+
+    def run(self, cfg, store, peer=None):
+        from rmax.bench import dgemm
+
+        return dgemm.run(sizes=[self.ORDER], sweep="square", budget=0.3, threads=local_slots(), store=store,
+                         label=LABEL, timeout=cfg.probe_timeout)
+
+    def rates(self, record):
+        pts = [p for p in record.summary.get("square", []) if p["m"] == self.ORDER]
+        return [Rate("dgemm", "", "flops_per_second", "median", True, pts[0]["median"] * 1e9)] if pts else []
+
+
+@register
+class Stream(Probe):
+    name, kind = "stream", "stream"
+
+    def run(self, cfg, store, peer=None):
+        from rmax.bench import stream
+
+        return stream.run(quick=True, mode="all", budget=0.3, store=store, label=LABEL, timeout=cfg.probe_timeout)
+
+    def rates(self, record):
+        triad = [r for k, r in record.summary.get("results", {}).items() if k.startswith("triad/")]
+        if not triad:
+            return []
+        r = max(triad, key=lambda r: r["threads"])
+        # STREAM's rule: the best repetition (MB = 10^6 B)
+        return [Rate("stream_triad", "", "bytes_per_second", "best", True, r["best"] * 1e6)]
+
+
+@register
+class MemoryLatency(Probe):
+    name, kind = "memlat", "memlat"
+
+    @staticmethod
+    def working_set() -> int:
+        """Four times the largest cache (STREAM's rule for leaving the caches), 256 MiB if unknown."""
+        from rmax.bench.cache_boundaries import sysfs_levels
+
+        caches = sysfs_levels()
+        return 4 * max(caches.values()) if caches else 256 << 20
+
+    def run(self, cfg, store, peer=None):
+        from rmax.bench import memlat
+
+        size = self.working_set()
+        return memlat.run(budget=1.0, pattern="random", min_size=size, max_size=size, store=store, label=LABEL,
+                          timeout=cfg.probe_timeout)
+
+    def rates(self, record):
+        pts = record.summary.get("curves", {}).get("random", [])
+        if not pts:
+            return []
+        return [Rate("memory_latency", "", "seconds", "median", False, pts[-1]["median"] * 1e-9)]
+
+
+@register
+class PingPong(Probe):
+    name, kind, per_peer = "pingpong", "net", True
+    BANDWIDTH_SIZE = 1 << 20
+
+    def run(self, cfg, store, peer=None):
+        from rmax.bench import net
+        from rmax.launch import Host, LaunchSpec
+
+        spec = LaunchSpec(program=[], np=2, hosts=[Host(socket.gethostname(), 1), Host(peer, 1)])
+        options = net.NetOptions(layers=("mpi",), sizes=(1, self.BANDWIDTH_SIZE), perturb=False, budget=0.05,
+                                 max_samples=50)
+        return net.run(spec, options=options, launcher=cfg.launcher, timeout=cfg.probe_timeout, store=store,
+                       label=LABEL)
+
+    def rates(self, record):
+        hosts = record.params.get("hosts") or []
+        peer = hosts[1] if len(hosts) > 1 else ""
+        head = record.summary.get("headline", {})
+        out = []
+        if head.get("latency_1B"):
+            out.append(Rate("pingpong_latency", peer, "seconds", "median", False, head["latency_1B"]))
+        if head.get("bandwidth_1MiB"):
+            out.append(Rate("pingpong_bandwidth", peer, "bytes_per_second", "median", True, head["bandwidth_1MiB"]))
+        return out
+
+
+def steps(cfg: AgentConfig) -> list[tuple[Probe, str | None]]:
+    """The probe set in order: (probe, peer) per stored run."""
+    out = []
+    for name in cfg.probe_names:
+        p = REGISTRY[name]
+        out += [(p, peer) for peer in cfg.peers] if p.per_peer else [(p, None)]
+    return out

@@ -1,0 +1,178 @@
+"""`rmax agent`: the per-node daemon (run), its view of the node (status), several nodes side by
+side (fleet), and its systemd unit (install)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from rmax.cli.output import console, fmt, json_option, print_json
+from rmax.errors import RmaxError
+
+config_option = click.option("--config", "config_path", default=None, metavar="FILE",
+                             help="TOML file with the settings (an [agent] table); options override it.")
+
+# Settings of the drift test, shared by run, status and fleet (text: checked by rmax.agent.config).
+analysis_options = [
+    click.option("--recent", default=None, metavar="N", help="Latest values tested against the baseline [3]."),
+    click.option("--history", default=None, metavar="N", help="Earlier values that form the baseline [50]."),
+    click.option("--min-history", default=None, metavar="N", help="Baseline values needed for a verdict [8]."),
+    click.option("--alpha", default=None, metavar="P", help="Significance level of the drift test [0.01]."),
+]
+
+
+def with_analysis(f):
+    for opt in reversed(analysis_options):
+        f = opt(f)
+    return f
+
+
+def load_config(config_path: str | None, options: dict):
+    from rmax.agent.config import build, read_file
+
+    file_values = read_file(config_path) if config_path else {}
+    return build(file_values, options, source=f"{config_path}" if config_path else "config")
+
+
+@click.group("agent")
+def command():
+    """A daemon on every node: its rates measured while it is idle, served as Prometheus metrics,
+    and drift from its own history flagged.
+
+    Example: rmax agent run --interval 900 --peers node2,node3"""
+
+
+@command.command("run")
+@config_option
+@click.option("--interval", default=None, metavar="SECONDS", help="From one probe set's start to the next [900].")
+@click.option("--max-load", default=None, metavar="TASKS",
+              help="Idle: fewer runnable tasks of other processes than this, on average [0.5].")
+@click.option("--window", default=None, metavar="SECONDS", help="Seconds the load is averaged over [3].")
+@click.option("--retry", default=None, metavar="SECONDS", help="Wait before looking at a busy node again [60].")
+@click.option("--listen", default=None, metavar="ADDR:PORT", help="Where metrics are served [127.0.0.1:9477].")
+@click.option("--probes", default=None, metavar="LIST", help="Probes: peakflops,dgemm,stream,memlat[,pingpong].")
+@click.option("--peers", default=None, metavar="HOSTS", help="Ping-pong latency and bandwidth to these hosts.")
+@click.option("--launcher", default=None, metavar="NAME", help="MPI launcher for the ping-pong [mpirun; srun "
+              "under Slurm].")
+@click.option("--slurm", default=None, metavar="MODE", help="auto | on | off: skip nodes running Slurm jobs [auto].")
+@click.option("--sets", default=None, metavar="N", help="Stop after N complete probe sets [0: never].")
+@click.option("--probe-timeout", default=None, metavar="SECONDS", help="Kill a probe that takes longer [120].")
+@with_analysis
+def run_cmd(config_path, **options):
+    """Measure this node on a schedule while it is idle, and serve the rates (foreground, for systemd).
+
+    Each probe is a stored run labelled 'agent'; one stopped by arriving work is stored as interrupted."""
+    from rmax.agent.daemon import run_agent
+
+    cfg = load_config(config_path, options)
+    run_agent(cfg, say)
+
+
+def say(line: str) -> None:
+    """One line of the agent's log on stdout, at once (the journal and the tests read it as it comes)."""
+    click.echo(line)
+    sys.stdout.flush()
+
+
+def _when(unix: float | None) -> str:
+    return datetime.fromtimestamp(unix).astimezone().strftime("%m-%d %H:%M:%S") if unix else "—"
+
+
+UNITS = {"flops_per_second": (1e9, "GFLOPS"), "bytes_per_second": (1e9, "GB/s"), "seconds": (1e-6, "us")}
+
+
+def shown(value, unit: str) -> str:
+    scale, name = UNITS.get(unit, (1, unit))
+    return f"{fmt(None if value is None else value / scale, '.4g')} {name}"
+
+
+@command.command("status")
+@config_option
+@click.option("--host", default=None, help="Node whose probes to show (default: this host).")
+@with_analysis
+@json_option
+def status_cmd(config_path, host, as_json, **options):
+    """This node's latest rates against its own baseline, and which have drifted."""
+    from rmax.agent.view import node_view
+    from rmax.store import open_store
+
+    cfg = load_config(config_path, options)
+    with open_store() as store:
+        view = node_view(store, cfg, host)
+    if as_json:
+        print_json(view)
+        return
+    if not view["rates"]:
+        console.print(f"no agent probes of {view['host']} in the store yet (rmax agent run measures them)")
+        return
+    from rich.table import Table
+
+    t = Table(title=f"rmax agent: {view['host']} against its own history (alpha {cfg.alpha:g})")
+    for c in ("rate (statistic)", "latest", "baseline", "change", "p", "state", "last probe"):
+        t.add_column(c)
+    for r in view["rates"]:
+        dev = None if r["deviation"] is None else 100 * r["deviation"]
+        state = "[bold red]DRIFT[/]" if r["drift"] else r["state"] + (
+            f" {r['n_baseline']}/{cfg.min_history}" if r["state"] == "learning" else "")
+        t.add_row(f"{r['probe']}" + (f" to {r['peer']}" if r["peer"] else "") + f" ({r['statistic']})",
+                  shown(r["latest"], r["unit"]), shown(r["baseline"], r["unit"]), f"{fmt(dev, '+.1f')}%",
+                  fmt(r["p_value"], ".2g"), state, _when(r["last_probe_at"]))
+    console.print(t)
+    drifted = [r["probe"] + (f" to {r['peer']}" if r["peer"] else "") for r in view["rates"] if r["drift"]]
+    console.print(f"drift: {', '.join(drifted)}" if drifted else "no drift")
+
+
+@command.command("fleet")
+@click.argument("sources", nargs=-1, required=True, metavar="STORE_OR_URL...")
+@config_option
+@with_analysis
+@json_option
+def fleet_cmd(sources, config_path, as_json, **options):
+    """Rank nodes by each rate and name the outliers: results stores (every node in each) or agent
+    addresses (http://node:9477)."""
+    from rmax.agent.fleet import load, rank
+
+    cfg = load_config(config_path, options)
+    views = load(list(sources), cfg)
+    ranking = rank(views, cfg.alpha)
+    if as_json:
+        print_json({"nodes": [v["host"] for v in views], "alpha": cfg.alpha, "rates": ranking})
+        return
+    from rich.table import Table
+
+    for r in ranking:
+        t = Table(title=f"{r['probe']} ({r['statistic']}, median of the latest {cfg.recent}), best first")
+        for c in ("rank", "node", "value", "n", "p (worse than the rest)", "outlier"):
+            t.add_column(c)
+        for i, n in enumerate(r["nodes"], 1):
+            t.add_row(str(i), n["host"], shown(n["median"], r["unit"]), str(n["n"]), fmt(n["p_value"], ".3g"),
+                      "[bold red]OUTLIER[/]" if n["outlier"] else "")
+        console.print(t)
+    outliers = sorted({h for r in ranking for h in r["outliers"]})
+    console.print(f"outliers: {', '.join(outliers)}" if outliers else "no outlier")
+
+
+@command.command("install")
+@click.option("--output", default="/etc/systemd/system/rmax-agent.service", show_default=True, metavar="FILE",
+              help="Unit file to write.")
+@config_option
+@click.option("--db", "db_path", default=None, metavar="FILE", help="Results store of the agent (RMAX_DB).")
+@click.option("--rmax", "rmax_path", default=None, metavar="PATH", help="rmax executable (default: this one).")
+@click.option("--force", is_flag=True, help="Replace an existing unit file.")
+def install_cmd(output, config_path, db_path, rmax_path, force):
+    """Write a systemd unit that runs `rmax agent run`, and say how to enable it."""
+    from rmax.agent.systemd import unit_text, write_unit
+
+    if config_path:
+        config_path = str(Path(config_path).absolute())
+        load_config(config_path, {})       # a unit that would fail at its first start is refused now
+    rmax_path = rmax_path or shutil.which("rmax") or str(Path(sys.executable).with_name("rmax"))
+    if not Path(rmax_path).is_file():
+        raise RmaxError(f"rmax executable {rmax_path} not found", hint="pass --rmax PATH")
+    db = str(Path(db_path).absolute()) if db_path else None
+    path = write_unit(output, unit_text(str(Path(rmax_path).absolute()), config_path, db), force)
+    click.echo(f"wrote {path}\nenable it with: systemctl daemon-reload && systemctl enable --now {path.name}")

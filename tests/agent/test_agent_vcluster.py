@@ -1,0 +1,71 @@
+"""One agent per node of a virtual cluster, each with its own store and endpoint on its node's
+address; one node's CPU budget is cut to a fifth of a core, and `rmax agent fleet` (from the
+endpoints, inside the cluster network, and from the stores) names that node. The first node also
+ping-pongs to the second through the vcluster launcher. About 60 s with the cluster's set-up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vcluster"))
+
+from agentutil import Agent, CpuBudget, env_for, runs, wait_for  # noqa: E402
+from vcutil import cluster, needs_mpi  # noqa: E402,F401  (the 4-node, 2-switch cluster)
+
+PORT = 9477
+
+
+def ok_runs(db, kind: str) -> int:
+    return sum(1 for r in runs(db) if r["kind"] == kind and r["status"] == "ok")
+
+
+@needs_mpi
+@pytest.mark.skipif(not CpuBudget.available(), reason="needs root and the cgroup cpu controller")
+def test_fleet_names_the_slowed_node(cluster, tmp_path):
+    nodes = cluster.plan.nodes
+    slow = nodes[2].name
+    budgets, agents = {}, {}
+    try:
+        for n in nodes:
+            budgets[n.name] = CpuBudget(0.2 if n.name == slow else None)
+            extra = ["--peers", nodes[1].name, "--launcher", "vcluster"] if n is nodes[0] else []
+            enter = ["nsenter", f"--net=/run/netns/{n.name}", f"--uts={cluster.uts_file(n.name)}", "--"]
+            agents[n.name] = Agent(tmp_path / f"{n.name}.db", "--probes", "dgemm", "--interval", "0.5", "--window",
+                                   "0.5", "--max-load", "1000", "--listen", f"{n.address}:{PORT}", *extra,
+                                   prefix=enter, on_start=budgets[n.name].enter)
+        assert all(a.url == f"http://{n.address}:{PORT}" for n, a in zip(nodes, agents.values()))
+        wait_for(lambda: all(ok_runs(a.db, "dgemm") >= 3 for a in agents.values())
+                 and ok_runs(agents[nodes[0].name].db, "net") >= 1, 150, "three DGEMM probes on every node")
+
+        # from the endpoints, inside the cluster network (the host has no address on it)
+        first = nodes[0].name
+        enter = ["nsenter", f"--net=/run/netns/{first}", f"--uts={cluster.uts_file(first)}", "--"]
+        p = subprocess.run([*enter, sys.executable, "-m", "rmax", "agent", "fleet", "--json",
+                            *(a.url for a in agents.values())], capture_output=True, text=True, timeout=120,
+                           env=env_for(tmp_path / "fleet.db"))
+        assert p.returncode == 0, p.stderr
+        fleet = json.loads(p.stdout)
+        dgemm = next(r for r in fleet["rates"] if r["probe"] == "dgemm")
+        assert dgemm["outliers"] == [slow], dgemm
+        assert dgemm["nodes"][-1]["host"] == slow                      # ranked last
+        ping = {r["probe"]: r for r in fleet["rates"]}
+        assert ping["pingpong_latency"]["nodes"][0]["host"] == first   # measured to its peer
+        assert 0 < ping["pingpong_latency"]["nodes"][0]["median"] < 0.01
+    finally:
+        for a in agents.values():
+            assert a.stop() == 0
+        for b in budgets.values():
+            b.remove()
+    # the same from the stores, once the agents have stopped
+    p = subprocess.run([sys.executable, "-m", "rmax", "agent", "fleet", "--json",
+                        *(str(a.db) for a in agents.values())], capture_output=True, text=True, timeout=120,
+                       env=env_for(tmp_path / "fleet.db"))
+    assert p.returncode == 0, p.stderr
+    dgemm = next(r for r in json.loads(p.stdout)["rates"] if r["probe"] == "dgemm")
+    assert dgemm["outliers"] == [slow], dgemm
+    assert all(r["status"] != "running" for a in agents.values() for r in runs(a.db))
