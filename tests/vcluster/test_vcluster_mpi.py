@@ -73,7 +73,10 @@ def test_net_doctor_flags_a_mismatched_mtu(cluster, db):
         proc = run_cli("net", "doctor", "--vcluster", cluster.name, "--json", check=True)
     finally:
         subprocess.run(["ip", "-n", node, "link", "set", "dev", "eth0", "mtu", "1500"], check=True)
-    findings = json.loads(proc.stdout)["summary"]["findings"]
+    summary = json.loads(proc.stdout)["summary"]
+    eth0 = [i for n in summary["nodes"] for i in n["interfaces"] if i["name"] == "eth0"]
+    assert len(eth0) == 4 and all(i["shaped_mbps"] == 1000 for i in eth0)   # the 1gbit links, not veth's speed
+    findings = summary["findings"]
     mism = [f for f in findings if f["rule"] == "mtu-mismatch"]
     assert len(mism) == 1 and f"{node}/eth0" in mism[0]["message"] and cluster.plan.subnet == mism[0]["where"]
     assert any("Kronos" in e for e in mism[0]["evidence"])

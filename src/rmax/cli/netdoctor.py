@@ -80,7 +80,7 @@ def doctor_cmd(vcluster_name, hosts, hostfile, launcher, timeout, as_json):
 
     Default: this node. Example: rmax net doctor --hostfile nodes"""
     from rmax.nic.doctor import diagnose
-    from rmax.nic.settings import collect
+    from rmax.nic.settings import collect, effective_speed
     from rmax.store import open_store
 
     if hosts and hostfile:
@@ -108,7 +108,10 @@ def doctor_cmd(vcluster_name, hosts, hostfile, launcher, timeout, as_json):
     for n in nodes:
         for i in n["interfaces"]:
             c = i.get("coalesce") or {}
-            t.add_row(n["host"], i["name"], str(i.get("mtu")), str(i.get("speed_mbps") or "—"), i.get("driver") or "—",
+            speed = str(effective_speed(i) or "—")
+            if i.get("shaped_mbps") and i.get("speed_mbps") and i["shaped_mbps"] < i["speed_mbps"]:
+                speed += f" (shaped; link {i['speed_mbps']})"
+            t.add_row(n["host"], i["name"], str(i.get("mtu")), speed, i.get("driver") or "—",
                       str(c.get("rx-usecs", "—")), {True: "on", False: "off"}.get(c.get("adaptive_rx"), "—"),
                       ", ".join(i.get("networks", [])))
     console.print(t)
