@@ -77,11 +77,13 @@ def _spec(default_np: int | None, **opts):
 @click.option("--one-buffer", is_flag=True,
               help="Ping-pongs send back the buffer just received, as NetPIPE does (OSU uses two buffers).")
 @click.option("--validate", is_flag=True, help="Check every byte of every message (slower).")
+@click.option("--repeats", type=click.IntRange(1, 1000), default=3, show_default=True,
+              help="Times the whole schedule is measured: each point's spread across repeats, and the dips' t-test.")
 @click.option("--quick", is_flag=True, help="No +-3-byte points and a short budget.")
 @launch_options(default_np="2")
 @json_option
-def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, batch, one_buffer, validate, quick,
-            launcher, timeout, as_json, **opts):
+def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, batch, one_buffer, validate, repeats,
+            quick, launcher, timeout, as_json, **opts):
     """Ping-pong latency and bandwidth vs message size between two ranks, over MPI
     (blocking, non-blocking, stream, bidirectional) and over TCP and UDP sockets.
 
@@ -91,7 +93,7 @@ def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, ba
     o = net.NetOptions.quick() if quick else net.NetOptions()
     o.layers = tuple(x.strip() for x in layers.split(",") if x.strip())
     o.sizes, o.max_size, o.window, o.validate, o.batch = sizes, max_size, window, validate, batch
-    o.one_buffer = one_buffer
+    o.one_buffer, o.repeats = one_buffer, repeats
     o.perturb = o.perturb and not no_perturb
     o.budget = budget if budget is not None else o.budget
     o.max_samples = max_samples if max_samples is not None else o.max_samples
@@ -103,28 +105,55 @@ def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, ba
     run_and_show("net", start, print_net, as_json)
 
 
+def _spread(p: dict) -> str:
+    if p.get("stable") is None:
+        return "—"
+    return f"{p['spread'] * 100:.0f}%" + ("" if p["stable"] else " UNSTABLE")
+
+
 def print_net(record) -> None:
     s = record.summary
+    reps = s.get("repeats", 1)
     say(f"# rmax net (run {record.id[:8]}): hosts {', '.join(s.get('hosts', []))}; "
-                  f"{s.get('mpi_library') or ''}")
+        f"{s.get('mpi_library') or ''}; {reps} repeat(s) of the schedule")
     for name, layer in s.get("layers", {}).items():
         bw_col = "Bandwidth (MB/s)"
-        say(f"\n# {name} ({'one-way latency' if layer['kind'] == 'latency' else 'time per message'})")
-        say(f"# {'Size':<10} {'Avg Latency(us)':>16} {'Median(us)':>12} {bw_col:>18}")
+        say(f"\n# {name} ({'one-way latency' if layer['kind'] == 'latency' else 'time per message'}; "
+            "median over repeats, spread = (max - min) / median)")
+        say(f"# {'Size':<10} {'Avg Latency(us)':>16} {'Median(us)':>12} {bw_col:>18} {'Spread':>14}")
         flagged = {a["size"] for a in layer.get("anomalies", [])}
         for p in layer["points"]:
             lat = p["latency"]
             say(f"  {p['size']:<10} {fmt(p['latency_mean'] and p['latency_mean'] * 1e6):>16} "
-                          f"{fmt(lat and lat * 1e6):>12} {fmt(p['bandwidth'] and p['bandwidth'] / 1e6):>18}"
-                          + ("  dip" if p["size"] in flagged else "") + ("" if p["validated"] else "  INVALID"))
+                f"{fmt(lat and lat * 1e6):>12} {fmt(p['bandwidth'] and p['bandwidth'] / 1e6):>18} {_spread(p):>14}"
+                + ("  dip" if p["size"] in flagged else "") + ("" if p["validated"] else "  INVALID"))
         h = layer.get("hockney", {})
         if "alpha" in h:
-            say(f"# Hockney: alpha = {h['alpha'] * 1e6:.3f} +- {h['alpha_err'] * 1e6:.3f} us, "
-                          f"beta = {h['beta'] / 1e6:.0f} +- {h['beta_err'] / 1e6:.0f} MB/s, "
-                          f"n1/2 = {h['n_half']:.0f} +- {h['n_half_err']:.0f} B")
+            a_lo, a_hi = h.get("alpha_ci95", [None, None])
+            b_lo, b_hi = h.get("beta_ci95", [None, None])
+            say(f"# Hockney: alpha = {h['alpha'] * 1e6:.3f} us [95% CI {fmt(a_lo and a_lo * 1e6, '.3f')}, "
+                f"{fmt(a_hi and a_hi * 1e6, '.3f')}], beta = {h['beta'] / 1e6:.0f} MB/s [95% CI "
+                f"{fmt(b_lo and b_lo / 1e6, '.0f')}, {fmt(b_hi and b_hi / 1e6, '.0f')}], n1/2 = {h['n_half']:.0f} B; "
+                f"relative RMS residual {h['rms_rel_residual']:.2f} ({h.get('quality', '?')} fit)")
+            for w in h.get("warnings", []):
+                say(f"# warning: {w}")
         if layer.get("anomalies"):
-            say("# bandwidth dips (best samples, >10% below both neighbours): "
-                          + ", ".join(f"{a['size']} B (-{a['drop'] * 100:.0f}%)" for a in layer["anomalies"]))
+            say("# bandwidth dips (>10% below both neighbours, Welch's t-test over repeats p < 0.05): "
+                + ", ".join(f"{a['size']} B (-{a['drop'] * 100:.0f}%)" for a in layer["anomalies"]))
+        elif not layer.get("dips_tested"):
+            say("# dips not tested: one repeat cannot tell a dip from a preemption (use --repeats 3)")
+        if layer.get("unstable"):
+            say(f"# {len(layer['unstable'])} of {len(layer['points'])} points UNSTABLE (repeats differ by more "
+                "than 10%): a single run of these sizes cannot be trusted")
+    h = s.get("headline", {})
+    for key, label, scale, unit in (("latency_1B", "1 B latency", 1e6, "us"),
+                                    ("bandwidth_1MiB", "1 MiB bandwidth", 1e-6, "MB/s")):
+        if h.get(key) is not None:
+            st = h.get(f"{key}_stable")
+            note = ("one repeat: no spread known" if st is None else
+                    f"spread {h[f'{key}_spread'] * 100:.0f}% over {h[f'{key}_repeats']} repeats: "
+                    + ("stable" if st else "UNSTABLE, a single run cannot be trusted"))
+            say(f"# {label}: {h[key] * scale:.3f} {unit} ({note})")
 
 
 def _list(text: str | None) -> tuple[str, ...] | None:
