@@ -31,12 +31,16 @@ def net(runs: list[RunRecord]) -> list[Section]:
             if "alpha" in h:
                 fits.append([_pair(r), name, f"{h['alpha'] * 1e6:.3f} ± {h.get('alpha_err', 0) * 1e6:.3f}",
                              f"{h['beta'] / 1e6:.0f} ± {h.get('beta_err', 0) / 1e6:.0f}", f"{h.get('n_half', 0):.0f}",
-                             ", ".join(str(a["size"]) for a in layer.get("anomalies", [])[:8]) or "none"])
+                             f"{h.get('rms_rel_residual', 0):.2f}" + ("" if not h.get("warnings") else " (poor)"),
+                             (", ".join(str(a["size"]) for a in layer.get("anomalies", [])[:8]) or "none")
+                             if layer.get("dips_tested", True) else "not tested (1 repeat)"])
             data += [{"pair": _pair(r), "layer": name, **{k: v for k, v in p.items() if k != "ci95"}}
                      for p in layer.get("points", [])]
-    sec.tables.append(Table(["Pair", "Layer", "alpha (us)", "beta (MB/s)", "n1/2 (bytes)", "Bandwidth dips at (bytes)"], fits,
-                            "Hockney fit t(n) = alpha + n / beta (± one standard error); a dip is a size whose bandwidth "
-                            "is more than 10% below both neighbours"))
+    sec.tables.append(Table(["Pair", "Layer", "alpha (us)", "beta (MB/s)", "n1/2 (bytes)", "RMS rel. residual",
+                             "Bandwidth dips at (bytes)"], fits,
+                            "Hockney fit t(n) = alpha + n / beta (± one standard error; poor: residual above 0.10 or "
+                            "an implausible parameter); a dip is a size whose median bandwidth over repeats is more "
+                            "than 10% below both neighbours, significantly (Welch's t-test over repeats)"))
     sec.data["p2p"] = data
     return [sec]
 
