@@ -85,13 +85,27 @@ def test_net_doctor_flags_a_mismatched_mtu(cluster, db):
 def test_experiment_mtu_measures_and_restores(cluster, db):
     import subprocess
 
-    proc = run_cli("experiment", "mtu", "1500,9000", "--vcluster", cluster.name, "--hpl-n", "600",
-                   "--bytes", "1000000", "--json", check=True, timeout=240)
-    res = json.loads(proc.stdout)["results"]
+    proc = run_cli("experiment", "mtu", "1500,9000", "--vcluster", cluster.name, "--hpl-n", "400",
+                   "--bytes", "1000000", "--repeats", "3", "--json", check=True, timeout=300)
+    rec = json.loads(proc.stdout)                        # the stored run, as every --json shows it
+    assert rec["kind"] == "experiment-mtu" and rec["status"] == "ok" and rec["params"]["repeats"] == 3
+    res = rec["summary"]["results"]
     assert [r["mtu"] for r in res] == [1500, 9000]
     for r in res:
         assert r["latency_us"] > 0 and r["bandwidth_MBps"] > 3 * r["trunk_bandwidth_MBps"]
         assert r["hpl_status"] == "ok" and r["hpl_gflops"] > 0
+        for k in ("latency_us", "bandwidth_MBps", "trunk_bandwidth_MBps", "hpl_gflops"):
+            lo, hi = r[f"{k}_ci95"]
+            reps = r[f"{k}_repeats"]
+            assert len(reps) == 3 and lo <= hi and min(reps) <= r[k] <= max(reps)
+        assert len(r["runs"]) == 6                       # 3 probes and 3 HPL runs, each a stored child
+    vs = res[1]["vs_baseline"]["bandwidth_MBps"]
+    assert vs["baseline_mtu"] == 1500 and 0 <= vs["p"] <= 1 and vs["significant"] == (vs["p"] < 0.05)
+    from rmax.store import open_store
+
+    with open_store() as store:
+        kids = {c.id for c in store.children(rec["id"])}
+    assert kids == {x for r in res for x in r["runs"]}
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     mine = [l for l in links.splitlines() if cluster.name in l]
     assert mine and all("mtu 1500" in l for l in mine)
@@ -122,8 +136,8 @@ def test_experiment_mtu_on_real_interfaces(cluster, db):
     try:
         proc = run_cli("experiment", "mtu", "1280,1500", "--interface", "eth0", "--yes", "--hosts", f"{n1},{n2}",
                        "--launcher", "vcluster", "--hpl-n", "200", "--bytes", "200000", "--timeout", "60",
-                       "--json", check=True, timeout=240)
-        res = json.loads(proc.stdout)
+                       "--repeats", "2", "--json", check=True, timeout=240)
+        res = json.loads(proc.stdout)["summary"]
         assert res["original_mtus"] == {n1: {"eth0": 1400}, n2: {"eth0": 1400}}
         rows = res["results"]
         assert [r["mtu"] for r in rows] == [1280, 1500]
@@ -136,11 +150,11 @@ def test_experiment_mtu_on_real_interfaces(cluster, db):
         from rmax.store import open_store
 
         with open_store() as store:
-            rec = store.get(res["run"])
+            rec = store.get(json.loads(proc.stdout)["id"])
             children = store.children(rec.id)
         assert rec.status == "ok" and rec.params["interfaces"] == ["eth0"] and rec.params["hosts"] == [n1, n2]
-        assert sorted(c.kind for c in children) == ["hpl", "hpl", "net", "net"]
-        assert {c.id for c in children} >= {r["net_run"] for r in rows} | {r["hpl_run"] for r in rows}
+        assert sorted(c.kind for c in children) == ["hpl"] * 4 + ["net"] * 4      # 2 repeats x 2 MTUs
+        assert {c.id for c in children} == {x for r in rows for x in r["runs"]}
     finally:
         for n in (n1, n2):
             _set_eth0_mtu(n, 1500)
@@ -172,13 +186,13 @@ def test_experiment_mtu_reports_a_switch_that_drops_big_frames(cluster, db):
     try:
         proc = run_cli("experiment", "mtu", "1500,1280", "--interface", "eth0", "--yes", "--hosts", f"{n1},{n2}",
                        "--launcher", "vcluster", "--hpl-n", "200", "--bytes", "200000", "--timeout", "12",
-                       "--json", check=True, timeout=240)
+                       "--repeats", "1", "--json", check=True, timeout=240)
     finally:
         subprocess.run(["ip", "link", "set", "dev", port, "mtu", "1500"], check=True)
         for n in (n1, n2):
             _set_eth0_mtu(n, 1500)
             _offloads(n, **offloads[n])
-    bad, good = json.loads(proc.stdout)["results"]
+    bad, good = json.loads(proc.stdout)["summary"]["results"]
     assert bad["mtu"] == 1500 and bad["latency_us"] is None and "hpl_run" not in bad
     assert f"traffic failed at MTU 1500 between {n1} and {n2}" in bad["error"]
     assert "carries frames of 1500 bytes" in bad["error"]

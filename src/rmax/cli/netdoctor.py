@@ -57,7 +57,8 @@ def _evidence(store) -> dict:
         text = "; ".join(f"MTU {r['mtu']}: traffic failed" if r.get("error") else
                          f"MTU {r['mtu']}: {r.get('bandwidth_MBps') or 0:.1f} MB/s, {r.get('latency_us') or 0:.1f} us"
                          + (f", HPL {r['hpl_gflops']:.2f} GFLOPS" if r.get("hpl_gflops") else "") for r in rows)
-        out["mtu"] = f"measured here (experiment-mtu run {exp[0].id[:8]}): {text}"
+        reps = exp[0].summary.get("repeats", 1)
+        out["mtu"] = f"measured here (experiment-mtu run {exp[0].id[:8]}, medians of {reps} repeat(s)): {text}"
     mat = store.list(kind="tcp-matrix", status="ok", limit=1)
     if mat:
         lat = [v for row in mat[0].summary.get("latency_s", []) for v in row if v]
