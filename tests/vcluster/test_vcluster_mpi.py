@@ -312,3 +312,21 @@ def test_coll_node_orders_follow_the_hosts(cluster, db):
                    check=True, timeout=180)
     orders = {p["order"]: p["rank_order"] for p in json.loads(proc.stdout)["summary"]["points"]}
     assert orders == {"cyclic": [0, 2, 4, 1, 3, 5], "serpentine": [0, 2, 4, 5, 3, 1]}
+
+
+def test_bisect_measures_the_cut_between_the_switches(cluster, db):
+    # Random halves of 4 nodes on 2 switches often keep both pairs inside the switches; the
+    # cut between the declared groups sends every pair over the 100 Mbit/s trunk.
+    proc = run_cli("bench", "bisect", "--launcher", "vcluster", "--np", "4", "--size", "64K", "--window", "4",
+                   "--bisections", "2", "--budget", "0.05", "--json", check=True, timeout=180)
+    rec = json.loads(proc.stdout)
+    s = rec["summary"]
+    assert rec["params"]["groups_source"] == str(cluster.cluster_toml)
+    cut = [c for c in s["bisections"] if c["cut"] == "switch groups"]
+    assert len(cut) == 1 and len(s["bisections"]) == 3
+    switch = {n: i for i, g in enumerate(cluster.plan.groups()) for n in g}
+    hosts = s["hosts"]
+    assert all(switch[hosts[p["from"]]] != switch[hosts[p["to"]]] for p in cut[0]["pairs"])
+    # both pairs share the trunk: together no more than its 12.5 MB/s (+10%)
+    assert s["bandwidth_between_groups"] == cut[0]["bandwidth"] < 12.5e6 * 1.1
+    assert s["bandwidth_min"] <= s["bandwidth_between_groups"]

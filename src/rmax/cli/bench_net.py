@@ -273,11 +273,14 @@ def ring_cmd(lat_size, bw_size, random_rings, seed, budget, no_links, quick, lau
 @click.option("--bisections", type=click.IntRange(1, 10000), default=None, help="Random bisections [default: 5].")
 @click.option("--seed", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per bisection.")
+@click.option("--topology", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="cluster.toml with the switch groups [default: a virtual cluster's, else the latest inference].")
 @click.option("--quick", is_flag=True, help="Three bisections and a short budget.")
 @launch_options()
 @json_option
-def bisect_cmd(size, window, bisections, seed, budget, quick, launcher, timeout, as_json, **opts):
-    """Bisection bandwidth: half the ranks stream to the other half, over random bisections.
+def bisect_cmd(size, window, bisections, seed, budget, topology, quick, launcher, timeout, as_json, **opts):
+    """Bisection bandwidth: half the ranks stream to the other half, across the cut between the
+    switch groups when they are known, and over random bisections.
 
     Example: rmax bench bisect --hostfile hosts"""
     from rmax.bench import bisect
@@ -287,6 +290,7 @@ def bisect_cmd(size, window, bisections, seed, budget, quick, launcher, timeout,
     o.window, o.seed = window, seed
     o.bisections = bisections or o.bisections
     o.budget = budget if budget is not None else o.budget
+    o.topology = topology
     spec = _spec(None, **opts)
 
     def start(tick):
@@ -296,13 +300,21 @@ def bisect_cmd(size, window, bisections, seed, budget, quick, launcher, timeout,
         s = record.summary
         say(f"# rmax bisect (run {record.id[:8]}): {len(s['hosts'])} ranks, {human_size(s['size'])} messages, "
             f"window {s['window']}")
-        say(f"# {'Bisection':<10} {'Pairs':>6} {'Bandwidth (MB/s)':>18} {'Slowest pair (MB/s)':>20}")
+        p = record.params
+        say("# switch groups: " + (f"{len(p['groups'])} from {p['groups_source']}" if p.get("groups")
+                                   else f"none known ({p.get('groups_source')}): random cuts only"))
+        hosts = s["hosts"]
+        say(f"# {'Bisection':<10} {'Cut':<14} {'Pairs':>6} {'Bandwidth (MB/s)':>18} {'Slowest pair (MB/s)':>20}")
         for c in s["bisections"]:
             slow = min((p["bandwidth"] for p in c["pairs"] if p["bandwidth"]), default=None)
-            say(f"  {c['bisection']:<10} {len(c['pairs']):>6} {fmt(c['bandwidth'] and c['bandwidth'] / 1e6):>18} "
-                f"{fmt(slow and slow / 1e6):>20}" + ("" if c["validated"] else "  INVALID"))
-        say(f"# bisection bandwidth: worst {fmt(s['bandwidth_min'] and s['bandwidth_min'] / 1e6)} MB/s, "
-            f"median {fmt(s['bandwidth_median'] and s['bandwidth_median'] / 1e6)} MB/s")
+            say(f"  {c['bisection']:<10} {c['cut']:<14} {len(c['pairs']):>6} "
+                f"{fmt(c['bandwidth'] and c['bandwidth'] / 1e6):>18} {fmt(slow and slow / 1e6):>20}"
+                + ("" if c["validated"] else "  INVALID"))
+            if c["cut"] == "switch groups":
+                say("    pairs: " + ", ".join(f"{hosts[p['from']]}->{hosts[p['to']]}" for p in c["pairs"]))
+        say(f"# bisection bandwidth: worst {fmt(s['bandwidth_min'] and s['bandwidth_min'] / 1e6)} MB/s "
+            f"({s.get('worst_cut')} cut), median of the random cuts "
+            f"{fmt(s.get('bandwidth_random_median') and s['bandwidth_random_median'] / 1e6)} MB/s")
 
     run_and_show("bisect", start, show, as_json)
 
