@@ -330,3 +330,32 @@ def test_bisect_measures_the_cut_between_the_switches(cluster, db):
     # both pairs share the trunk: together no more than its 12.5 MB/s (+10%)
     assert s["bandwidth_between_groups"] == cut[0]["bandwidth"] < 12.5e6 * 1.1
     assert s["bandwidth_min"] <= s["bandwidth_between_groups"]
+
+
+def _matrix(*extra: str) -> dict:
+    proc = run_cli("bench", "matrix", "--launcher", "vcluster", "--np", "4", "--lat-size", "8", "--bw-size", "16K",
+                   "--window", "2", "--budget", "0.02", *extra, "--json", check=True, timeout=240)
+    return json.loads(proc.stdout)
+
+
+def test_matrix_compares_pairs_within_their_switch_class(cluster, db):
+    from rmax.vcluster import system as sx
+
+    n1 = cluster.plan.nodes[0].name
+    switch = {n: i for i, g in enumerate(cluster.plan.groups()) for n in g}
+    rec = _matrix()
+    s = rec["summary"]
+    assert s["labels"] == s["hosts"] and s["classes"].startswith("same switch")
+    # the 100 Mbit/s trunk is the topology: no pair is flagged for crossing it
+    assert s["flagged"] == [], s["suspects"]
+    # n1's uplink shaped to 10 Mbit/s: every pair sending from n1 is slow, alone too, against its class
+    sx.tbf("eth0", 10_000_000, 1500, ns=n1)
+    try:
+        s = _matrix()["summary"]
+    finally:
+        sx.tbf("eth0", cluster.plan.link_rate, 1500, ns=n1)
+    flagged = {(f["from_host"], f["to_host"]) for f in s["flagged"] if f["kind"] == "bandwidth"}
+    assert flagged and all(a == n1 for a, _ in flagged), s["suspects"]
+    for f in s["flagged"]:
+        assert f["class"] == ("same" if switch[f["from_host"]] == switch[f["to_host"]] else "across")
+        assert f["p"] < 0.05 and len(f["alone"]) == 3

@@ -22,6 +22,7 @@ from rmax.launch import LaunchSpec
 from rmax.native import executable
 from rmax.store import Store
 from rmax.store.runs import RunRecord
+from rmax.topology.sources import known_groups
 
 SCHEMA = "rmax.bisect/1"
 
@@ -48,25 +49,6 @@ def argv(o: BisectOptions, groups: list[list[str]] | None = None) -> list[str]:
     if groups:
         a += ["--groups", ";".join(",".join(g) for g in groups)]
     return a
-
-
-def groups(topology: str | None, launcher: str | None) -> tuple[list[list[str]] | None, str]:
-    """Switch groups and where they came from; (None, why not) when none are known: then
-    only random cuts are measured."""
-    from rmax.errors import RmaxError
-    from rmax.topology.sources import groups_for
-
-    try:
-        found, source = groups_for(topology, launcher)
-    except RmaxError as e:
-        if topology:
-            raise
-        return None, e.message
-    for g in found:
-        bad = [h for h in g if not h or any(c in h for c in ",; ")]
-        if bad:
-            raise RmaxError(f"switch group host name '{bad[0]}' from {source} is not a host name")
-    return found, source
 
 
 def parse(records: list[dict]) -> Parsed:
@@ -111,7 +93,7 @@ def run(spec: LaunchSpec | None = None, *, quick: bool = False, options: BisectO
     require_ranks(np_, "the bisection test", minimum=2)
     check_message_sizes([o.size])
     check_memory(2 * o.size, ranks_on_this_host(spec) if spec else np_, "the send and receive buffers")
-    found, source = groups(o.topology, launcher)
+    found, source = known_groups(o.topology, launcher)
     full = with_program(spec, argv(o, found), 2, launcher)
     params = {**asdict(o), "np": full.np, "quick": quick, "launcher": launcher,
               "hosts": [h.name for h in full.hosts] if full.hosts else None,

@@ -325,19 +325,25 @@ def bisect_cmd(size, window, bisections, seed, budget, topology, quick, launcher
 @click.option("--bw-size", type=SIZE, default=None, help="Bandwidth message size [default: 1 MiB; quick 256 KiB].")
 @click.option("--window", type=click.IntRange(1, 1024), default=8, show_default=True)
 @click.option("--budget", type=click.FloatRange(0.001, 3600), default=None, help="Seconds per pair and measurement.")
-@click.option("--no-retest", is_flag=True, help="Flag outliers without measuring them again.")
+@click.option("--no-retest", is_flag=True, help="Report suspects without measuring them alone.")
+@click.option("--retests", type=click.IntRange(1, 100), default=3, show_default=True,
+              help="Alone measurements per suspect (Welch's t-test against its class needs 2 or more).")
+@click.option("--topology", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="cluster.toml with the switch groups [default: a virtual cluster's, else the latest inference].")
 @click.option("--quick", is_flag=True, help="Smaller messages and a short budget.")
 @launch_options()
 @json_option
-def matrix_cmd(lat_size, bw_size, window, budget, no_retest, quick, launcher, timeout, as_json, **opts):
+def matrix_cmd(lat_size, bw_size, window, budget, no_retest, retests, topology, quick, launcher, timeout, as_json,
+               **opts):
     """All-pairs latency and bandwidth matrices in N-1 rounds of N/2 concurrent pairs;
-    outlying pairs are retested alone, then flagged.
+    a pair far from its class (same switch, across switches) is measured alone, and
+    flagged only when alone it still differs significantly.
 
     Example: rmax bench matrix --hostfile hosts"""
     from rmax.bench import matrix
 
     o = matrix.MatrixOptions.quick() if quick else matrix.MatrixOptions()
-    o.lat_size, o.window, o.retest = lat_size, window, not no_retest
+    o.lat_size, o.window, o.retest, o.retests, o.topology = lat_size, window, not no_retest, retests, topology
     o.bw_size = bw_size or o.bw_size
     o.budget = budget if budget is not None else o.budget
     spec = _spec(None, **opts)
@@ -347,17 +353,28 @@ def matrix_cmd(lat_size, bw_size, window, budget, no_retest, quick, launcher, ti
 
     def show(record):
         s = record.summary
-        n = len(s["hosts"])
-        flagged = {(f["from"], f["to"], f["kind"]) for f in s["flagged"]}
-        say(f"# rmax matrix (run {record.id[:8]}): {n} ranks, {s['rounds']} rounds; row = from, column = to; "
-            "* = flagged after a retest")
-        for kind, unit, scale, spec_ in (("latency", "Latency (us)", 1e6, ".2f"), ("bandwidth", "Bandwidth (MB/s)",
-                                                                                  1e-6, ".0f")):
-            say(f"\n# {unit}\n# {'':>4}" + "".join(f"{j:>10}" for j in range(n)))
+        names = s.get("labels") or [str(i) for i in range(len(s["hosts"]))]
+        width = max(10, *(len(x) + 2 for x in names))
+        say(f"# rmax matrix (run {record.id[:8]}): {len(names)} ranks, {s['rounds']} rounds; row = from, "
+            f"column = to; measured concurrently (every pair of a round at once); classes: {s.get('classes')}")
+        for kind, unit, scale, spec_ in (("latency", "Latency (us)", 1e6, ".2f"),
+                                         ("bandwidth", "Bandwidth (MB/s)", 1e-6, ".0f")):
+            say(f"\n# {unit}, concurrent\n  {'':<{width}}" + "".join(f"{x:>{width}}" for x in names))
             for i, row in enumerate(s[kind]):
-                cells = ["—" if i == j else fmt(v and v * scale, spec_) + ("*" if (i, j, kind) in flagged else "")
-                         for j, v in enumerate(row)]
-                say(f"  {i:>4}" + "".join(f"{c:>10}" for c in cells))
-        say(f"# {len(s['suspects'])} pairs retested, {len(s['flagged'])} flagged")
+                cells = ["—" if i == j else fmt(v and v * scale, spec_) for j, v in enumerate(row)]
+                say(f"  {names[i]:<{width}}" + "".join(f"{c:>{width}}" for c in cells))
+        if s["suspects"]:
+            say(f"\n# Suspects measured alone ({s.get('retests')} times each), against their class under load")
+            say(f"# {'From':<{width}} {'To':<{width}} {'Kind':<10} {'Class':<7} {'Concurrent':>12} {'Alone':>12} "
+                f"{'Class median':>13} {'p':>7}  Verdict")
+            for x in s["suspects"]:
+                sc, sp = (1e6, ".2f") if x["kind"] == "latency" else (1e-6, ".0f")
+                say(f"  {names[x['from']]:<{width}} {names[x['to']]:<{width}} {x['kind']:<10} {x['class']:<7} "
+                    f"{fmt(x['concurrent'] and x['concurrent'] * sc, sp):>12} "
+                    f"{fmt(x['alone_median'] and x['alone_median'] * sc, sp):>12} "
+                    f"{fmt(x['class_median'] and x['class_median'] * sc, sp):>13} {fmt(x['p'], '.3f'):>7}  "
+                    f"{x['verdict'].upper() if x['flagged'] else x['verdict']}")
+        say(f"# {len(s['suspects'])} suspects, {len(s['flagged'])} flagged, {len(s.get('contention', []))} slowed only "
+            "by the concurrent load (latency us, bandwidth MB/s)")
 
     run_and_show("matrix", start, show, as_json)

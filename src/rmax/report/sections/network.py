@@ -93,7 +93,8 @@ def bisect(runs: list[RunRecord]) -> list[Section]:
     rows = [[str(len(r.summary.get("hosts", []))), f"{r.summary['bandwidth_median'] / 1e6:.0f}",
              f"{r.summary['bandwidth_min'] / 1e6:.0f}", str(len(r.summary.get("bisections", [])))] for r in runs]
     sec.tables.append(Table(["Ranks", "Median (MB/s)", "Worst (MB/s)", "Bisections"], rows,
-                            "half the ranks stream to the other half; over random bisections"))
+                            "half the ranks stream to the other half: across the cut between the switch groups when they are "
+                            "known, and over random bisections; worst = the weakest cut"))
     sec.data["bisections"] = [dict(b, run=r.id) for r in runs for b in r.summary.get("bisections", [])]
     return [sec]
 
@@ -112,8 +113,11 @@ def matrix(runs: list[RunRecord]) -> list[Section]:
         if bw:
             sec.plots.append(plots.heatmap(bw, labels, "bandwidth (MB/s, median)", "Bandwidth, rank to rank"))
         for f in s.get("flagged", []):
-            sec.notes.append(f"flagged after a retest: {f['kind']} from rank {f['from']} to {f['to']} "
-                             f"({f['first']:.3g} then {f['retest']:.3g} {s.get('units', {}).get(f['kind'], '')})")
+            unit = s.get("units", {}).get(f["kind"], "")
+            sec.notes.append(f"flagged: {f['kind']} from {f.get('from_host') or f['from']} to "
+                             f"{f.get('to_host') or f['to']} ({f['class']} switch class): {f['concurrent']:.3g} {unit} "
+                             f"concurrent, {f['alone_median']:.3g} alone vs class median {f['class_median']:.3g} "
+                             f"(Welch p={f['p']:.3g})")
         for i, row in enumerate(s.get("latency", [])):
             for j, v in enumerate(row):
                 data.append({"from": i, "to": j, "latency_s": v, "bandwidth_Bps": s["bandwidth"][i][j] if s.get("bandwidth") else None})
