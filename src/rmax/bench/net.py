@@ -98,12 +98,13 @@ def _point(size: int, recs: list[dict]) -> dict:
     recs = sorted(recs, key=lambda r: r.get("trial", 0))
     per = [r["summary"].get("median") for r in recs]
     best = min((r["summary"]["min"] for r in recs if r["summary"].get("min")), default=None)
+    means = [r["summary"].get("mean") for r in recs]
     sp = spread(per)
     med = sp["median"]
     return {"size": size, "latency": med, "latency_min": best,
-            "latency_mean": statistics.fmean(r["summary"]["mean"] for r in recs) if all(r["summary"].get("mean") for r in recs) else None,
+            "latency_mean": statistics.fmean(means) if all(means) else None,
             "bandwidth": size / med if med else None, "bandwidth_best": size / best if best else None,
-            "repeats": [v for v in per], "bandwidth_repeats": [size / v if v else None for v in per],
+            "repeats": per, "bandwidth_repeats": [size / v if v else None for v in per],
             "spread": sp["spread"], "stable": sp["stable"], "iqr": sp.get("iqr"), "ci95": sp.get("ci95"),
             "n": sum(r["summary"].get("n") or 0 for r in recs), "iters": recs[-1].get("iters"),
             "converged": all(r.get("converged") for r in recs), "validated": all(r.get("validated") for r in recs),
