@@ -301,8 +301,11 @@ def bisect_cmd(size, window, bisections, seed, budget, topology, quick, launcher
         say(f"# rmax bisect (run {record.id[:8]}): {len(s['hosts'])} ranks, {human_size(s['size'])} messages, "
             f"window {s['window']}")
         p = record.params
+        between = any(c["cut"] == "switch groups" for c in s["bisections"])
         say("# switch groups: " + (f"{len(p['groups'])} from {p['groups_source']}" if p.get("groups")
-                                   else f"none known ({p.get('groups_source')}): random cuts only"))
+                                   else f"none known ({p.get('groups_source')}): random cuts only")
+            + ("" if between or not p.get("groups") else
+               "; the ranks' hosts are not all in them, or all in one: random cuts only"))
         hosts = s["hosts"]
         say(f"# {'Bisection':<10} {'Cut':<14} {'Pairs':>6} {'Bandwidth (MB/s)':>18} {'Slowest pair (MB/s)':>20}")
         for c in s["bisections"]:
