@@ -133,3 +133,12 @@ def test_one_buffer_echo_validates_and_still_catches_damage():
     assert ok.status == "ok"
     bad = net.parse(records(mpirun(2, *args, "--self-test-corrupt")))
     assert bad.status == "invalid"
+
+
+def test_buffers_placed_past_a_page_boundary_still_validate():
+    # NetPIPE's large buffers lie 16 bytes past a page (malloc's chunk header): --offset places rmax's there
+    parsed = net.parse(records(mpirun(2, "p2p", "--json", "-", "--one-buffer", "--offset", "16", "--validate",
+                                      "--sizes", "1,4099", "--repeats", "2", *FAST)))
+    assert parsed.status == "ok" and parsed.summary["offset"] == 16 and parsed.summary["repeats"] == 2
+    proc = mpirun(2, "p2p", "--offset", "4096")
+    assert proc.returncode == 2 and "--offset" in proc.stderr

@@ -40,6 +40,7 @@ class NetOptions:
     batch: float | None = None               # seconds per timed batch (default 1 ms; NetPIPE's trials: 0.25)
     one_buffer: bool = False                 # ping-pongs echo the received buffer, as NetPIPE does
     repeats: int = REPEATS                   # the whole schedule this many times, one after the other
+    offset: int = 0                          # buffers start this many bytes past a page boundary
 
     @classmethod
     def quick(cls) -> "NetOptions":
@@ -68,6 +69,8 @@ def argv(o: NetOptions) -> list[str]:
         a += ["--batch", str(o.batch)]
     if o.one_buffer:
         a.append("--one-buffer")
+    if o.offset:
+        a += ["--offset", str(o.offset)]
     return a
 
 
@@ -148,7 +151,8 @@ def parse(records: list[dict]) -> Parsed:
                      "addresses": [header.get("address0"), header.get("address1")] if header else [],
                      "window": header.get("window") if header else None,
                      "batch": header.get("batch") if header else None, "repeats": repeats,
-                     "one_buffer": header.get("one_buffer") if header else None, "layers": layers,
+                     "one_buffer": header.get("one_buffer") if header else None,
+                     "offset": header.get("offset", 0) if header else None, "layers": layers,
                      "statistic": "median over repeats of each repeat's median batch average; "
                                   "latency = one-way time per message; spread = (max - min) / median over repeats",
                      "units": {"latency": "s", "bandwidth": "bytes/s", "size": "bytes"}}

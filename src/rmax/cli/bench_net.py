@@ -76,14 +76,16 @@ def _spec(default_np: int | None, **opts):
               help="Seconds one timed batch (one sample) lasts [default: 0.001; NetPIPE's trials: 0.25].")
 @click.option("--one-buffer", is_flag=True,
               help="Ping-pongs send back the buffer just received, as NetPIPE does (OSU uses two buffers).")
+@click.option("--offset", type=click.IntRange(0, 4095), default=0, show_default=True,
+              help="Bytes past a page boundary where the buffers start (NetPIPE's large malloc'ed buffer: 16).")
 @click.option("--validate", is_flag=True, help="Check every byte of every message (slower).")
 @click.option("--repeats", type=click.IntRange(1, 1000), default=3, show_default=True,
               help="Times the whole schedule is measured: each point's spread across repeats, and the dips' t-test.")
 @click.option("--quick", is_flag=True, help="No +-3-byte points and a short budget.")
 @launch_options(default_np="2")
 @json_option
-def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, batch, one_buffer, validate, repeats,
-            quick, launcher, timeout, as_json, **opts):
+def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, batch, one_buffer, offset, validate,
+            repeats, quick, launcher, timeout, as_json, **opts):
     """Ping-pong latency and bandwidth vs message size between two ranks, over MPI
     (blocking, non-blocking, stream, bidirectional) and over TCP and UDP sockets.
 
@@ -93,7 +95,7 @@ def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, ba
     o = net.NetOptions.quick() if quick else net.NetOptions()
     o.layers = tuple(x.strip() for x in layers.split(",") if x.strip())
     o.sizes, o.max_size, o.window, o.validate, o.batch = sizes, max_size, window, validate, batch
-    o.one_buffer, o.repeats = one_buffer, repeats
+    o.one_buffer, o.repeats, o.offset = one_buffer, repeats, offset
     o.perturb = o.perturb and not no_perturb
     o.budget = budget if budget is not None else o.budget
     o.max_samples = max_samples if max_samples is not None else o.max_samples
