@@ -89,7 +89,8 @@ def test_matrix(db, ranks):
     for sus in s["suspects"]:
         assert sus["kind"] in ("latency", "bandwidth") and len(sus["alone"]) == 3 and min(sus["alone"]) > 0
         # untested: no other pair of its class to compare with (2 ranks)
-        assert sus["verdict"] in ("flagged", "contention", "untested") and sus["flagged"] == (sus["verdict"] == "flagged")
+        assert sus["verdict"] in ("flagged", "contention", "untested", "slow alone, not significant")
+        assert sus["flagged"] == (sus["verdict"] == "flagged")
     raw, first = rec["samples"], s["latency"]
     for i in range(np_):
         assert raw["bandwidth"][i][i] == [] and raw["latency"][i][i] == []
@@ -146,3 +147,7 @@ def test_matrix_flags_by_class_and_significance():
     assert [f["from"] for f in s["flagged"]] == [0] and s["labels"] == hosts
     # without switch groups every trunk pair is far from the median: still not flagged without a t-test
     assert matrix.verdict({"kind": "bandwidth", "alone": [5.0]}, [100.0, 99.0])["verdict"] == "untested"
+    noisy = matrix.verdict({"kind": "bandwidth", "alone": [50.0, 95.0, 20.0]}, [100.0, 101.0, 99.0])
+    assert noisy["verdict"] == "slow alone, not significant" and not noisy["flagged"] and noisy["p"] > 0.05
+    slow_latency = matrix.verdict({"kind": "latency", "alone": [9e-6, 9.2e-6, 8.9e-6]}, [2e-6, 2.1e-6, 1.9e-6])
+    assert slow_latency["flagged"]

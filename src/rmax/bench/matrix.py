@@ -41,7 +41,7 @@ class MatrixOptions:
     max_samples: int = 20
     retest: bool = True
     retests: int = 3                  # alone measurements per suspect: a t-test needs two or more
-    topology: str | None = None       # cluster.toml with the switch groups (else found as bisect does)
+    topology: str | None = None       # cluster.toml with the switch groups (else sources.known_groups)
 
     @classmethod
     def quick(cls) -> "MatrixOptions":
@@ -75,7 +75,8 @@ def _class_values(m: list, group_of: list[int], i: int, j: int, kind: str) -> li
 
 def verdict(sus: dict, class_values: list[float]) -> dict:
     """Flagged: alone still beyond the margin and Welch's t-test over (alone values, class values)
-    significant; contention: a suspect under load that is not."""
+    significant; contention: a suspect that is within the margin alone (the concurrent load slowed it);
+    untested: no other pair of its class, or a single alone value."""
     alone = [v for v in sus.get("alone") or [] if v is not None and v > 0]
     out = {"alone_median": statistics.median(alone) if alone else None,
            "class_median": statistics.median(class_values) if class_values else None, "p": None}
@@ -87,8 +88,9 @@ def verdict(sus: dict, class_values: list[float]) -> dict:
         out["alone_median"] > LAT_FACTOR * ref
     flagged = bool(sig and worse)
     out["p"] = None if math.isnan(p) else p
-    return {**out, "flagged": flagged,
-            "verdict": "flagged" if flagged else "untested" if math.isnan(p) else "contention"}
+    why = ("flagged" if flagged else "untested" if math.isnan(p) else
+           "slow alone, not significant" if worse else "contention")
+    return {**out, "flagged": flagged, "verdict": why}
 
 
 def parse(records: list[dict]) -> Parsed:
