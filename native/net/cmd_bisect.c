@@ -2,7 +2,12 @@
  * halves; every rank of the first half streams to its partner in the second
  * (OSU's window-and-acknowledge stream), all pairs at once, for several
  * random bisections (seed 04 measured the Helix's halves the same way).
- * Aggregate bandwidth = pairs x window x size / the slowest sender's time. */
+ * Aggregate bandwidth = pairs x window x size / the slowest sender's time.
+ *
+ * Random halves rarely put every pair across the trunks between switches; with
+ * --groups (hosts per switch) the cut between the groups is measured first: the
+ * ranks ordered switch by switch, the first half sending to the second, so as
+ * many pairs as the group sizes allow cross the trunks (the worst cut). */
 #include "p2p.h"
 
 #include "rmx_args.h"
@@ -34,7 +39,7 @@ static double bisect_batch(void *ctx, long iters)
 
 int cmd_bisect(int argc, char **argv)
 {
-    const char *json = NULL;
+    const char *json = NULL, *groups = NULL;
     size_t size = 1 << 20;
     long long window = 16, cuts = 5, seed = 1, max_samples = 50;
     double budget = 0.05;
@@ -46,6 +51,8 @@ int cmd_bisect(int argc, char **argv)
         {"seed", RMX_ARG_INT, &seed, "seed of the random bisections", 1, 1e18, NULL},
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per bisection", 0.001, 3600, NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per bisection", 5, 100000, NULL},
+        {"groups", RMX_ARG_STRING, &groups,
+         "hosts per switch, 'h1,h2;h3,h4': measure the cut between the groups too", 0, 0, NULL},
     };
     rmx_args_parse(PROG " bisect", "Bisection bandwidth over random bisections.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);
@@ -76,14 +83,19 @@ int cmd_bisect(int argc, char **argv)
     net_timing t = net_timing_make(budget, (size_t)max_samples);
     uint64_t state = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 11;
     int half = n / 2, *perm = malloc((size_t)n * sizeof *perm);
+    int *order = malloc((size_t)n * sizeof *order), *group_of = malloc((size_t)n * sizeof *group_of);
     double *pair_bw = malloc((size_t)n * sizeof *pair_bw);
-    for (long c = 0; c < cuts; c++) {
+    /* the cut between the switch groups, when the ranks span two or more of them */
+    int group_cut = me == 0 && groups && net_group_order(groups, hosts, n, order, group_of) >= 2;
+    MPI_Bcast(&group_cut, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    for (long c = group_cut ? -1 : 0; c < cuts; c++) {
         for (int i = 0; i < n; i++)
-            perm[i] = i;
+            perm[i] = c < 0 ? order[i] : i;
         if (me == 0) {
-            net_shuffle(perm, n, &state);
+            if (c >= 0)
+                net_shuffle(perm, n, &state);
             char step[48];
-            snprintf(step, sizeof step, "bisection %ld", c);
+            snprintf(step, sizeof step, c < 0 ? "bisection between switch groups" : "bisection %ld", c + 1);
             rmx_step(step);
         }
         MPI_Bcast(perm, n, MPI_INT, 0, MPI_COMM_WORLD);
@@ -128,7 +140,8 @@ int cmd_bisect(int argc, char **argv)
                 rmx_json_obj_begin(&j, NULL);
                 rmx_json_str(&j, "schema", "rmax.bisect/1");
                 rmx_json_str(&j, "record", "point");
-                rmx_json_int(&j, "bisection", c);
+                rmx_json_int(&j, "bisection", c + 1);
+                rmx_json_str(&j, "cut", c < 0 ? "switch groups" : "random");
                 rmx_json_arr_begin(&j, "pairs");
                 for (int i = 0; i < half; i++) {
                     rmx_json_arr_begin(&j, NULL);
@@ -144,7 +157,8 @@ int cmd_bisect(int argc, char **argv)
                 rmx_json_obj_end(&j);
             }
             if (table) {
-                printf("  %-10ld %6d %22.1f %18.1f%s\n", c, half, agg / 1e6, slowest / 1e6, failed ? "  INVALID" : "");
+                printf("  %-10s %6d %22.1f %18.1f%s\n", c < 0 ? "groups" : "random", half, agg / 1e6, slowest / 1e6,
+                       failed ? "  INVALID" : "");
                 fflush(stdout);
             }
         }
@@ -158,6 +172,8 @@ int cmd_bisect(int argc, char **argv)
     }
     rmx_step("finalize");
     free(perm);
+    free(order);
+    free(group_of);
     free(pair_bw);
     free(hosts);
     MPI_Finalize();

@@ -4,9 +4,12 @@
  * so every pair is measured under the same load. Per pair: a ping-pong of
  * lat-size bytes, and a stream of bw-size messages each way.
  *
- * Then the outliers: a pair whose latency is above 2x its row's median, or
- * whose bandwidth is below 90% of its row's best, is measured again alone
- * (everyone else waits), and flagged if the retest still breaks the rule. */
+ * Then the suspects: a pair is compared with the pairs of its class (same
+ * switch, or across switches, when --groups names the hosts of each switch;
+ * else all pairs): latency above 2x the class median, or bandwidth below 90%
+ * of it, makes it a suspect, measured again alone (everyone else waits)
+ * --retests times. The matrices stay the concurrent measurements; the alone
+ * values are reported beside them, and the caller decides what is flagged. */
 #include "p2p.h"
 
 #include "rmx_args.h"
@@ -73,29 +76,32 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median latency and best bandwidth of row i, leaving out the diagonal. */
-static void row_stats(const double *lat, const double *bw, int n, int i, double *med, double *best)
+/* A pair's class: 0 within one switch group, 1 across groups; 0 for all when no groups are known. */
+static int pair_class(const int *group_of, int i, int j)
 {
-    double *v = malloc((size_t)n * sizeof *v);
-    int k = 0;
-    *best = 0;
-    for (int j = 0; j < n; j++)
-        if (j != i) {
-            if (isfinite(lat[i * n + j]))
-                v[k++] = lat[i * n + j];
-            if (isfinite(bw[i * n + j]) && bw[i * n + j] > *best)
-                *best = bw[i * n + j];
-        }
-    qsort(v, (size_t)k, sizeof *v, cmp_double);
-    *med = k ? (k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2])) : NAN;
-    free(v);
+    return group_of && group_of[i] != group_of[j];
 }
 
-static int off_row(const double *lat, const double *bw, int n, int i, int j, int bandwidth)
+/* Median of the matrix over the off-diagonal pairs of class cls (latency: each unordered pair once). */
+static double class_median(const double *v, int n, const int *group_of, int cls, int symmetric)
 {
-    double med, best;
-    row_stats(lat, bw, n, i, &med, &best);
-    return bandwidth ? bw[i * n + j] < BW_FRACTION * best : lat[i * n + j] > LAT_FACTOR * med;
+    double *x = malloc((size_t)n * (size_t)n * sizeof *x);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = symmetric ? i + 1 : 0; j < n; j++)
+            if (i != j && pair_class(group_of, i, j) == cls && isfinite(v[i * n + j]))
+                x[k++] = v[i * n + j];
+    qsort(x, (size_t)k, sizeof *x, cmp_double);
+    double med = k ? (k % 2 ? x[k / 2] : 0.5 * (x[k / 2 - 1] + x[k / 2])) : NAN;
+    free(x);
+    return med;
+}
+
+static int off_class(const double *lat, const double *bw, int n, const int *group_of, int i, int j, int bandwidth)
+{
+    int cls = pair_class(group_of, i, j);
+    double med = class_median(bandwidth ? bw : lat, n, group_of, cls, !bandwidth);
+    return bandwidth ? bw[i * n + j] < BW_FRACTION * med : lat[i * n + j] > LAT_FACTOR * med;
 }
 
 static void write_matrix(rmx_json *j, const char *key, const double *v, int n)
@@ -108,9 +114,9 @@ static void write_matrix(rmx_json *j, const char *key, const double *v, int n)
 
 int cmd_matrix(int argc, char **argv)
 {
-    const char *json = NULL;
+    const char *json = NULL, *groups = NULL;
     size_t lat_size = 8, bw_size = 1 << 20;
-    long long window = 8, max_samples = 20;
+    long long window = 8, max_samples = 20, retests = 3;
     double budget = 0.01;
     int no_retest = 0;
     const rmx_arg spec[] = {
@@ -121,7 +127,11 @@ int cmd_matrix(int argc, char **argv)
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per pair and measurement", 0.001, 3600,
          NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per pair and measurement", 5, 100000, NULL},
-        {"no-retest", RMX_ARG_FLAG, &no_retest, "flag outliers without measuring them again", 0, 0, NULL},
+        {"no-retest", RMX_ARG_FLAG, &no_retest, "report suspects without measuring them again", 0, 0, NULL},
+        {"retests", RMX_ARG_INT, &retests, "times each suspect is measured alone", 1, 100, NULL},
+        {"groups", RMX_ARG_STRING, &groups,
+         "hosts per switch, 'h1,h2;h3,h4': a pair is compared with pairs of its class (same switch or across)", 0,
+         0, NULL},
     };
     rmx_args_parse(PROG " matrix", "All-pairs latency and bandwidth matrices.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);
@@ -190,8 +200,6 @@ int cmd_matrix(int argc, char **argv)
     }
     double *lat = me == 0 ? malloc((size_t)n * n * sizeof *lat) : NULL;
     double *bw = me == 0 ? malloc((size_t)n * n * sizeof *bw) : NULL;
-    double *lat0 = me == 0 ? malloc((size_t)n * n * sizeof *lat0) : NULL;
-    double *bw0 = me == 0 ? malloc((size_t)n * n * sizeof *bw0) : NULL;
     MPI_Gather(lat_row, n, MPI_DOUBLE, lat, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Gather(bw_row, n, MPI_DOUBLE, bw, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     size_t cells = (size_t)n * n;
@@ -209,18 +217,25 @@ int cmd_matrix(int argc, char **argv)
     /* suspects: (i, j, kind) with kind 0 latency, 1 bandwidth i -> j */
     int cap = 4 * n, nsus = 0;
     int *sus = malloc((size_t)cap * 3 * sizeof *sus);
+    int *group_of = NULL, *order = NULL;
+    if (me == 0 && groups) {
+        group_of = malloc((size_t)n * sizeof *group_of);
+        order = malloc((size_t)n * sizeof *order);
+        if (net_group_order(groups, hosts, n, order, group_of) < 0) {  /* a host in no group: one class */
+            free(group_of);
+            group_of = NULL;
+        }
+    }
     if (me == 0) {
         for (int i = 0; i < n; i++)
             for (int j = 0; j < i; j++)
                 lat[i * n + j] = lat[j * n + i];  /* measured once, by the lower rank */
-        memcpy(lat0, lat, (size_t)n * n * sizeof *lat);
-        memcpy(bw0, bw, (size_t)n * n * sizeof *bw);
         for (int i = 0; i < n && !no_retest; i++)
             for (int j = 0; j < n; j++) {
                 if (i == j)
                     continue;
                 for (int kind = 0; kind < 2; kind++)
-                    if ((kind == 1 || i < j) && off_row(lat0, bw0, n, i, j, kind) && nsus < cap) {
+                    if ((kind == 1 || i < j) && off_class(lat, bw, n, group_of, i, j, kind) && nsus < cap) {
                         sus[3 * nsus] = i;
                         sus[3 * nsus + 1] = j;
                         sus[3 * nsus + 2] = kind;
@@ -230,26 +245,21 @@ int cmd_matrix(int argc, char **argv)
     }
     MPI_Bcast(&nsus, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Bcast(sus, 3 * nsus, MPI_INT, 0, MPI_COMM_WORLD);
-    double *retest = malloc(((size_t)nsus + 1) * sizeof *retest);
+    double *retest = malloc(((size_t)nsus * (size_t)retests + 1) * sizeof *retest);
     if (nsus)
         rmx_step("matrix retests");
-    for (int s = 0; s < nsus; s++) {
-        int i = sus[3 * s], jj = sus[3 * s + 1], kind = sus[3 * s + 2], bad, cnt;
-        double v = measure_pair(&x, i, jj, kind, &bad, &cnt, NULL);
-        double msg[2] = {v, bad};
-        MPI_Bcast(msg, 2, MPI_DOUBLE, i, MPI_COMM_WORLD);
-        retest[s] = msg[0];
-        any_bad |= msg[1] != 0;
-    }
+    /* each suspect alone, `retests` times, the suspects taking turns */
+    for (long r = 0; r < retests; r++)
+        for (int s = 0; s < nsus; s++) {
+            int i = sus[3 * s], jj = sus[3 * s + 1], kind = sus[3 * s + 2], bad, cnt;
+            double v = measure_pair(&x, i, jj, kind, &bad, &cnt, NULL);
+            double msg[2] = {v, bad};
+            MPI_Bcast(msg, 2, MPI_DOUBLE, i, MPI_COMM_WORLD);
+            retest[(size_t)s * (size_t)retests + (size_t)r] = msg[0];
+            any_bad |= msg[1] != 0;
+        }
 
     if (me == 0) {
-        for (int s = 0; s < nsus; s++) {
-            int i = sus[3 * s], jj = sus[3 * s + 1], kind = sus[3 * s + 2];
-            if (kind == 0)
-                lat[i * n + jj] = lat[jj * n + i] = retest[s];
-            else
-                bw[i * n + jj] = retest[s];
-        }
         rmx_json j;
         FILE *jf = net_json_start(&j, json, me, "rmax.matrix/1", "matrix", n, hosts);
         if (jf) {
@@ -257,12 +267,16 @@ int cmd_matrix(int argc, char **argv)
             rmx_json_int(&j, "bw_size", (long long)bw_size);
             rmx_json_int(&j, "window", window);
             rmx_json_int(&j, "rounds", m_ - 1);
+            rmx_json_int(&j, "retests", retests);
+            rmx_json_bool(&j, "classes", group_of != NULL);
+            rmx_json_arr_begin(&j, "group_of");   /* each rank's switch group, when known */
+            for (int r = 0; r < n && group_of; r++)
+                rmx_json_int(&j, NULL, group_of[r]);
+            rmx_json_arr_end(&j);
             rmx_json_obj_end(&j);
             rmx_json_obj_begin(&j, NULL);
             rmx_json_str(&j, "schema", "rmax.matrix/1");
             rmx_json_str(&j, "record", "matrix");
-            write_matrix(&j, "latency_first", lat0, n);
-            write_matrix(&j, "bandwidth_first", bw0, n);
             write_matrix(&j, "latency", lat, n);
             write_matrix(&j, "bandwidth", bw, n);
             rmx_json_arr_begin(&j, "suspects");
@@ -272,9 +286,9 @@ int cmd_matrix(int argc, char **argv)
                 rmx_json_int(&j, "from", i);
                 rmx_json_int(&j, "to", jj);
                 rmx_json_str(&j, "kind", kind ? "bandwidth" : "latency");
-                rmx_json_num(&j, "first", kind ? bw0[i * n + jj] : lat0[i * n + jj]);
-                rmx_json_num(&j, "retest", retest[s]);
-                rmx_json_bool(&j, "flagged", off_row(lat, bw, n, i, jj, kind));
+                rmx_json_str(&j, "class", !group_of ? "all" : pair_class(group_of, i, jj) ? "across" : "same");
+                rmx_json_num(&j, "concurrent", kind ? bw[i * n + jj] : lat[i * n + jj]);
+                rmx_json_nums(&j, "alone", retest + (size_t)s * (size_t)retests, (size_t)retests);
                 rmx_json_obj_end(&j);
             }
             rmx_json_arr_end(&j);
@@ -324,8 +338,8 @@ int cmd_matrix(int argc, char **argv)
     free(bw_alln);
     free(lat);
     free(bw);
-    free(lat0);
-    free(bw0);
+    free(group_of);
+    free(order);
     free(sus);
     free(retest);
     free(hosts);

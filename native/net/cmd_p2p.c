@@ -60,8 +60,8 @@ int cmd_p2p(int argc, char **argv)
 {
     const char *json = NULL, *layers = "mpi,mpi-nonblocking,mpi-stream,mpi-bidir,tcp,udp";
     rmx_size_list sizes = {NULL, 0};
-    size_t min_size = 0, max_size = 8u << 20;
-    long long window = 64, max_samples = 200;
+    size_t min_size = 0, max_size = 8u << 20, offset = 0;
+    long long window = 64, max_samples = 200, repeats = 1;
     double budget = 0.05, batch = 0;
     int no_perturb = 0, validate = 0, corrupt = 0, one_buffer = 0;
     const rmx_arg spec[] = {
@@ -78,10 +78,18 @@ int cmd_p2p(int argc, char **argv)
         {"batch", RMX_ARG_DOUBLE, &batch,
          "seconds one timed batch (one sample) lasts (default: 0.001, shorter for tiny budgets; NetPIPE: 0.25)",
          1e-5, 10, NULL},
+        {"repeats", RMX_ARG_INT, &repeats,
+         "times the whole schedule is measured, one repeat after the other (each point's spread across repeats "
+         "is what one timed run cannot show)",
+         1, 1000, NULL},
         {"validate", RMX_ARG_FLAG, &validate, "check every byte of every message (slower)", 0, 0, NULL},
         {"one-buffer", RMX_ARG_FLAG, &one_buffer,
          "ping-pongs send back the buffer just received, as NetPIPE does (its lines are dirty in the sender's cache)",
          0, 0, NULL},
+        {"offset", RMX_ARG_SIZE, &offset,
+         "bytes past a page boundary where both buffers start (NetPIPE's malloc'ed buffer of a large message lies "
+         "16 bytes past one: glibc's chunk header)",
+         0, 4095, NULL},
         {"self-test-corrupt", RMX_ARG_FLAG, &corrupt, "rank 1 damages what it sends: validation must fail", 0, 0,
          NULL},
     };
@@ -111,9 +119,11 @@ int cmd_p2p(int argc, char **argv)
     p.validate = validate;
     p.corrupt = corrupt;
     p.tcp = p.udp = -1;
-    unsigned char *own_sbuf = net_alloc(largest, "the send buffer");
+    /* A copy's speed can depend on where a buffer starts relative to cache lines and pages,
+     * more on some CPUs than others: --offset places both buffers as another tool's are. */
+    unsigned char *own_sbuf = net_alloc(largest + offset, "the send buffer") + offset;
     p.sbuf = own_sbuf;
-    p.rbuf = net_alloc(largest, "the receive buffer");
+    p.rbuf = net_alloc(largest + offset, "the receive buffer") + offset;
     p.req = malloc(2 * (size_t)window * sizeof *p.req);
     char my_addr[64] = "", peer_addr[64] = "";
     if (uses_sockets(ks, nk))
@@ -132,8 +142,10 @@ int cmd_p2p(int argc, char **argv)
         rmx_json_int(&j, "window", window);
         rmx_json_bool(&j, "validate_every_message", validate);
         rmx_json_bool(&j, "one_buffer", one_buffer);
+        rmx_json_int(&j, "offset", (long long)offset);
         rmx_json_num(&j, "budget", budget);
         rmx_json_num(&j, "batch", t.batch_target);
+        rmx_json_int(&j, "repeats", repeats);
         rmx_json_arr_begin(&j, "layers");
         for (size_t k = 0; k < nk; k++)
             rmx_json_str(&j, NULL, ks[k]->name);
@@ -146,62 +158,67 @@ int cmd_p2p(int argc, char **argv)
     }
 
     long points = 0, invalid = 0;
-    for (size_t k = 0; k < nk; k++) {
-        const net_p2p_kernel *kern = ks[k];
-        if (rank == 0) {
-            char step[64];
-            snprintf(step, sizeof step, "p2p %s", kern->name);
-            rmx_step(step);
-        }
-        if (table)
-            printf("# %s: %s\n# %-10s %16s %12s %18s\n", kern->name, kern->what, "Size", "Avg Latency(us)",
-                   "Median(us)", "Bandwidth (MB/s)");
-        for (size_t i = 0; i < nsz; i++) {
-            size_t n = sz[i];
-            /* TCP has no zero-byte message; a UDP datagram cannot exceed 64 KiB. */
-            if ((kern->fn == net_tcp_pingpong && n == 0) || (kern->fn == net_udp_pingpong && n > NET_UDP_MAX))
-                continue;
-            p.size = n;
-            p.lost = 0;
-            /* Only the blocking round trips may share one buffer: a pending receive and a
-             * pending send must not overlap (MPI), and the window kernels have both. */
-            p.sbuf = one_buffer && !kern->per_window && kern->fn != net_p2p_kernels[1].fn ? p.rbuf : own_sbuf;
-            int bad = net_pair_validate_once(&p, kern->fn);
-            net_measure m;
-            memset(&m, 0, sizeof m);
-            if (!bad)
-                net_measure_run(p.comm, 0, NET_ROOT, &t, kern->fn, &p, &m);
-            int failed = bad || m.failed;
-            points++;
-            invalid += failed;
-            double msgs = net_p2p_msgs(kern, &p);
+    /* Repeats are the outer loop, so a point's repeats are a whole schedule apart: a slow
+     * spell of the machine lands in one repeat of many points, not in all repeats of one. */
+    for (long trial = 0; trial < repeats; trial++) {
+        for (size_t k = 0; k < nk; k++) {
+            const net_p2p_kernel *kern = ks[k];
             if (rank == 0) {
-                rmx_summary s;
-                double *v = malloc((m.s[NET_ROOT].n + 1) * sizeof *v);
-                for (size_t r = 0; r < m.s[NET_ROOT].n; r++)
-                    v[r] = m.s[NET_ROOT].v[r] / msgs;
-                rmx_summarize(v, m.s[NET_ROOT].n, &s);
-                free(v);
-                if (jf) {
-                    rmx_json_obj_begin(&j, NULL);
-                    rmx_json_str(&j, "schema", "rmax.net/1");
-                    rmx_json_str(&j, "record", "point");
-                    rmx_json_str(&j, "layer", kern->name);
-                    rmx_json_int(&j, "size", (long long)n);
-                    rmx_json_int(&j, "messages_per_op", (long long)msgs);
-                    rmx_json_bool(&j, "validated", !failed);
-                    rmx_json_int(&j, "udp_resent", p.lost);
-                    net_json_measure(&j, &m, NET_ROOT, msgs);
-                    rmx_json_obj_end(&j);
-                }
-                if (table)
-                    printf("  %-10zu %16.2f %12.2f %18.2f%s\n", n, s.mean * 1e6, s.median * 1e6,
-                           s.median > 0 ? (double)n / s.median / 1e6 : 0.0, failed ? "  INVALID" : "");
+                char step[64];
+                snprintf(step, sizeof step, "p2p %s repeat %ld", kern->name, trial + 1);
+                rmx_step(step);
             }
-            net_measure_free(&m);
+            if (table)
+                printf("# %s: %s (repeat %ld of %lld)\n# %-10s %16s %12s %18s\n", kern->name, kern->what, trial + 1,
+                       repeats, "Size", "Avg Latency(us)", "Median(us)", "Bandwidth (MB/s)");
+            for (size_t i = 0; i < nsz; i++) {
+                size_t n = sz[i];
+                /* TCP has no zero-byte message; a UDP datagram cannot exceed 64 KiB. */
+                if ((kern->fn == net_tcp_pingpong && n == 0) || (kern->fn == net_udp_pingpong && n > NET_UDP_MAX))
+                    continue;
+                p.size = n;
+                p.lost = 0;
+                /* Only the blocking round trips may share one buffer: a pending receive and a
+                 * pending send must not overlap (MPI), and the window kernels have both. */
+                p.sbuf = one_buffer && !kern->per_window && kern->fn != net_p2p_kernels[1].fn ? p.rbuf : own_sbuf;
+                int bad = net_pair_validate_once(&p, kern->fn);
+                net_measure m;
+                memset(&m, 0, sizeof m);
+                if (!bad)
+                    net_measure_run(p.comm, 0, NET_ROOT, &t, kern->fn, &p, &m);
+                int failed = bad || m.failed;
+                points++;
+                invalid += failed;
+                double msgs = net_p2p_msgs(kern, &p);
+                if (rank == 0) {
+                    rmx_summary s;
+                    double *v = malloc((m.s[NET_ROOT].n + 1) * sizeof *v);
+                    for (size_t r = 0; r < m.s[NET_ROOT].n; r++)
+                        v[r] = m.s[NET_ROOT].v[r] / msgs;
+                    rmx_summarize(v, m.s[NET_ROOT].n, &s);
+                    free(v);
+                    if (jf) {
+                        rmx_json_obj_begin(&j, NULL);
+                        rmx_json_str(&j, "schema", "rmax.net/1");
+                        rmx_json_str(&j, "record", "point");
+                        rmx_json_str(&j, "layer", kern->name);
+                        rmx_json_int(&j, "size", (long long)n);
+                        rmx_json_int(&j, "trial", trial);
+                        rmx_json_int(&j, "messages_per_op", (long long)msgs);
+                        rmx_json_bool(&j, "validated", !failed);
+                        rmx_json_int(&j, "udp_resent", p.lost);
+                        net_json_measure(&j, &m, NET_ROOT, msgs);
+                        rmx_json_obj_end(&j);
+                    }
+                    if (table)
+                        printf("  %-10zu %16.2f %12.2f %18.2f%s\n", n, s.mean * 1e6, s.median * 1e6,
+                               s.median > 0 ? (double)n / s.median / 1e6 : 0.0, failed ? "  INVALID" : "");
+                }
+                net_measure_free(&m);
+            }
+            if (table)
+                fflush(stdout);
         }
-        if (table)
-            fflush(stdout);
     }
     if (jf) {
         net_json_done(&j, "rmax.net/1");

@@ -105,6 +105,13 @@ MPI_Comm net_pair_comm(int a, int b);
 /* A deterministic permutation of 0..n-1 (xorshift, seeded). */
 void net_shuffle(int *v, int n, uint64_t *state);
 
+/* ---- switch groups (groups.c) ------------------------------------------ */
+/* `spec` lists host names per switch group: "h1,h2;h3,h4". Fills order with
+ * the n ranks sorted by the group of their host (then by rank) and group_of
+ * with each rank's group. Returns the number of groups the ranks occupy, or
+ * -1 when some rank's host is in no group (then nothing can be said). */
+int net_group_order(const char *spec, char (*hosts)[64], int n, int *order, int *group_of);
+
 /* ---- output (output.c) ------------------------------------------------- */
 /* Opens --json: NULL when not asked; dies on a file that cannot be written. */
 FILE *net_json_open(const char *path);

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+import numpy as np
 from scipy import stats as _st
 
 
@@ -76,3 +77,21 @@ def shifted(a, b, worse: str, alpha: float = 0.01) -> tuple[bool, float]:
         raise ValueError(f"worse must be 'lower' or 'higher', not {worse}")
     p = float(_st.mannwhitneyu(a, b, alternative="less" if worse == "lower" else "greater").pvalue)
     return p < alpha, p
+
+
+STABLE_SPREAD = 0.10   # repeats whose range exceeds 10% of their median do not agree on one figure
+
+
+def spread(values) -> dict:
+    """How far repeats of one measurement agree: their median, range, interquartile range
+    and 95% CI of the mean, and `spread` = range / median. `stable` says whether the
+    repeats agree within STABLE_SPREAD; None with fewer than two repeats (nothing to say)."""
+    x = sorted(float(v) for v in values if v is not None and math.isfinite(v))
+    s = summarize(x)
+    if s.n == 0:
+        return {"n": 0, "median": None, "spread": None, "stable": None}
+    q1, q3 = (float(q) for q in np.percentile(np.asarray(x), (25, 75)))
+    rel = (s.max - s.min) / abs(s.median) if s.median else math.inf
+    return {"n": s.n, "median": s.median, "min": s.min, "max": s.max, "iqr": [q1, q3], "ci95": list(s.ci95),
+            "spread": rel, "stable": rel <= STABLE_SPREAD if s.n > 1 else None}
+

@@ -84,9 +84,14 @@ def test_matrix(db, ranks):
         for j in range(np_):
             if i != j:
                 assert lat[i][j] == lat[j][i] and lat[i][j] > 0 and bw[i][j] > 0
+    assert s["labels"] == [f"{h}:{r}" for r, h in enumerate(s["hosts"])]   # one host: host:rank
+    assert s["classes"].startswith("all pairs")                            # no switch groups here
     for sus in s["suspects"]:
-        assert sus["kind"] in ("latency", "bandwidth") and sus["retest"] > 0
-    raw, first = rec["samples"], rec["samples"]["latency_first"]
+        assert sus["kind"] in ("latency", "bandwidth") and len(sus["alone"]) == 3 and min(sus["alone"]) > 0
+        # untested: no other pair of its class to compare with (2 ranks)
+        assert sus["verdict"] in ("flagged", "contention", "untested", "slow alone, not significant")
+        assert sus["flagged"] == (sus["verdict"] == "flagged")
+    raw, first = rec["samples"], s["latency"]
     for i in range(np_):
         assert raw["bandwidth"][i][i] == [] and raw["latency"][i][i] == []
         for j in range(np_):
@@ -118,3 +123,31 @@ def test_bad_input(db):
     assert_one_line_error(run_cli("bench", "ring", "--np", "2", "--bw-size", "20G"), 2, "1 GiB")
     assert_one_line_error(run_cli("bench", "bisect", "--np", "2", "--size", "5G"), 2, "1 GiB")
     assert_one_line_error(run_cli("bench", "matrix", "--np", "4"), 2, "slots")   # 4 ranks on 2 cores, no flag
+
+
+def test_matrix_flags_by_class_and_significance():
+    # 4 ranks on 2 switches; the trunk pairs are all slow (the topology), 0->1 is slow alone too
+    hosts, group_of = ["a", "b", "c", "d"], [0, 0, 1, 1]
+    bw = [[None, 20.0, 5.0, 5.1], [100.0, None, 5.2, 4.9], [5.0, 5.1, None, 101.0], [4.8, 5.0, 99.0, None]]
+    lat = [[None if i == j else 1.0 for j in range(4)] for i in range(4)]
+    recs = [{"schema": matrix.SCHEMA, "record": "header", "hosts": hosts, "ranks": 4, "rounds": 3, "retests": 3,
+             "classes": True, "group_of": group_of},
+            {"schema": matrix.SCHEMA, "record": "matrix", "latency": lat, "bandwidth": bw, "validated": True,
+             "suspects": [
+                 {"from": 0, "to": 1, "kind": "bandwidth", "class": "same", "concurrent": 20.0,
+                  "alone": [21.0, 19.5, 20.5]},
+                 {"from": 1, "to": 3, "kind": "bandwidth", "class": "across", "concurrent": 4.9,
+                  "alone": [5.1, 5.0, 4.95]}]},
+            {"schema": matrix.SCHEMA, "record": "done"}]
+    s = matrix.parse(recs).summary
+    first, trunk = s["suspects"]
+    assert first["flagged"] and first["from_host"] == "a" and first["to_host"] == "b" and first["p"] < 0.05
+    assert first["class_median"] == 100.0                    # its class: 1->0, 2->3, 3->2
+    assert not trunk["flagged"] and trunk["verdict"] == "contention"   # a trunk pair like the other trunk pairs
+    assert [f["from"] for f in s["flagged"]] == [0] and s["labels"] == hosts
+    # without switch groups every trunk pair is far from the median: still not flagged without a t-test
+    assert matrix.verdict({"kind": "bandwidth", "alone": [5.0]}, [100.0, 99.0])["verdict"] == "untested"
+    noisy = matrix.verdict({"kind": "bandwidth", "alone": [50.0, 95.0, 20.0]}, [100.0, 101.0, 99.0])
+    assert noisy["verdict"] == "slow alone, not significant" and not noisy["flagged"] and noisy["p"] > 0.05
+    slow_latency = matrix.verdict({"kind": "latency", "alone": [9e-6, 9.2e-6, 8.9e-6]}, [2e-6, 2.1e-6, 1.9e-6])
+    assert slow_latency["flagged"]

@@ -34,3 +34,29 @@ def test_too_few_points_and_flat_data_are_refused():
         fit_hockney([1, 2], [1e-6, 2e-6])
     with pytest.raises(ValueError, match="bandwidth"):
         fit_hockney([1, 10, 100, 1000], [5e-6, 4e-6, 3e-6, 2e-6])
+
+
+def test_intervals_and_a_good_fit_has_no_warning():
+    rng = np.random.default_rng(11)
+    alpha, beta = 3e-6, 5e9
+    sizes = np.repeat(SIZES, 5)
+    fit = fit_hockney(sizes, (alpha + sizes / beta) * (1 + 0.02 * rng.standard_normal(len(sizes))))
+    assert fit.alpha_ci95[0] < alpha < fit.alpha_ci95[1]
+    assert fit.beta_ci95[0] < beta < fit.beta_ci95[1]
+    d = fit.as_dict()
+    assert d["quality"] == "good" and d["warnings"] == [] and len(d["beta_ci95"]) == 2
+
+
+def test_two_regimes_make_a_poor_fit_that_says_so():
+    # an eager protocol below 64 KiB, a rendezvous with a 40 us handshake above: not one line
+    t = np.where(SIZES < 65536, 0.3e-6 + SIZES / 10e9, 40e-6 + SIZES / 2e9)
+    fit = fit_hockney(SIZES, t)
+    assert fit.rms_rel_residual > 0.10
+    assert not fit.good and any("poor fit" in w for w in fit.warnings)
+    assert fit.as_dict()["quality"] == "poor"
+
+
+def test_negative_alpha_is_implausible():
+    sizes = np.array([1024, 4096, 16384, 65536, 262144], dtype=float)
+    fit = fit_hockney(sizes, sizes / 1e9 - 0.5e-6)        # a line through a negative intercept
+    assert fit.alpha < 0 and any("implausible alpha" in w for w in fit.warnings)

@@ -43,7 +43,10 @@ def test_net_stores_an_ok_run_with_every_layer(quick_run):
         for p in layer["points"]:
             assert p["validated"] and p["latency"] > 0 and p["n"] >= 5, (name, p)
             assert p["latency_min"] <= p["latency"]
-            assert len(rec["samples"][f"{name}/{p['size']}"]) == p["n"]
+            kept = rec["samples"][f"{name}/{p['size']}"]
+            assert len(kept["repeats"]) == len(p["repeats"]) == 3 and sum(map(len, kept["batches"])) == p["n"]
+            assert p["spread"] >= 0 and p["stable"] in (True, False)   # three repeats: a spread is known
+            assert min(p["repeats"]) <= p["latency"] <= max(p["repeats"])
         # a socket curve up to 4 KiB can be flat within noise: then the fit says why it has no answer
         assert "alpha" in layer["hockney"] or "error" in layer["hockney"], (name, layer["hockney"])
         assert isinstance(layer["anomalies"], list)
@@ -52,7 +55,9 @@ def test_net_stores_an_ok_run_with_every_layer(quick_run):
     assert mpi_sizes[:6] == [0, 1, 2, 3, 4, 6] and mpi_sizes[-1] == 4096   # quick: no +-3 points
     assert 0 not in [p["size"] for p in layers["tcp"]["points"]]             # TCP has no empty message
     assert rec["summary"]["addresses"] == ["127.0.0.1", "127.0.0.1"]         # one host: loopback only
-    assert rec["summary"]["headline"]["latency_1B"] > 0
+    head = rec["summary"]["headline"]
+    assert head["latency_1B"] > 0 and head["latency_1B_repeats"] == 3 and head["latency_1B_spread"] >= 0
+    assert rec["summary"]["repeats"] == 3 and all(layer["dips_tested"] for layer in layers.values())
     assert rec["params"]["np"] == 2 and rec["params"]["quick"] is True
 
 
@@ -128,3 +133,12 @@ def test_one_buffer_echo_validates_and_still_catches_damage():
     assert ok.status == "ok"
     bad = net.parse(records(mpirun(2, *args, "--self-test-corrupt")))
     assert bad.status == "invalid"
+
+
+def test_buffers_placed_past_a_page_boundary_still_validate():
+    # NetPIPE's large buffers lie 16 bytes past a page (malloc's chunk header): --offset places rmax's there
+    parsed = net.parse(records(mpirun(2, "p2p", "--json", "-", "--one-buffer", "--offset", "16", "--validate",
+                                      "--sizes", "1,4099", "--repeats", "2", *FAST)))
+    assert parsed.status == "ok" and parsed.summary["offset"] == 16 and parsed.summary["repeats"] == 2
+    proc = mpirun(2, "p2p", "--offset", "4096")
+    assert proc.returncode == 2 and "--offset" in proc.stderr

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rmax.nic.doctor import diagnose
-from rmax.nic.settings import parse_coalesce, parse_speed
+from rmax.nic.settings import parse_coalesce, parse_shaped_rate, parse_speed
 
 ETHTOOL_C = """Coalesce parameters for eth1:
 Adaptive RX: on  TX: off
@@ -14,9 +14,9 @@ tx-frames: 0
 """
 
 
-def iface(name="eth1", mtu=1500, speed=1000, coalesce=None, net="10.1.0.0/24"):
+def iface(name="eth1", mtu=1500, speed=1000, coalesce=None, net="10.1.0.0/24", shaped=None):
     return {"name": name, "mtu": mtu, "speed_mbps": speed, "state": "up", "driver": "e1000e",
-            "coalesce": coalesce, "offloads": {}, "networks": [net]}
+            "coalesce": coalesce, "offloads": {}, "networks": [net], "shaped_mbps": shaped}
 
 
 def test_parsers():
@@ -55,3 +55,16 @@ def test_evidence_reports_a_failed_mtu_as_failed_not_as_zero(db):
         ev = _evidence(store)
     assert "MTU 1500: 110.0 MB/s, 20.0 us, HPL 3.50 GFLOPS" in ev["mtu"]
     assert "MTU 9000: traffic failed" in ev["mtu"] and "MTU 9000: 0.0" not in ev["mtu"]
+
+
+def test_a_shaped_link_is_judged_by_its_shaper_not_by_veth():
+    # `tc -j qdisc show` of a veth shaped to 100 Mbit/s (tc gives tbf's rate in bytes/s)
+    tbf = '[{"kind":"tbf","handle":"80c5:","root":true,"refcnt":3,"options":{"rate":12500000,"burst":4087}}]'
+    assert parse_shaped_rate(tbf) == 100
+    assert parse_shaped_rate('[{"kind":"noqueue","handle":"0:","root":true,"options":{}}]') is None
+    quiet = {"rx-usecs": 0, "rx-frames": 1}
+    slow = [{"host": h, "interfaces": [iface(speed=10000, shaped=100, coalesce=quiet)]} for h in "ab"]
+    assert diagnose(slow) == []          # 100 Mb/s links: no jumbo-frame advice for 10 Gb/s
+    mixed = slow[:1] + [{"host": "c", "interfaces": [iface(speed=10000, shaped=1000, coalesce=quiet)]}]
+    found = [f for f in diagnose(mixed) if f.rule == "speed-mismatch"]
+    assert len(found) == 1 and "100 Mb/s, 1000 Mb/s" in found[0].message

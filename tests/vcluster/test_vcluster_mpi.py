@@ -73,7 +73,10 @@ def test_net_doctor_flags_a_mismatched_mtu(cluster, db):
         proc = run_cli("net", "doctor", "--vcluster", cluster.name, "--json", check=True)
     finally:
         subprocess.run(["ip", "-n", node, "link", "set", "dev", "eth0", "mtu", "1500"], check=True)
-    findings = json.loads(proc.stdout)["summary"]["findings"]
+    summary = json.loads(proc.stdout)["summary"]
+    eth0 = [i for n in summary["nodes"] for i in n["interfaces"] if i["name"] == "eth0"]
+    assert len(eth0) == 4 and all(i["shaped_mbps"] == 1000 for i in eth0)   # the 1gbit links, not veth's speed
+    findings = summary["findings"]
     mism = [f for f in findings if f["rule"] == "mtu-mismatch"]
     assert len(mism) == 1 and f"{node}/eth0" in mism[0]["message"] and cluster.plan.subnet == mism[0]["where"]
     assert any("Kronos" in e for e in mism[0]["evidence"])
@@ -82,13 +85,27 @@ def test_net_doctor_flags_a_mismatched_mtu(cluster, db):
 def test_experiment_mtu_measures_and_restores(cluster, db):
     import subprocess
 
-    proc = run_cli("experiment", "mtu", "1500,9000", "--vcluster", cluster.name, "--hpl-n", "600",
-                   "--bytes", "1000000", "--json", check=True, timeout=240)
-    res = json.loads(proc.stdout)["results"]
+    proc = run_cli("experiment", "mtu", "1500,9000", "--vcluster", cluster.name, "--hpl-n", "400",
+                   "--bytes", "1000000", "--repeats", "3", "--json", check=True, timeout=300)
+    rec = json.loads(proc.stdout)                        # the stored run, as every --json shows it
+    assert rec["kind"] == "experiment-mtu" and rec["status"] == "ok" and rec["params"]["repeats"] == 3
+    res = rec["summary"]["results"]
     assert [r["mtu"] for r in res] == [1500, 9000]
     for r in res:
         assert r["latency_us"] > 0 and r["bandwidth_MBps"] > 3 * r["trunk_bandwidth_MBps"]
         assert r["hpl_status"] == "ok" and r["hpl_gflops"] > 0
+        for k in ("latency_us", "bandwidth_MBps", "trunk_bandwidth_MBps", "hpl_gflops"):
+            lo, hi = r[f"{k}_ci95"]
+            reps = r[f"{k}_repeats"]
+            assert len(reps) == 3 and lo <= hi and min(reps) <= r[k] <= max(reps)
+        assert len(r["runs"]) == 6                       # 3 probes and 3 HPL runs, each a stored child
+    vs = res[1]["vs_baseline"]["bandwidth_MBps"]
+    assert vs["baseline_mtu"] == 1500 and 0 <= vs["p"] <= 1 and vs["significant"] == (vs["p"] < 0.05)
+    from rmax.store import open_store
+
+    with open_store() as store:
+        kids = {c.id for c in store.children(rec["id"])}
+    assert kids == {x for r in res for x in r["runs"]}
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     mine = [l for l in links.splitlines() if cluster.name in l]
     assert mine and all("mtu 1500" in l for l in mine)
@@ -119,8 +136,8 @@ def test_experiment_mtu_on_real_interfaces(cluster, db):
     try:
         proc = run_cli("experiment", "mtu", "1280,1500", "--interface", "eth0", "--yes", "--hosts", f"{n1},{n2}",
                        "--launcher", "vcluster", "--hpl-n", "200", "--bytes", "200000", "--timeout", "60",
-                       "--json", check=True, timeout=240)
-        res = json.loads(proc.stdout)
+                       "--repeats", "2", "--json", check=True, timeout=240)
+        res = json.loads(proc.stdout)["summary"]
         assert res["original_mtus"] == {n1: {"eth0": 1400}, n2: {"eth0": 1400}}
         rows = res["results"]
         assert [r["mtu"] for r in rows] == [1280, 1500]
@@ -133,11 +150,11 @@ def test_experiment_mtu_on_real_interfaces(cluster, db):
         from rmax.store import open_store
 
         with open_store() as store:
-            rec = store.get(res["run"])
+            rec = store.get(json.loads(proc.stdout)["id"])
             children = store.children(rec.id)
         assert rec.status == "ok" and rec.params["interfaces"] == ["eth0"] and rec.params["hosts"] == [n1, n2]
-        assert sorted(c.kind for c in children) == ["hpl", "hpl", "net", "net"]
-        assert {c.id for c in children} >= {r["net_run"] for r in rows} | {r["hpl_run"] for r in rows}
+        assert sorted(c.kind for c in children) == ["hpl"] * 4 + ["net"] * 4      # 2 repeats x 2 MTUs
+        assert {c.id for c in children} == {x for r in rows for x in r["runs"]}
     finally:
         for n in (n1, n2):
             _set_eth0_mtu(n, 1500)
@@ -169,13 +186,13 @@ def test_experiment_mtu_reports_a_switch_that_drops_big_frames(cluster, db):
     try:
         proc = run_cli("experiment", "mtu", "1500,1280", "--interface", "eth0", "--yes", "--hosts", f"{n1},{n2}",
                        "--launcher", "vcluster", "--hpl-n", "200", "--bytes", "200000", "--timeout", "12",
-                       "--json", check=True, timeout=240)
+                       "--repeats", "1", "--json", check=True, timeout=240)
     finally:
         subprocess.run(["ip", "link", "set", "dev", port, "mtu", "1500"], check=True)
         for n in (n1, n2):
             _set_eth0_mtu(n, 1500)
             _offloads(n, **offloads[n])
-    bad, good = json.loads(proc.stdout)["results"]
+    bad, good = json.loads(proc.stdout)["summary"]["results"]
     assert bad["mtu"] == 1500 and bad["latency_us"] is None and "hpl_run" not in bad
     assert f"traffic failed at MTU 1500 between {n1} and {n2}" in bad["error"]
     assert "carries frames of 1500 bytes" in bad["error"]
@@ -295,3 +312,50 @@ def test_coll_node_orders_follow_the_hosts(cluster, db):
                    check=True, timeout=180)
     orders = {p["order"]: p["rank_order"] for p in json.loads(proc.stdout)["summary"]["points"]}
     assert orders == {"cyclic": [0, 2, 4, 1, 3, 5], "serpentine": [0, 2, 4, 5, 3, 1]}
+
+
+def test_bisect_measures_the_cut_between_the_switches(cluster, db):
+    # Random halves of 4 nodes on 2 switches often keep both pairs inside the switches; the
+    # cut between the declared groups sends every pair over the 100 Mbit/s trunk.
+    proc = run_cli("bench", "bisect", "--launcher", "vcluster", "--np", "4", "--size", "64K", "--window", "4",
+                   "--bisections", "2", "--budget", "0.05", "--json", check=True, timeout=180)
+    rec = json.loads(proc.stdout)
+    s = rec["summary"]
+    assert rec["params"]["groups_source"] == str(cluster.cluster_toml)
+    cut = [c for c in s["bisections"] if c["cut"] == "switch groups"]
+    assert len(cut) == 1 and len(s["bisections"]) == 3
+    switch = {n: i for i, g in enumerate(cluster.plan.groups()) for n in g}
+    hosts = s["hosts"]
+    assert all(switch[hosts[p["from"]]] != switch[hosts[p["to"]]] for p in cut[0]["pairs"])
+    # both pairs share the trunk: together no more than its 12.5 MB/s (+10%)
+    assert s["bandwidth_between_groups"] == cut[0]["bandwidth"] < 12.5e6 * 1.1
+    assert s["bandwidth_min"] <= s["bandwidth_between_groups"]
+
+
+def _matrix(*extra: str) -> dict:
+    proc = run_cli("bench", "matrix", "--launcher", "vcluster", "--np", "4", "--lat-size", "8", "--bw-size", "16K",
+                   "--window", "2", "--budget", "0.02", *extra, "--json", check=True, timeout=240)
+    return json.loads(proc.stdout)
+
+
+def test_matrix_compares_pairs_within_their_switch_class(cluster, db):
+    from rmax.vcluster import system as sx
+
+    n1 = cluster.plan.nodes[0].name
+    switch = {n: i for i, g in enumerate(cluster.plan.groups()) for n in g}
+    rec = _matrix()
+    s = rec["summary"]
+    assert s["labels"] == s["hosts"] and s["classes"].startswith("same switch")
+    # the 100 Mbit/s trunk is the topology: no pair is flagged for crossing it
+    assert s["flagged"] == [], s["suspects"]
+    # n1's uplink shaped to 10 Mbit/s: every pair sending from n1 is slow, alone too, against its class
+    sx.tbf("eth0", 10_000_000, 1500, ns=n1)
+    try:
+        s = _matrix()["summary"]
+    finally:
+        sx.tbf("eth0", cluster.plan.link_rate, 1500, ns=n1)
+    flagged = {(f["from_host"], f["to_host"]) for f in s["flagged"] if f["kind"] == "bandwidth"}
+    assert flagged and all(a == n1 for a, _ in flagged), s["suspects"]
+    for f in s["flagged"]:
+        assert f["class"] == ("same" if switch[f["from_host"]] == switch[f["to_host"]] else "across")
+        assert f["p"] < 0.05 and len(f["alone"]) == 3

@@ -7,6 +7,7 @@ and the anomalies of each bandwidth curve."""
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass
 
 from rmax.bench.netlaunch import (check_memory, check_message_sizes, header_summary, launch, ranks_on_this_host,
@@ -16,12 +17,14 @@ from rmax.launch import LaunchSpec
 from rmax.model.hockney import fit_hockney
 from rmax.native import executable
 from rmax.store import Store
+from rmax.stats import differ_significantly, spread
 from rmax.store.runs import RunRecord
 
 SCHEMA = "rmax.net/1"
 LAYERS = ("mpi", "mpi-nonblocking", "mpi-stream", "mpi-bidir", "tcp", "udp")
 PINGPONG = ("mpi", "mpi-nonblocking", "tcp", "udp")   # layers whose time per message is a one-way latency
 ANOMALY_DROP = 0.10   # a point more than 10% below both neighbours
+REPEATS = 3           # whole-schedule repeats: the fewest that give a spread and a t-test on each side
 
 
 @dataclass
@@ -36,6 +39,8 @@ class NetOptions:
     validate: bool = False                   # check every byte of every message
     batch: float | None = None               # seconds per timed batch (default 1 ms; NetPIPE's trials: 0.25)
     one_buffer: bool = False                 # ping-pongs echo the received buffer, as NetPIPE does
+    repeats: int = REPEATS                   # the whole schedule this many times, one after the other
+    offset: int = 0                          # buffers start this many bytes past a page boundary
 
     @classmethod
     def quick(cls) -> "NetOptions":
@@ -50,7 +55,8 @@ def argv(o: NetOptions) -> list[str]:
 
         raise RmaxError(f"unknown layer '{bad[0]}'", hint=f"one of: {', '.join(LAYERS)}")
     a = [executable("rmax-net"), "p2p", "--json", "-", "--layers", ",".join(o.layers),
-         "--window", str(o.window), "--budget", str(o.budget), "--max-samples", str(o.max_samples)]
+         "--window", str(o.window), "--budget", str(o.budget), "--max-samples", str(o.max_samples),
+         "--repeats", str(o.repeats)]
     if o.sizes:
         a += ["--sizes", ",".join(str(s) for s in o.sizes)]
     else:
@@ -63,44 +69,73 @@ def argv(o: NetOptions) -> list[str]:
         a += ["--batch", str(o.batch)]
     if o.one_buffer:
         a.append("--one-buffer")
+    if o.offset:
+        a += ["--offset", str(o.offset)]
     return a
 
 
-def anomalies(sizes, bandwidths, drop: float = ANOMALY_DROP) -> list[dict]:
+def anomalies(sizes, repeats, drop: float = ANOMALY_DROP, alpha: float = 0.05) -> list[dict]:
     """Sizes whose bandwidth is more than `drop` below both neighbours on the curve
-    (NetPIPE's dips: seed 05's 31 KB TCP hole, seed 03's packet-size steps)."""
-    pts = sorted((s, b) for s, b in zip(sizes, bandwidths) if b is not None and b > 0)
+    (NetPIPE's dips: a protocol switching over, a TCP window hole) *and* significantly
+    so: Welch's t-test of the point's repeats against each neighbour's repeats
+    (stats.differ_significantly). `repeats` holds one list of bandwidths per size, one
+    value per repeat; with fewer than two repeats nothing is significant, so nothing is
+    flagged: one timed run cannot tell a dip from a preemption."""
+    pts = sorted((s, [v for v in (r or []) if v and v > 0]) for s, r in zip(sizes, repeats))
+    pts = [(s, r, statistics.median(r)) for s, r in pts if r]
     found = []
-    for (s0, b0), (s, b), (s1, b1) in zip(pts, pts[1:], pts[2:]):
-        if b < (1 - drop) * b0 and b < (1 - drop) * b1:
-            found.append({"size": s, "bandwidth": b, "left": b0, "right": b1,
-                          "drop": 1 - b / min(b0, b1)})
+    for (s0, r0, b0), (s, r, b), (s1, r1, b1) in zip(pts, pts[1:], pts[2:]):
+        if not (b < (1 - drop) * b0 and b < (1 - drop) * b1):
+            continue
+        (sig0, p0), (sig1, p1) = differ_significantly(r, r0, alpha), differ_significantly(r, r1, alpha)
+        if sig0 and sig1:
+            found.append({"size": s, "bandwidth": b, "left": b0, "right": b1, "drop": 1 - b / min(b0, b1),
+                          "p_left": p0, "p_right": p1, "repeats": len(r)})
     return found
 
 
-def _point(rec: dict) -> dict:
-    s = rec["summary"]
-    med = s.get("median")
-    size = rec["size"]
-    best = s.get("min")
-    return {"size": size, "latency": med, "latency_mean": s.get("mean"), "latency_min": best,
-            "bandwidth": size / med if med else None, "bandwidth_best": size / best if best else None, "n": s.get("n"), "ci95": s.get("ci95"),
-            "iters": rec.get("iters"), "converged": rec.get("converged"), "validated": rec.get("validated"),
-            "udp_resent": rec.get("udp_resent", 0)}
+def _point(size: int, recs: list[dict]) -> dict:
+    """One (layer, size) point from its repeats: per repeat the median time per message
+    over that repeat's batches; the point's figure is the median over repeats, with the
+    spread across repeats (stats.spread) beside it."""
+    recs = sorted(recs, key=lambda r: r.get("trial", 0))
+    per = [r["summary"].get("median") for r in recs]
+    best = min((r["summary"]["min"] for r in recs if r["summary"].get("min")), default=None)
+    means = [r["summary"].get("mean") for r in recs]
+    sp = spread(per)
+    med = sp["median"]
+    return {"size": size, "latency": med, "latency_min": best,
+            "latency_mean": statistics.fmean(means) if all(means) else None,
+            "bandwidth": size / med if med else None, "bandwidth_best": size / best if best else None,
+            "repeats": per, "bandwidth_repeats": [size / v if v else None for v in per],
+            "spread": sp["spread"], "stable": sp["stable"], "iqr": sp.get("iqr"), "ci95": sp.get("ci95"),
+            "n": sum(r["summary"].get("n") or 0 for r in recs), "iters": recs[-1].get("iters"),
+            "converged": all(r.get("converged") for r in recs), "validated": all(r.get("validated") for r in recs),
+            "udp_resent": sum(r.get("udp_resent", 0) for r in recs)}
 
 
 def _at(points: list[dict], size: int) -> dict | None:
     return next((p for p in points if p["size"] == size), None)
 
 
+def _headline(p: dict, key: str, value) -> dict:
+    return {key: value, f"{key}_spread": p["spread"], f"{key}_stable": p["stable"], f"{key}_repeats": len(p["repeats"])}
+
+
 def parse(records: list[dict]) -> Parsed:
     header, points, done = split_records(records, SCHEMA)
-    layers: dict[str, dict] = {}
-    samples: dict[str, list] = {}
+    grouped: dict[tuple[str, int], list[dict]] = {}
     for r in points:
-        layer = layers.setdefault(r["layer"], {"points": []})
-        layer["points"].append(_point(r))
-        samples[f"{r['layer']}/{r['size']}"] = r.get("samples", [])
+        grouped.setdefault((r["layer"], r["size"]), []).append(r)
+    layers: dict[str, dict] = {}
+    samples: dict[str, dict] = {}
+    for (name, size), recs in grouped.items():
+        layers.setdefault(name, {"points": []})["points"].append(_point(size, recs))
+        # repeat-to-repeat values (the samples a significance test may use) and each
+        # repeat's batches (blocks of one timed run: not independent of each other)
+        samples[f"{name}/{size}"] = {"repeats": [r["summary"].get("median") for r in recs],
+                                     "batches": [r.get("samples", []) for r in recs]}
+    repeats = header.get("repeats", 1) if header else 1
     for name, layer in layers.items():
         pts = layer["points"]
         good = [p for p in pts if p["latency"] and p["validated"]]
@@ -108,24 +143,25 @@ def parse(records: list[dict]) -> Parsed:
             layer["hockney"] = fit_hockney([p["size"] for p in good], [p["latency"] for p in good]).as_dict()
         except ValueError as e:
             layer["hockney"] = {"error": str(e)}
-        # Interference from other work only ever slows a point down, so the dips are looked
-        # for in the best-sample curve: a dip there is structure (a protocol switching over,
-        # seed 05's TCP hole), not a preemption.
-        layer["anomalies"] = anomalies([p["size"] for p in good], [p["bandwidth_best"] for p in good])
+        layer["anomalies"] = anomalies([p["size"] for p in good], [p["bandwidth_repeats"] for p in good])
+        layer["dips_tested"] = repeats >= 2
+        layer["unstable"] = [p["size"] for p in pts if p["stable"] is False]
         layer["kind"] = "latency" if name in PINGPONG else "throughput"
     summary: dict = {**header_summary(header),
                      "addresses": [header.get("address0"), header.get("address1")] if header else [],
                      "window": header.get("window") if header else None,
-                     "batch": header.get("batch") if header else None,
-                     "one_buffer": header.get("one_buffer") if header else None, "layers": layers,
-                     "statistic": "median of batch averages; latency = one-way time per message",
+                     "batch": header.get("batch") if header else None, "repeats": repeats,
+                     "one_buffer": header.get("one_buffer") if header else None,
+                     "offset": header.get("offset", 0) if header else None, "layers": layers,
+                     "statistic": "median over repeats of each repeat's median batch average; "
+                                  "latency = one-way time per message; spread = (max - min) / median over repeats",
                      "units": {"latency": "s", "bandwidth": "bytes/s", "size": "bytes"}}
     mpi = layers.get("mpi", {}).get("points", [])
     head = {}
     if (p := _at(mpi, 1)) is not None:
-        head["latency_1B"] = p["latency"]
+        head.update(_headline(p, "latency_1B", p["latency"]))
     if (p := _at(mpi, 1 << 20)) is not None:
-        head["bandwidth_1MiB"] = p["bandwidth"]
+        head.update(_headline(p, "bandwidth_1MiB", p["bandwidth"]))
     tcp = layers.get("tcp", {}).get("points", [])
     if _at(mpi, 1) and _at(tcp, 1) and _at(mpi, 1)["latency"]:
         head["tcp_over_mpi_latency_1B"] = _at(tcp, 1)["latency"] / _at(mpi, 1)["latency"]

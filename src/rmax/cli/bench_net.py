@@ -7,7 +7,7 @@ import click
 from rmax.bench.netlaunch import MAX_MESSAGE
 from rmax.cli.launch_options import launch_options, spec_from_options
 from rmax.cli.output import console, fmt, json_option, run_and_show
-from rmax.cli.types import Count, NumberList, Seconds, Size, SizeList
+from rmax.cli.types import TOPOLOGY, Count, NumberList, Seconds, Size, SizeList
 from rmax.launch.base import MAX_RANKS
 from rmax.sizes import human_size
 
@@ -40,12 +40,16 @@ def _spec(default_np: int | None, **opts):
               help="Seconds one timed batch (one sample) lasts [default: 0.001; NetPIPE's trials: 0.25].")
 @click.option("--one-buffer", is_flag=True,
               help="Ping-pongs send back the buffer just received, as NetPIPE does (OSU uses two buffers).")
+@click.option("--offset", type=Count(0, 4095), default=0, show_default=True,
+              help="Bytes past a page boundary where the buffers start (NetPIPE's large malloc'ed buffer: 16).")
 @click.option("--validate", is_flag=True, help="Check every byte of every message (slower).")
+@click.option("--repeats", type=Count(1, 1000), default=3, show_default=True,
+              help="Times the whole schedule is measured: each point's spread across repeats, and the dips' t-test.")
 @click.option("--quick", is_flag=True, help="No +-3-byte points and a short budget.")
 @launch_options(default_np="2")
 @json_option
-def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, batch, one_buffer, validate, quick,
-            launcher, timeout, as_json, **opts):
+def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, batch, one_buffer, offset, validate,
+            repeats, quick, launcher, timeout, as_json, **opts):
     """Ping-pong latency and bandwidth vs message size between two ranks, over MPI
     (blocking, non-blocking, stream, bidirectional) and over TCP and UDP sockets.
 
@@ -55,7 +59,7 @@ def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, ba
     o = net.NetOptions.quick() if quick else net.NetOptions()
     o.layers = tuple(x.strip() for x in layers.split(",") if x.strip())
     o.sizes, o.max_size, o.window, o.validate, o.batch = sizes, max_size, window, validate, batch
-    o.one_buffer = one_buffer
+    o.one_buffer, o.repeats, o.offset = one_buffer, repeats, offset
     o.perturb = o.perturb and not no_perturb
     o.budget = budget if budget is not None else o.budget
     o.max_samples = max_samples if max_samples is not None else o.max_samples
@@ -67,28 +71,55 @@ def net_cmd(layers, sizes, max_size, no_perturb, window, budget, max_samples, ba
     run_and_show("net", start, print_net, as_json)
 
 
+def _spread(p: dict) -> str:
+    if p.get("stable") is None:
+        return "—"
+    return f"{p['spread'] * 100:.0f}%" + ("" if p["stable"] else " UNSTABLE")
+
+
 def print_net(record) -> None:
     s = record.summary
+    reps = s.get("repeats", 1)
     say(f"# rmax net (run {record.id[:8]}): hosts {', '.join(s.get('hosts', []))}; "
-                  f"{s.get('mpi_library') or ''}")
+        f"{s.get('mpi_library') or ''}; {reps} repeat(s) of the schedule")
     for name, layer in s.get("layers", {}).items():
         bw_col = "Bandwidth (MB/s)"
-        say(f"\n# {name} ({'one-way latency' if layer['kind'] == 'latency' else 'time per message'})")
-        say(f"# {'Size':<10} {'Avg Latency(us)':>16} {'Median(us)':>12} {bw_col:>18}")
+        say(f"\n# {name} ({'one-way latency' if layer['kind'] == 'latency' else 'time per message'}; "
+            "median over repeats, spread = (max - min) / median)")
+        say(f"# {'Size':<10} {'Avg Latency(us)':>16} {'Median(us)':>12} {bw_col:>18} {'Spread':>14}")
         flagged = {a["size"] for a in layer.get("anomalies", [])}
         for p in layer["points"]:
             lat = p["latency"]
             say(f"  {p['size']:<10} {fmt(p['latency_mean'] and p['latency_mean'] * 1e6):>16} "
-                          f"{fmt(lat and lat * 1e6):>12} {fmt(p['bandwidth'] and p['bandwidth'] / 1e6):>18}"
-                          + ("  dip" if p["size"] in flagged else "") + ("" if p["validated"] else "  INVALID"))
+                f"{fmt(lat and lat * 1e6):>12} {fmt(p['bandwidth'] and p['bandwidth'] / 1e6):>18} {_spread(p):>14}"
+                + ("  dip" if p["size"] in flagged else "") + ("" if p["validated"] else "  INVALID"))
         h = layer.get("hockney", {})
         if "alpha" in h:
-            say(f"# Hockney: alpha = {h['alpha'] * 1e6:.3f} +- {h['alpha_err'] * 1e6:.3f} us, "
-                          f"beta = {h['beta'] / 1e6:.0f} +- {h['beta_err'] / 1e6:.0f} MB/s, "
-                          f"n1/2 = {h['n_half']:.0f} +- {h['n_half_err']:.0f} B")
+            a_lo, a_hi = h.get("alpha_ci95", [None, None])
+            b_lo, b_hi = h.get("beta_ci95", [None, None])
+            say(f"# Hockney: alpha = {h['alpha'] * 1e6:.3f} us [95% CI {fmt(a_lo and a_lo * 1e6, '.3f')}, "
+                f"{fmt(a_hi and a_hi * 1e6, '.3f')}], beta = {h['beta'] / 1e6:.0f} MB/s [95% CI "
+                f"{fmt(b_lo and b_lo / 1e6, '.0f')}, {fmt(b_hi and b_hi / 1e6, '.0f')}], n1/2 = {h['n_half']:.0f} B; "
+                f"relative RMS residual {h['rms_rel_residual']:.2f} ({h.get('quality', '?')} fit)")
+            for w in h.get("warnings", []):
+                say(f"# warning: {w}")
         if layer.get("anomalies"):
-            say("# bandwidth dips (best samples, >10% below both neighbours): "
-                          + ", ".join(f"{a['size']} B (-{a['drop'] * 100:.0f}%)" for a in layer["anomalies"]))
+            say("# bandwidth dips (>10% below both neighbours, Welch's t-test over repeats p < 0.05): "
+                + ", ".join(f"{a['size']} B (-{a['drop'] * 100:.0f}%)" for a in layer["anomalies"]))
+        elif not layer.get("dips_tested"):
+            say("# dips not tested: one repeat cannot tell a dip from a preemption (use --repeats 3)")
+        if layer.get("unstable"):
+            say(f"# {len(layer['unstable'])} of {len(layer['points'])} points UNSTABLE (repeats differ by more "
+                "than 10%): a single run of these sizes cannot be trusted")
+    h = s.get("headline", {})
+    for key, label, scale, unit in (("latency_1B", "1 B latency", 1e6, "us"),
+                                    ("bandwidth_1MiB", "1 MiB bandwidth", 1e-6, "MB/s")):
+        if h.get(key) is not None:
+            st = h.get(f"{key}_stable")
+            note = ("one repeat: no spread known" if st is None else
+                    f"spread {h[f'{key}_spread'] * 100:.0f}% over {h[f'{key}_repeats']} repeats: "
+                    + ("stable" if st else "UNSTABLE, a single run cannot be trusted"))
+            say(f"# {label}: {h[key] * scale:.3f} {unit} ({note})")
 
 
 def _list(text: str | None) -> tuple[str, ...] | None:
@@ -199,11 +230,14 @@ def ring_cmd(lat_size, bw_size, random_rings, seed, budget, no_links, quick, lau
 @click.option("--bisections", type=Count(1, 10000), default=None, help="Random bisections [default: 5].")
 @click.option("--seed", type=Count(1, 2**31 - 1), default=1, show_default=True)
 @click.option("--budget", type=Seconds(0.001, 3600, lo_open=False), default=None, help="Seconds per bisection.")
+@click.option("--topology", type=TOPOLOGY, default=None,
+              help="cluster.toml with the switch groups [default: a virtual cluster's, else the latest inference].")
 @click.option("--quick", is_flag=True, help="Three bisections and a short budget.")
 @launch_options()
 @json_option
-def bisect_cmd(size, window, bisections, seed, budget, quick, launcher, timeout, as_json, **opts):
-    """Bisection bandwidth: half the ranks stream to the other half, over random bisections.
+def bisect_cmd(size, window, bisections, seed, budget, topology, quick, launcher, timeout, as_json, **opts):
+    """Bisection bandwidth: half the ranks stream to the other half, across the cut between the
+    switch groups when they are known, and over random bisections.
 
     Example: rmax bench bisect --hostfile hosts"""
     from rmax.bench import bisect
@@ -213,6 +247,7 @@ def bisect_cmd(size, window, bisections, seed, budget, quick, launcher, timeout,
     o.window, o.seed = window, seed
     o.bisections = bisections or o.bisections
     o.budget = budget if budget is not None else o.budget
+    o.topology = topology
     spec = _spec(None, **opts)
 
     def start(tick):
@@ -222,13 +257,24 @@ def bisect_cmd(size, window, bisections, seed, budget, quick, launcher, timeout,
         s = record.summary
         say(f"# rmax bisect (run {record.id[:8]}): {len(s['hosts'])} ranks, {human_size(s['size'])} messages, "
             f"window {s['window']}")
-        say(f"# {'Bisection':<10} {'Pairs':>6} {'Bandwidth (MB/s)':>18} {'Slowest pair (MB/s)':>20}")
+        p = record.params
+        between = any(c["cut"] == "switch groups" for c in s["bisections"])
+        say("# switch groups: " + (f"{len(p['groups'])} from {p['groups_source']}" if p.get("groups")
+                                   else f"none known ({p.get('groups_source')}): random cuts only")
+            + ("" if between or not p.get("groups") else
+               "; the ranks' hosts are not all in them, or all in one: random cuts only"))
+        hosts = s["hosts"]
+        say(f"# {'Bisection':<10} {'Cut':<14} {'Pairs':>6} {'Bandwidth (MB/s)':>18} {'Slowest pair (MB/s)':>20}")
         for c in s["bisections"]:
             slow = min((p["bandwidth"] for p in c["pairs"] if p["bandwidth"]), default=None)
-            say(f"  {c['bisection']:<10} {len(c['pairs']):>6} {fmt(c['bandwidth'] and c['bandwidth'] / 1e6):>18} "
-                f"{fmt(slow and slow / 1e6):>20}" + ("" if c["validated"] else "  INVALID"))
-        say(f"# bisection bandwidth: worst {fmt(s['bandwidth_min'] and s['bandwidth_min'] / 1e6)} MB/s, "
-            f"median {fmt(s['bandwidth_median'] and s['bandwidth_median'] / 1e6)} MB/s")
+            say(f"  {c['bisection']:<10} {c['cut']:<14} {len(c['pairs']):>6} "
+                f"{fmt(c['bandwidth'] and c['bandwidth'] / 1e6):>18} {fmt(slow and slow / 1e6):>20}"
+                + ("" if c["validated"] else "  INVALID"))
+            if c["cut"] == "switch groups":
+                say("    pairs: " + ", ".join(f"{hosts[p['from']]}->{hosts[p['to']]}" for p in c["pairs"]))
+        say(f"# bisection bandwidth: worst {fmt(s['bandwidth_min'] and s['bandwidth_min'] / 1e6)} MB/s "
+            f"({s.get('worst_cut')} cut), median of the random cuts "
+            f"{fmt(s.get('bandwidth_random_median') and s['bandwidth_random_median'] / 1e6)} MB/s")
 
     run_and_show("bisect", start, show, as_json)
 
@@ -239,19 +285,25 @@ def bisect_cmd(size, window, bisections, seed, budget, quick, launcher, timeout,
 @click.option("--bw-size", type=SIZE, default=None, help="Bandwidth message size [default: 1 MiB; quick 256 KiB].")
 @click.option("--window", type=Count(1, 1024), default=8, show_default=True)
 @click.option("--budget", type=Seconds(0.001, 3600, lo_open=False), default=None, help="Seconds per pair and measurement.")
-@click.option("--no-retest", is_flag=True, help="Flag outliers without measuring them again.")
+@click.option("--no-retest", is_flag=True, help="Report suspects without measuring them alone.")
+@click.option("--retests", type=Count(1, 100), default=3, show_default=True,
+              help="Alone measurements per suspect (Welch's t-test against its class needs 2 or more).")
+@click.option("--topology", type=TOPOLOGY, default=None,
+              help="cluster.toml with the switch groups [default: a virtual cluster's, else the latest inference].")
 @click.option("--quick", is_flag=True, help="Smaller messages and a short budget.")
 @launch_options()
 @json_option
-def matrix_cmd(lat_size, bw_size, window, budget, no_retest, quick, launcher, timeout, as_json, **opts):
+def matrix_cmd(lat_size, bw_size, window, budget, no_retest, retests, topology, quick, launcher, timeout, as_json,
+               **opts):
     """All-pairs latency and bandwidth matrices in N-1 rounds of N/2 concurrent pairs;
-    outlying pairs are retested alone, then flagged.
+    a pair far from its class (same switch, across switches) is measured alone, and
+    flagged only when alone it still differs significantly.
 
     Example: rmax bench matrix --hostfile hosts"""
     from rmax.bench import matrix
 
     o = matrix.MatrixOptions.quick() if quick else matrix.MatrixOptions()
-    o.lat_size, o.window, o.retest = lat_size, window, not no_retest
+    o.lat_size, o.window, o.retest, o.retests, o.topology = lat_size, window, not no_retest, retests, topology
     o.bw_size = bw_size or o.bw_size
     o.budget = budget if budget is not None else o.budget
     spec = _spec(None, **opts)
@@ -261,17 +313,28 @@ def matrix_cmd(lat_size, bw_size, window, budget, no_retest, quick, launcher, ti
 
     def show(record):
         s = record.summary
-        n = len(s["hosts"])
-        flagged = {(f["from"], f["to"], f["kind"]) for f in s["flagged"]}
-        say(f"# rmax matrix (run {record.id[:8]}): {n} ranks, {s['rounds']} rounds; row = from, column = to; "
-            "* = flagged after a retest")
-        for kind, unit, scale, spec_ in (("latency", "Latency (us)", 1e6, ".2f"), ("bandwidth", "Bandwidth (MB/s)",
-                                                                                  1e-6, ".0f")):
-            say(f"\n# {unit}\n# {'':>4}" + "".join(f"{j:>10}" for j in range(n)))
+        names = s.get("labels") or [str(i) for i in range(len(s["hosts"]))]
+        width = max(10, *(len(x) + 2 for x in names))
+        say(f"# rmax matrix (run {record.id[:8]}): {len(names)} ranks, {s['rounds']} rounds; row = from, "
+            f"column = to; measured concurrently (every pair of a round at once); classes: {s.get('classes')}")
+        for kind, unit, scale, spec_ in (("latency", "Latency (us)", 1e6, ".2f"),
+                                         ("bandwidth", "Bandwidth (MB/s)", 1e-6, ".0f")):
+            say(f"\n# {unit}, concurrent\n  {'':<{width}}" + "".join(f"{x:>{width}}" for x in names))
             for i, row in enumerate(s[kind]):
-                cells = ["—" if i == j else fmt(v and v * scale, spec_) + ("*" if (i, j, kind) in flagged else "")
-                         for j, v in enumerate(row)]
-                say(f"  {i:>4}" + "".join(f"{c:>10}" for c in cells))
-        say(f"# {len(s['suspects'])} pairs retested, {len(s['flagged'])} flagged")
+                cells = ["—" if i == j else fmt(v and v * scale, spec_) for j, v in enumerate(row)]
+                say(f"  {names[i]:<{width}}" + "".join(f"{c:>{width}}" for c in cells))
+        if s["suspects"]:
+            say(f"\n# Suspects measured alone ({s.get('retests')} times each), against their class under load")
+            say(f"# {'From':<{width}} {'To':<{width}} {'Kind':<10} {'Class':<7} {'Concurrent':>12} {'Alone':>12} "
+                f"{'Class median':>13} {'p':>7}  Verdict")
+            for x in s["suspects"]:
+                sc, sp = (1e6, ".2f") if x["kind"] == "latency" else (1e-6, ".0f")
+                say(f"  {names[x['from']]:<{width}} {names[x['to']]:<{width}} {x['kind']:<10} {x['class']:<7} "
+                    f"{fmt(x['concurrent'] and x['concurrent'] * sc, sp):>12} "
+                    f"{fmt(x['alone_median'] and x['alone_median'] * sc, sp):>12} "
+                    f"{fmt(x['class_median'] and x['class_median'] * sc, sp):>13} {fmt(x['p'], '.3f'):>7}  "
+                    f"{x['verdict'].upper() if x['flagged'] else x['verdict']}")
+        say(f"# {len(s['suspects'])} suspects, {len(s['flagged'])} flagged, {len(s.get('contention', []))} slowed only "
+            "by the concurrent load (latency us, bandwidth MB/s)")
 
     run_and_show("matrix", start, show, as_json)

@@ -8,6 +8,7 @@ from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT, Count
 from rmax.errors import RmaxError, RunFailed
 from rmax.launch import REGISTRY
+from rmax.nic.mtu_results import REPEATS, Collector
 
 
 @click.group("experiment")
@@ -19,22 +20,13 @@ def _scaled(value, factor: float):
     return None if value is None else value * factor
 
 
-def _row(mtu: int, latency_s, bandwidth_Bps, trunk_latency_s=None, trunk_bandwidth_Bps=None, **extra) -> dict:
-    """One result row in the units shown (us, MB/s); the trunk pair only where there is one."""
-    row = {"mtu": mtu, "latency_us": _scaled(latency_s, 1e6), "bandwidth_MBps": _scaled(bandwidth_Bps, 1e-6)}
-    if trunk_latency_s is not None or trunk_bandwidth_Bps is not None:
-        row.update(trunk_latency_us=_scaled(trunk_latency_s, 1e6),
-                   trunk_bandwidth_MBps=_scaled(trunk_bandwidth_Bps, 1e-6))
-    row.update(extra)
-    return row
-
-
 def _pair_results(m: dict) -> dict:
-    """Near (same switch) and far (across a trunk, when there is one) latency/bandwidth from a 2-3 node probe."""
+    """Near (same switch) and far (across a trunk, when there is one) latency/bandwidth from a 2-3 node
+    probe, in the units shown (us, MB/s)."""
     lat, bw = m["latency_s"][0], m["bandwidth_Bps"][0]
-    out = {"latency_s": lat[1], "bandwidth_Bps": bw[1]}
+    out = {"latency_us": _scaled(lat[1], 1e6), "bandwidth_MBps": _scaled(bw[1], 1e-6)}
     if len(m["hosts"]) > 2:
-        out.update(trunk_latency_s=lat[2], trunk_bandwidth_Bps=bw[2])
+        out.update(trunk_latency_us=_scaled(lat[2], 1e6), trunk_bandwidth_MBps=_scaled(bw[2], 1e-6))
     return out
 
 
@@ -44,7 +36,7 @@ def _tcp_pair(rec, size: int) -> dict:
     lat, bw = (points.get(1) or {}).get("latency"), (points.get(size) or {}).get("bandwidth")
     if not lat or not bw:
         raise RunFailed(f"the TCP layer reported no latency at 1 byte or no bandwidth at {size} bytes")
-    return {"latency_s": lat, "bandwidth_Bps": bw}
+    return {"latency_us": lat * 1e6, "bandwidth_MBps": bw * 1e-6}
 
 
 def _short_hpl(store, parent: str, mtu: int, hosts, hostfile, launcher, hpl_n: int, grid, engine: str,
@@ -62,23 +54,50 @@ def _short_hpl(store, parent: str, mtu: int, hosts, hostfile, launcher, hpl_n: i
     return {"hpl_gflops": best.get("gflops"), "hpl_run": out.run.id, "hpl_status": out.run.status}
 
 
-def _print_table(title: str, rows: list[dict]) -> None:
+def _add_hpl(col, m: int, hpl: dict) -> None:
+    col.add(m, [hpl["hpl_run"]], hpl_gflops=hpl["hpl_gflops"])
+    if hpl["hpl_status"] != "ok" or "hpl_status" not in col.extra[m]:
+        col.extra[m]["hpl_status"] = hpl["hpl_status"]
+
+
+def _cell(r: dict, key: str, spec: str) -> str:
+    """median [95% CI] over repeats, and the change against the baseline MTU when it is significant."""
+    v = r.get(key)
+    if v is None:
+        return "—"
+    ci = r.get(f"{key}_ci95")
+    text = fmt(v, spec) + (f" [{fmt(ci[0], spec)}, {fmt(ci[1], spec)}]" if ci and len(r[f"{key}_repeats"]) > 1 else "")
+    d = (r.get("vs_baseline") or {}).get(key)
+    if d and d["significant"]:
+        text += f" ({d['change'] * 100:+.0f}%, p={d['p']:.3f})"
+    elif d and d["p"] is not None:
+        text += " (no sig. change)"
+    return text
+
+
+def _print_table(title: str, rows: list[dict], repeats: int) -> None:
     from rich.table import Table
 
     trunk = any("trunk_latency_us" in r for r in rows)
-    t = Table(title=title)
-    for col in ("MTU", "Latency (us)", "Bandwidth (MB/s)",
-                *(("Trunk latency (us)", "Trunk bandwidth (MB/s)") if trunk else ()), "HPL (GFLOPS)"):
-        t.add_column(col)
+    hpl = any("hpl_gflops" in r for r in rows)
+    t = Table(title=title, caption=f"median [95% CI] over {repeats} repeat(s); a change against MTU {rows[0]['mtu']} "
+                                   "is shown only when Welch's t-test over the repeats gives p < 0.05")
+    cols = [("latency_us", "Latency (us)", ".1f"), ("bandwidth_MBps", "Bandwidth (MB/s)", ".1f")]
+    if trunk:
+        cols += [("trunk_latency_us", "Trunk latency (us)", ".1f"), ("trunk_bandwidth_MBps", "Trunk bandwidth (MB/s)", ".1f")]
+    if hpl:
+        cols.append(("hpl_gflops", "HPL (GFLOPS)", ".3f"))
+    t.add_column("MTU")
+    for _, name, _ in cols:
+        t.add_column(name)
     for r in rows:
-        cells = [str(r["mtu"]), fmt(r["latency_us"], ".1f"), fmt(r["bandwidth_MBps"], ".1f")]
-        if trunk:
-            cells += [fmt(r.get("trunk_latency_us"), ".1f"), fmt(r.get("trunk_bandwidth_MBps"), ".1f")]
-        t.add_row(*cells, fmt(r.get("hpl_gflops"), ".3f"))
+        t.add_row(str(r["mtu"]), *(_cell(r, k, spec) for k, _, spec in cols))
     console.print(t)
     for r in rows:
         if r.get("error"):
             console.print(f"MTU {r['mtu']}: {r['error']}", markup=False, highlight=False)
+    console.print("runs: " + "; ".join(f"MTU {r['mtu']}: {', '.join(x[:8] for x in r['runs'])}" for r in rows),
+                  markup=False, highlight=False)
 
 
 @command.command("mtu")
@@ -98,8 +117,10 @@ def _print_table(title: str, rows: list[dict]) -> None:
 @click.option("--bytes", "size", type=Count(1, 1 << 30), default=4_000_000, show_default=True, help="Bytes per bandwidth transfer.")
 @click.option("--timeout", type=TIMEOUT, default=300.0, show_default=True,
               help="Seconds per HPL run (and, with --interface, per latency/bandwidth run).")
+@click.option("--repeats", type=Count(1, 100), default=REPEATS, show_default=True,
+              help="Measurements per MTU, the MTUs taking turns; medians, 95% CIs and Welch's t-test use them.")
 @json_option
-def mtu_cmd(mtus, vcluster_name, interfaces, hosts, hostfile, launcher, yes, hpl_n, size, timeout, as_json):
+def mtu_cmd(mtus, vcluster_name, interfaces, hosts, hostfile, launcher, yes, hpl_n, size, timeout, repeats, as_json):
     """Latency, bandwidth and a short HPL under each MTU; the MTUs are restored afterwards.
 
     Example: rmax experiment mtu 1500,9000
@@ -115,9 +136,9 @@ def mtu_cmd(mtus, vcluster_name, interfaces, hosts, hostfile, launcher, yes, hpl
             raise RmaxError("give --vcluster or --interface, not both")
         names = mt.check_interfaces(interfaces)
         host_list = _real_hosts(hosts, hostfile)
-        results = _run_hosts(host_list, hostfile, names, launcher, values, hpl_n, size, timeout, mt)
-        title = (f"MTU experiment on {', '.join(names)} of {', '.join(results['hosts'])} "
-                 f"(run {results['run'][:8]}; MTUs restored)")
+        rec = _run_hosts(host_list, hostfile, names, launcher, values, hpl_n, size, timeout, repeats, mt)
+        title = (f"MTU experiment on {', '.join(names)} of {', '.join(rec.summary['hosts'])} "
+                 f"(run {rec.id[:8]}; MTUs restored)")
     else:
         if hosts or hostfile or launcher:
             raise RmaxError("--hosts, --hostfile and --launcher go with --interface",
@@ -127,12 +148,12 @@ def mtu_cmd(mtus, vcluster_name, interfaces, hosts, hostfile, launcher, yes, hpl
 
         require_root("rmax experiment mtu")
         state = find(vcluster_name, "--vcluster NAME")
-        results = _run(state, values, hpl_n, size, timeout, mt)
-        title = f"MTU experiment on virtual cluster {state.name} (run {results['run'][:8]}; MTUs restored)"
+        rec = _run(state, values, hpl_n, size, timeout, repeats, mt)
+        title = f"MTU experiment on virtual cluster {state.name} (run {rec.id[:8]}; MTUs restored)"
     if as_json:
-        print_json(results)
+        print_json(rec.as_dict())   # the stored run, as every command's --json shows it
         return
-    _print_table(title, results["results"])
+    _print_table(title, rec.summary["results"], repeats)
 
 
 def _real_hosts(hosts: str | None, hostfile: str | None):
@@ -148,7 +169,7 @@ def _real_hosts(hosts: str | None, hostfile: str | None):
     return host_list
 
 
-def _run(state, values, hpl_n, size, timeout, mt) -> dict:
+def _run(state, values, hpl_n, size, timeout, repeats, mt):
     from rmax.launch import read_hostfile
     from rmax.model.hpl_model import square_grid
     from rmax.store import open_store
@@ -165,29 +186,39 @@ def _run(state, values, hpl_n, size, timeout, mt) -> dict:
     hosts = read_hostfile(state.hostfile)
     p, q = square_grid(sum(h.slots for h in hosts))
     engine = mt.hpl_engine()
-    rows = []
+    col = Collector(values)
     with open_store() as store:
         with store.start_run("experiment-mtu", params={"mtus": values, "cluster": plan.name, "hpl_n": hpl_n,
-                                                       "engine": engine, "grid": [p, q], "bytes": size},
+                                                       "engine": engine, "grid": [p, q], "bytes": size,
+                                                       "repeats": repeats},
                              hosts=[n.name for n in plan.nodes]) as run:
             with mt.mtu_changes(mt.vcluster_links(state)) as set_mtu:
-                for m in values:
-                    set_mtu(m)
-                    with store.start_run("tcp-matrix", parent=run.id, label=f"MTU {m}", hosts=probe_nodes,
-                                         params={"cluster": plan.name, "mtu": m, "bytes": size}) as pr:
-                        mat = measure_matrix(state, probe_nodes, size=size, pings=200)
-                        pr.update(summary={k: v for k, v in mat.items() if k != "samples"}, samples=mat["samples"])
-                    row = _row(m, **_pair_results(mat))
-                    if hpl_n:
-                        row.update(_short_hpl(store, run.id, m, hosts, str(state.hostfile), "vcluster", hpl_n,
-                                              (p, q), engine, timeout))
-                    rows.append(row)
-                    run.update(summary={"results": rows})
-        rec = store.get(run.id)
-    return {"run": rec.id, "results": rows, "engine": engine, "grid": [p, q]}
+                # The MTUs take turns within each repeat, so a slow spell of the host lands on
+                # every MTU alike instead of on whichever was measured then.
+                for rep in range(repeats):
+                    for m in values:
+                        set_mtu(m)
+                        with store.start_run("tcp-matrix", parent=run.id, label=f"MTU {m} repeat {rep + 1}",
+                                             hosts=probe_nodes, params={"cluster": plan.name, "mtu": m,
+                                                                        "bytes": size, "repeat": rep + 1}) as pr:
+                            mat = measure_matrix(state, probe_nodes, size=size, pings=200)
+                            pr.update(summary={k: v for k, v in mat.items() if k != "samples"}, samples=mat["samples"])
+                        col.add(m, [pr.id], **_pair_results(mat))
+                        if hpl_n:
+                            _add_hpl(col, m, _short_hpl(store, run.id, m, hosts, str(state.hostfile), "vcluster",
+                                                        hpl_n, (p, q), engine, timeout))
+                        run.update(summary=_summary(col, repeats, engine, (p, q)))
+        return store.get(run.id)
 
 
-def _run_hosts(host_list, hostfile, interfaces, launcher, values, hpl_n, size, timeout, mt) -> dict:
+def _summary(col: Collector, repeats: int, engine: str, grid, **extra) -> dict:
+    return {"results": col.rows(), "repeats": repeats, "baseline_mtu": col.mtus[0], "engine": engine,
+            "grid": list(grid), "statistic": "per MTU: median over repeats, 95% CI of the mean; change against "
+                                             "the baseline MTU only when Welch's t-test over repeats gives p < 0.05",
+            **extra}
+
+
+def _run_hosts(host_list, hostfile, interfaces, launcher, values, hpl_n, size, timeout, repeats, mt):
     """The experiment on real interfaces: the MTUs are read and set on every host through the launcher,
     latency and bandwidth measured between the first two hosts (rmax-net's TCP layer), HPL on all."""
     from rmax.bench import net
@@ -201,32 +232,39 @@ def _run_hosts(host_list, hostfile, interfaces, launcher, values, hpl_n, size, t
     a, b = names[:2]
     p, q = square_grid(sum(h.slots for h in host_list))
     engine = mt.hpl_engine()
-    options = net.NetOptions(layers=("tcp",), sizes=tuple(sorted({1, size})), perturb=False)
+    # one repeat per rmax-net run: the experiment's own repeats alternate the MTUs between runs
+    options = net.NetOptions(layers=("tcp",), sizes=tuple(sorted({1, size})), perturb=False, repeats=1)
     original = {h: mt.host_mtus(h, interfaces, launcher) for h in names}   # before any run: nothing changed yet
-    rows = []
+    col = Collector(values)
     with open_store() as store:
         params = {"mtus": values, "interfaces": interfaces, "hosts": names, "pair": [a, b], "launcher": launcher,
-                  "original_mtus": original, "hpl_n": hpl_n, "engine": engine, "grid": [p, q], "bytes": size}
+                  "original_mtus": original, "hpl_n": hpl_n, "engine": engine, "grid": [p, q], "bytes": size,
+                  "repeats": repeats}
         with store.start_run("experiment-mtu", params=params, hosts=names) as run:
             with mt.host_mtu_changes(names, interfaces, launcher, original) as apply:
-                for m in values:
-                    applied = apply(m)
-                    pair = LaunchSpec([], np=2, hosts=[Host(a, 1), Host(b, 1)])
-                    try:
-                        rec = net.run(pair, options=options, launcher=launcher, store=store, parent=run.id,
-                                      timeout=timeout)
-                        if rec.status != "ok":
-                            raise RunFailed(f"rmax-net {rec.status}: {rec.error}")
-                        row = _row(m, **_tcp_pair(rec, size), applied=applied, net_run=rec.id)
-                    except RmaxError as e:   # RunFailed too: e.g. a switch port that drops frames of m bytes
-                        row = _row(m, None, None, applied=applied,
-                                   error=f"traffic failed at MTU {m} between {a} and {b} ({e.message}); check "
-                                         f"that every switch port between them carries frames of {m} bytes")
-                    if hpl_n and not row.get("error"):
-                        row.update(_short_hpl(store, run.id, m, host_list, hostfile, launcher, hpl_n, (p, q),
-                                              engine, timeout))
-                    rows.append(row)
-                    run.update(summary={"results": rows})
-        rec = store.get(run.id)
-    return {"run": rec.id, "results": rows, "engine": engine, "grid": [p, q], "hosts": names,
-            "interfaces": interfaces, "original_mtus": original}
+                for _ in range(repeats):
+                    for m in values:
+                        if m in col.errors:
+                            continue   # traffic already failed at this MTU: no point in stalling again
+                        col.extra[m]["applied"] = apply(m)
+                        pair = LaunchSpec([], np=2, hosts=[Host(a, 1), Host(b, 1)])
+                        rec = None
+                        try:
+                            rec = net.run(pair, options=options, launcher=launcher, store=store, parent=run.id,
+                                          timeout=timeout)
+                            if rec.status != "ok":
+                                raise RunFailed(f"rmax-net {rec.status}: {rec.error}")
+                            col.add(m, [rec.id], **_tcp_pair(rec, size))
+                        except RmaxError as e:   # RunFailed too: e.g. a switch port that drops frames of m bytes
+                            col.fail(m, f"traffic failed at MTU {m} between {a} and {b} ({e.message}); check "
+                                        f"that every switch port between them carries frames of {m} bytes",
+                                     [rec.id] if rec else [])
+                            continue
+                        if hpl_n:
+                            _add_hpl(col, m, _short_hpl(store, run.id, m, host_list, hostfile, launcher, hpl_n,
+                                                        (p, q), engine, timeout))
+                        run.update(summary=_summary(col, repeats, engine, (p, q), hosts=names,
+                                                    interfaces=interfaces, original_mtus=original))
+            run.update(summary=_summary(col, repeats, engine, (p, q), hosts=names, interfaces=interfaces,
+                                        original_mtus=original))
+        return store.get(run.id)

@@ -58,7 +58,8 @@ def _evidence(store) -> dict:
         text = "; ".join(f"MTU {r['mtu']}: traffic failed" if r.get("error") else
                          f"MTU {r['mtu']}: {r.get('bandwidth_MBps') or 0:.1f} MB/s, {r.get('latency_us') or 0:.1f} us"
                          + (f", HPL {r['hpl_gflops']:.2f} GFLOPS" if r.get("hpl_gflops") else "") for r in rows)
-        out["mtu"] = f"measured here (experiment-mtu run {exp[0].id[:8]}): {text}"
+        reps = exp[0].summary.get("repeats", 1)
+        out["mtu"] = f"measured here (experiment-mtu run {exp[0].id[:8]}, medians of {reps} repeat(s)): {text}"
     mat = store.list(kind="tcp-matrix", status="ok", limit=1)
     if mat:
         lat = [v for row in mat[0].summary.get("latency_s", []) for v in row if v]
@@ -81,7 +82,7 @@ def doctor_cmd(vcluster_name, hosts, hostfile, launcher, timeout, as_json):
 
     Default: this node. Example: rmax net doctor --hostfile nodes"""
     from rmax.nic.doctor import diagnose
-    from rmax.nic.settings import collect
+    from rmax.nic.settings import collect, effective_speed
     from rmax.store import open_store
 
     if hosts and hostfile:
@@ -109,7 +110,10 @@ def doctor_cmd(vcluster_name, hosts, hostfile, launcher, timeout, as_json):
     for n in nodes:
         for i in n["interfaces"]:
             c = i.get("coalesce") or {}
-            t.add_row(n["host"], i["name"], str(i.get("mtu")), str(i.get("speed_mbps") or "—"), i.get("driver") or "—",
+            speed = str(effective_speed(i) or "—")
+            if i.get("shaped_mbps") and i.get("speed_mbps") and i["shaped_mbps"] < i["speed_mbps"]:
+                speed += f" (shaped; link {i['speed_mbps']})"
+            t.add_row(n["host"], i["name"], str(i.get("mtu")), speed, i.get("driver") or "—",
                       str(c.get("rx-usecs", "—")), {True: "on", False: "off"}.get(c.get("adaptive_rx"), "—"),
                       ", ".join(i.get("networks", [])))
     console.print(t)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
+from rmax.nic.settings import effective_speed
+
 KRONOS_ITR = ("seed 01 (Kronos): with the e1000 driver's interrupt throttling off (InterruptThrottleRate=0, "
               "RxIntDelay=0) NetPIPE latency through the GigE switch fell from 117 us to 29 us and HPL rose "
               "from 12.74 to 13.26 GFLOPS (+4%)")
@@ -77,15 +79,16 @@ def diagnose(nodes: list[dict], measured: dict | None = None) -> list[Finding]:
                                [MISMATCH, KRONOS_MTU] + ([measured["mtu"]] if measured.get("mtu") else []),
                                f"set one MTU on every node of {net} (and the switch), e.g. ip link set IFACE mtu "
                                f"{max(m for m in mtus if m)}"))
-        speeds = {iface.get("speed_mbps") for _, iface in members if iface.get("speed_mbps")}
+        speeds = {effective_speed(iface) for _, iface in members if effective_speed(iface)}
         if len(speeds) > 1:
             out.append(Finding("speed-mismatch", "warn", net,
-                               f"link speeds differ within network {net}: {', '.join(f'{s} Mb/s' for s in sorted(speeds))}",
+                               f"link speeds differ within network {net}: {', '.join(f'{s} Mb/s' for s in sorted(speeds))}"
+                               " (a shaper's rate where one is set)",
                                ["the slowest link caps every collective that crosses it (seed 04: Helix's "
                                 "collectives ran at the pace of their slowest path)"],
                                "check cables, switch ports and auto-negotiation (ethtool IFACE)"))
         if len(mtus) == 1 and next(iter(mtus)) == 1500 and len(members) > 1 and \
-                all((i.get("speed_mbps") or 0) >= 1000 for _, i in members):
+                all((effective_speed(i) or 0) >= 1000 for _, i in members):
             out.append(Finding("jumbo-frames", "info", net,
                                f"network {net} runs at MTU 1500 on links of 1 Gb/s or more",
                                [KRONOS_MTU] + ([measured["mtu"]] if measured.get("mtu") else []),

@@ -89,6 +89,34 @@ def parse_speed(text: str | None) -> tuple[int | None, str | None]:
     return (int(m.group(1)) if m else None), (d.group(1).lower() if d else None)
 
 
+def parse_shaped_rate(text: str | None) -> int | None:
+    """`tc -j qdisc show dev IFACE` -> the root token bucket's rate in Mb/s, None when unshaped.
+    tc reports tbf's rate in bytes/s (tc-tbf(8)); a shaped veth still says 10000 Mb/s to ethtool."""
+    try:
+        qdiscs = json.loads(text or "[]")
+    except json.JSONDecodeError:
+        return None
+    for q in qdiscs:
+        rate = (q.get("options") or {}).get("rate")
+        if q.get("root") and q.get("kind") == "tbf" and rate:
+            return round(rate * 8 / 1e6)
+    return None
+
+
+def _qdisc(name: str) -> str | None:
+    try:
+        p = subprocess.run(["tc", "-j", "qdisc", "show", "dev", name], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return p.stdout if p.returncode == 0 else None
+
+
+def effective_speed(iface: dict) -> int | None:
+    """Mb/s traffic can leave at: the shaper's rate where there is one, else the link speed."""
+    known = [v for v in (iface.get("speed_mbps"), iface.get("shaped_mbps")) if v]
+    return min(known) if known else None
+
+
 def interface(link: dict, networks: dict[str, list[str]]) -> dict:
     name = link["ifname"]
     speed, duplex = parse_speed(_ethtool(name))
@@ -96,6 +124,7 @@ def interface(link: dict, networks: dict[str, list[str]]) -> dict:
         "name": name,
         "mtu": link.get("mtu"),
         "speed_mbps": speed,
+        "shaped_mbps": parse_shaped_rate(_qdisc(name)),
         "duplex": duplex,
         "state": (link.get("operstate") or "unknown").lower(),
         "driver": parse_driver(_ethtool("-i", name)),

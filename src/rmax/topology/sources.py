@@ -84,3 +84,20 @@ def groups_for(topology_file: str | None, launcher: str | None) -> tuple[list[li
 
     with open_store() as store:
         return stored_groups(store)
+
+
+def known_groups(topology: str | None, launcher: str | None) -> tuple[list[list[str]] | None, str]:
+    """Switch groups and where they came from; (None, why not) when none are known: then
+    a benchmark goes on without them (bisect: random cuts only; matrix: one class of pairs).
+    Host names go into an argument 'h1,h2;h3,h4', so they must not hold those separators."""
+    try:
+        found, source = groups_for(topology, launcher)
+    except RmaxError as e:
+        if topology:
+            raise
+        return None, e.message
+    for g in found:
+        bad = [h for h in g if not h or any(c in h for c in ",; ")]
+        if bad:
+            raise RmaxError(f"switch group host name '{bad[0]}' from {source} is not a host name")
+    return found, source

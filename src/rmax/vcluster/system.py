@@ -87,13 +87,26 @@ def delete_uts(path: Path) -> None:
             pass
 
 
+ETHERNET_HEADER = 14        # bytes tbf counts in a frame beyond the MTU
+SHAPE_BURST_BYTES = 4096    # at most this much may leave ahead of the rate (1/16 of 64 KiB)
+
+
+def tbf_burst(mtu: int) -> int:
+    """Bytes tbf's bucket holds. An idle link refills the bucket, and a message
+    smaller than the bucket then leaves at veth speed: with a 2 ms bucket a
+    1 Gbit/s link carried 64 KiB messages at 2-12x its rate. So the bucket is
+    4 KiB (6% of a 64 KiB message), or one frame where a frame is larger: tbf
+    drops a frame its bucket cannot hold (tc-tbf(8), burst)."""
+    return max(SHAPE_BURST_BYTES, mtu + ETHERNET_HEADER)
+
+
 def tbf(dev: str, rate_bits: int, mtu: int, ns: str | None = None) -> None:
     """Shape dev's egress to rate_bits with a token bucket (netem is not available;
-    tbf is what real rate limits look like anyway). The bucket holds 2 ms of
-    traffic but at least a few frames, so the rate holds without starving TCP."""
-    burst = max(int(rate_bits / 8 * 0.002), 4 * mtu, 16384)
+    tbf is what real rate limits look like anyway). The queue holds 50 ms of
+    traffic; the bucket is small (tbf_burst), so every message from 64 KiB up
+    moves at the rate, not at the speed of veth."""
     run(["tc", *ns_in(ns), "qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{rate_bits}bit",
-         "burst", str(burst), "latency", "50ms"], f"shaping {dev} to {rate_bits} bit/s")
+         "burst", str(tbf_burst(mtu)), "latency", "50ms"], f"shaping {dev} to {rate_bits} bit/s")
 
 
 # /etc/hosts: a marked block per cluster, so node names resolve for every tool

@@ -31,12 +31,16 @@ def net(runs: list[RunRecord]) -> list[Section]:
             if "alpha" in h:
                 fits.append([_pair(r), name, f"{h['alpha'] * 1e6:.3f} ± {h.get('alpha_err', 0) * 1e6:.3f}",
                              f"{h['beta'] / 1e6:.0f} ± {h.get('beta_err', 0) / 1e6:.0f}", f"{h.get('n_half', 0):.0f}",
-                             ", ".join(str(a["size"]) for a in layer.get("anomalies", [])[:8]) or "none"])
+                             f"{h.get('rms_rel_residual', 0):.2f}" + ("" if not h.get("warnings") else " (poor)"),
+                             (", ".join(str(a["size"]) for a in layer.get("anomalies", [])[:8]) or "none")
+                             if layer.get("dips_tested", True) else "not tested (1 repeat)"])
             data += [{"pair": _pair(r), "layer": name, **{k: v for k, v in p.items() if k != "ci95"}}
                      for p in layer.get("points", [])]
-    sec.tables.append(Table(["Pair", "Layer", "alpha (us)", "beta (MB/s)", "n1/2 (bytes)", "Bandwidth dips at (bytes)"], fits,
-                            "Hockney fit t(n) = alpha + n / beta (± one standard error); a dip is a size whose bandwidth "
-                            "is more than 10% below both neighbours"))
+    sec.tables.append(Table(["Pair", "Layer", "alpha (us)", "beta (MB/s)", "n1/2 (bytes)", "RMS rel. residual",
+                             "Bandwidth dips at (bytes)"], fits,
+                            "Hockney fit t(n) = alpha + n / beta (± one standard error; poor: residual above 0.10 or "
+                            "an implausible parameter); a dip is a size whose median bandwidth over repeats is more "
+                            "than 10% below both neighbours, significantly (Welch's t-test over repeats)"))
     sec.data["p2p"] = data
     return [sec]
 
@@ -89,7 +93,8 @@ def bisect(runs: list[RunRecord]) -> list[Section]:
     rows = [[str(len(r.summary.get("hosts", []))), f"{r.summary['bandwidth_median'] / 1e6:.0f}",
              f"{r.summary['bandwidth_min'] / 1e6:.0f}", str(len(r.summary.get("bisections", [])))] for r in runs]
     sec.tables.append(Table(["Ranks", "Median (MB/s)", "Worst (MB/s)", "Bisections"], rows,
-                            "half the ranks stream to the other half; over random bisections"))
+                            "half the ranks stream to the other half: across the cut between the switch groups when they are "
+                            "known, and over random bisections; worst = the weakest cut"))
     sec.data["bisections"] = [dict(b, run=r.id) for r in runs for b in r.summary.get("bisections", [])]
     return [sec]
 
@@ -108,8 +113,11 @@ def matrix(runs: list[RunRecord]) -> list[Section]:
         if bw:
             sec.plots.append(plots.heatmap(bw, labels, "bandwidth (MB/s, median)", "Bandwidth, rank to rank"))
         for f in s.get("flagged", []):
-            sec.notes.append(f"flagged after a retest: {f['kind']} from rank {f['from']} to {f['to']} "
-                             f"({f['first']:.3g} then {f['retest']:.3g} {s.get('units', {}).get(f['kind'], '')})")
+            unit = s.get("units", {}).get(f["kind"], "")
+            sec.notes.append(f"flagged: {f['kind']} from {f.get('from_host') or f['from']} to "
+                             f"{f.get('to_host') or f['to']} ({f['class']} switch class): {f['concurrent']:.3g} {unit} "
+                             f"concurrent, {f['alone_median']:.3g} alone vs class median {f['class_median']:.3g} "
+                             f"(Welch p={f['p']:.3g})")
         for i, row in enumerate(s.get("latency", [])):
             for j, v in enumerate(row):
                 data.append({"from": i, "to": j, "latency_s": v, "bandwidth_Bps": s["bandwidth"][i][j] if s.get("bandwidth") else None})

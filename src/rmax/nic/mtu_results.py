@@ -1,0 +1,61 @@
+"""The MTU experiment's figures from its repeats: per MTU and metric the median over
+repeats with a 95% confidence interval, and against the first MTU (the baseline) a
+change that counts only when Welch's t-test over the repeats says it is significant
+(stats.differ_significantly, the test `rmax compare` uses). Each repeat is a separate
+measurement (its own probe or rmax-net run), stored as a child run and named here."""
+
+from __future__ import annotations
+
+import math
+
+from rmax.stats import differ_significantly, spread
+
+# metric -> how a row shows it; all collected per repeat in the units shown
+METRICS = ("latency_us", "bandwidth_MBps", "trunk_latency_us", "trunk_bandwidth_MBps", "hpl_gflops")
+REPEATS = 5   # enough for a t-test with 4 degrees of freedom per side, a few minutes on a virtual cluster
+
+
+class Collector:
+    """Values per (MTU, metric) as the repeats come in, and the runs they came from."""
+
+    def __init__(self, mtus: list[int]):
+        self.mtus = list(mtus)
+        self.values: dict[int, dict[str, list[float]]] = {m: {} for m in mtus}
+        self.runs: dict[int, list[str]] = {m: [] for m in mtus}
+        self.errors: dict[int, str] = {}
+        self.extra: dict[int, dict] = {m: {} for m in mtus}
+
+    def add(self, mtu: int, runs: list[str], **metrics) -> None:
+        self.runs[mtu] += [r for r in runs if r]
+        for k, v in metrics.items():
+            if v is not None:
+                self.values[mtu].setdefault(k, []).append(float(v))
+
+    def fail(self, mtu: int, error: str, runs: list[str] = ()) -> None:
+        self.errors[mtu] = error
+        self.runs[mtu] += [r for r in runs if r]
+
+    def rows(self) -> list[dict]:
+        base = self.mtus[0]
+        out = []
+        for m in self.mtus:
+            row: dict = {"mtu": m, "runs": self.runs[m], **self.extra[m]}
+            if m in self.errors:
+                row["error"] = self.errors[m]
+            for k in METRICS:
+                vals = self.values[m].get(k)
+                if not vals:
+                    if k in ("latency_us", "bandwidth_MBps"):
+                        row[k] = None
+                    continue
+                sp = spread(vals)
+                row.update({k: sp["median"], f"{k}_ci95": sp["ci95"], f"{k}_repeats": vals})
+                if m != base and self.values[base].get(k):
+                    b = self.values[base][k]
+                    sig, p = differ_significantly(b, vals)
+                    ref = spread(b)["median"]
+                    row.setdefault("vs_baseline", {})[k] = {
+                        "baseline_mtu": base, "change": (sp["median"] - ref) / ref if ref else None,
+                        "p": None if math.isnan(p) else p, "significant": None if math.isnan(p) else sig}
+            out.append(row)
+        return out
