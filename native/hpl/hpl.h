@@ -93,6 +93,8 @@ enum { HPL_PH_PFACT, HPL_PH_SWAP, HPL_PH_BCAST, HPL_PH_UPDATE, HPL_PH_SOLVE, HPL
 extern const char *const hpl_phase_names[HPL_PH_COUNT];
 typedef struct {
     double t[HPL_PH_COUNT];
+    double wait[HPL_PH_COUNT]; /* the part of t spent blocked in MPI: waiting for peers (and, on shared
+                                  memory, the copy the library makes inside the blocking call) */
     double bytes; /* bytes this rank sent */
 } hpl_stats;
 
@@ -224,6 +226,7 @@ struct hpl_pf {
     MPI_Op op;
     MPI_Datatype rec;   /* one pivot record (2*jb+4 doubles) as a single element */
     double *bytes;
+    double *wait;       /* seconds blocked in the pivot reductions */
 };
 void hpl_pf_leaf(hpl_pf *pf, int k);
 /* A[rows >= r0, J] -= A[rows >= r0, c:c+w] * T[c:c+w, J]   (J = [j0, j0+nj)) */
@@ -273,6 +276,9 @@ typedef struct {
     hpl_check_result chk;
     const char *status; /* PASSED FAILED SKIPPED */
     double ph_max[HPL_PH_COUNT], ph_min[HPL_PH_COUNT];
+    /* Per phase and, last, summed over the phases of each rank: seconds blocked in MPI and the rest. */
+    double wait_max[HPL_PH_COUNT + 1], wait_min[HPL_PH_COUNT + 1];
+    double comp_max[HPL_PH_COUNT + 1], comp_min[HPL_PH_COUNT + 1];
     double bytes_total, bytes_max;
     int ranks;
     const char *skip_reason;

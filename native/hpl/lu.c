@@ -41,6 +41,7 @@ static void wait_panel(driver *d, hpl_panel *p)
     while (!hpl_bcast_test(&p->bc))
         poll_all(d);
     d->lu->st->t[HPL_PH_BCAST] += rmx_now() - t;
+    d->lu->st->wait[HPL_PH_BCAST] += rmx_now() - t;
 }
 
 static void setup(driver *d, hpl_panel *p, int idx)

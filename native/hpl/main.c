@@ -189,6 +189,17 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
 
     MPI_Reduce(st.t, res.ph_max, HPL_PH_COUNT, MPI_DOUBLE, MPI_MAX, 0, g->comm);
     MPI_Reduce(st.t, res.ph_min, HPL_PH_COUNT, MPI_DOUBLE, MPI_MIN, 0, g->comm);
+    double wait[HPL_PH_COUNT + 1] = {0}, comp[HPL_PH_COUNT + 1] = {0};
+    for (int i = 0; i < HPL_PH_COUNT; i++) {
+        wait[i] = st.wait[i];
+        comp[i] = st.t[i] - st.wait[i];
+        wait[HPL_PH_COUNT] += wait[i];
+        comp[HPL_PH_COUNT] += comp[i];
+    }
+    MPI_Reduce(wait, res.wait_max, HPL_PH_COUNT + 1, MPI_DOUBLE, MPI_MAX, 0, g->comm);
+    MPI_Reduce(wait, res.wait_min, HPL_PH_COUNT + 1, MPI_DOUBLE, MPI_MIN, 0, g->comm);
+    MPI_Reduce(comp, res.comp_max, HPL_PH_COUNT + 1, MPI_DOUBLE, MPI_MAX, 0, g->comm);
+    MPI_Reduce(comp, res.comp_min, HPL_PH_COUNT + 1, MPI_DOUBLE, MPI_MIN, 0, g->comm);
     MPI_Reduce(&st.bytes, &res.bytes_total, 1, MPI_DOUBLE, MPI_SUM, 0, g->comm);
     MPI_Reduce(&st.bytes, &res.bytes_max, 1, MPI_DOUBLE, MPI_MAX, 0, g->comm);
     if (g->iam == 0) {
