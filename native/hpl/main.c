@@ -137,6 +137,7 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
     lu.g = g;
     lu.st = &st;
     lu.progress = opt->progress;
+    lu.team = hpl_blas_threads();
     lu.mp = hpl_numroc(n, nb, g->myrow, g->P);
     lu.nq = hpl_numroc(n + 1, nb, g->mycol, g->Q);
     lu.lda = round_up(lu.mp > 1 ? lu.mp : 1, prm->align);
@@ -219,7 +220,8 @@ static void leave(int status)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int thread_level; /* threaded ranks call MPI from their main thread only */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
