@@ -243,39 +243,10 @@ void hpl_pf_crout(hpl_pf *pf, int c0, int n, int np, hpl_pf_child child);
 void hpl_pf_right(hpl_pf *pf, int c0, int n, int np, hpl_pf_child child);
 static inline int hpl_pf_piece(int c0, int n, int np, int i) { return c0 + (int)((long long)i * n / np); }
 
-/* Row interchanges of a panel applied to local columns [lc0, lc1), column block by
- * column block so that the exchange of block b+1 can be in flight while block b is
- * updated: post(b) packs this process's records of block b and starts their
- * messages, finish(b) completes them and unpacks. On return from finish(b), u holds
- * the jb pivot rows of the block's columns (jb x nc, ld jb, or transposed nc x jb,
- * ld nc, when !unotran; with one process row U stays in the matrix) and the rows
- * displaced below the diagonal block are in place. */
-typedef struct {
-    hpl_lu *lu;
-    const hpl_panel *p;
-    int lc0, nc, nblk;
-    double *u;
-    int mode;               /* HPL_SWP_INPLACE, HPL_SWP_BINEXCH or HPL_SWP_DIRECT */
-    /* The records: the jb U rows, then the rows displaced below the block. */
-    int nrec, *src, *dst, *grp, *pc, *k; /* source and destination rows, source owner, piece, index in piece */
-    /* Pieces: records of one source owner for one destination (-1: a U piece, for everybody),
-     * stored one after the other, each as pcnt x (block width) column-major. */
-    int npc, *pfrom, *pto, *poff, *pcnt;
-    int *goff, *gcnt;       /* all records of one source owner: its pieces together */
-    int *mem;
-    MPI_Request *req;
-    int nreq, posted;       /* block whose messages are in flight, -1 none */
-} hpl_swp;
-enum { HPL_SWP_INPLACE, HPL_SWP_BINEXCH, HPL_SWP_DIRECT };
-
-void hpl_swp_init(hpl_swp *s, hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u);
-/* Columns of block b: [lc0 + *c, lc0 + *c + *w). */
-void hpl_swp_cols(const hpl_swp *s, int b, int *c, int *w);
-void hpl_swp_post(hpl_swp *s, int b);
-/* Progresses the posted block without blocking; 1 once its messages are complete. */
-int hpl_swp_test(hpl_swp *s);
-void hpl_swp_finish(hpl_swp *s, int b);
-void hpl_swp_free(hpl_swp *s);
+/* Row interchanges of panel p applied to local columns [lc0, lc1) when P > 1: on return
+ * u holds the jb pivot rows of those columns (jb x nc, ld jb, or transposed
+ * nc x jb, ld nc, when !unotran) and rows displaced below the block are in place. */
+void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u);
 /* With one process row (P = 1) every row is local: the interchanges are
  * applied in place, in pivot order, and U is then solved and used right
  * where it lies in the matrix (no copy in either U form). */
@@ -288,10 +259,12 @@ typedef int (*hpl_poll_fn)(void *ctx);
 void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn poll, void *pctx);
 /* U := L11^-1 U for nc columns: U is jb x nc (unotran, ld ldu) or its transpose. */
 void hpl_solve_u(int l1notran, int unotran, int jb, int nc, const double *l1, double *u, int ldu);
-/* The same update by the rank's thread team (lu->team threads, P = 1 only); the
- * first thread runs side(ctx) before joining, and alone polls (MPI). */
-void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, void (*side)(void *), hpl_poll_fn poll,
-                     void *ctx);
+/* The same update by the rank's thread team (lu->team threads, P = 1 only). The
+ * first `first` columns are done first, by the whole team; then the first thread
+ * runs side(ctx) (the look-ahead panel's factorisation) while the others go on,
+ * and joins them; it alone calls MPI (side, and poll between its tasks). */
+void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first, void (*side)(void *),
+                     hpl_poll_fn poll, void *ctx);
 /* Threads the BLAS runs now (1 when it cannot tell), and setting them: see blas_threads.c. */
 int hpl_blas_threads(void);
 void hpl_blas_set_threads(int n);

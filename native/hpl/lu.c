@@ -94,7 +94,8 @@ static void progress(const hpl_lu *lu, int col)
             100.0 * (1.0 - (r * r * r) / (n * n * n)), el > 0 ? flops / el / 1e9 : 0.0);
 }
 
-/* Look-ahead: bring panel f's columns up to date with panels k..f-1, factor, send. */
+/* Look-ahead: bring panel f's columns up to date with panels k..f-1 (those not
+ * yet applied to them), factor, send. */
 static void look_ahead(driver *d, int k, int f)
 {
     hpl_lu *lu = d->lu;
@@ -113,10 +114,11 @@ static void look_ahead(driver *d, int k, int f)
     factor_and_send(d, f);
 }
 
+/* The team has applied panel k to panel f's columns (its first columns). */
 static void team_side(void *ctx)
 {
     driver *d = ctx;
-    look_ahead(d, d->k, d->f);
+    look_ahead(d, d->k + 1, d->f);
 }
 
 void hpl_pdgesv(hpl_lu *lu, double *x)
@@ -158,10 +160,16 @@ void hpl_pdgesv(hpl_lu *lu, double *x)
         rmx_step("update");
         d.k = k;
         d.f = f;
-        if (team)
-            hpl_update_team(lu, pk, l0, l1, side ? team_side : NULL, poll_all, &d);
-        else
+        if (side) {
+            /* The team starts with panel f's own columns, then factors it. */
+            int f0, f1;
+            local_cols(lu, f * nb, g0, &f0, &f1);
+            hpl_update_team(lu, pk, f0, l1, f1 - f0, team_side, poll_all, &d);
+        } else if (team) {
+            hpl_update_team(lu, pk, l0, l1, 0, NULL, poll_all, &d);
+        } else {
             hpl_update(lu, pk, l0, l1, poll_all, &d);
+        }
         hpl_bcast_free(&pk->bc);
         pk->in_flight = 0;
         progress(lu, pk->jj + pk->jb);

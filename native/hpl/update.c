@@ -62,47 +62,6 @@ void hpl_solve_u(int l1notran, int unotran, int jb, int nc, const double *l1, do
     }
 }
 
-/* Progress between DGEMM chunks: the broadcasts (through poll, timed as
- * broadcast) and the next block's row exchange. Returns poll's verdict. */
-static int progress(hpl_lu *lu, hpl_poll_fn poll, void *pctx, hpl_swp *s, double *excluded)
-{
-    const double t = rmx_now();
-    const int pending = poll ? poll(pctx) : 0;
-    const double t1 = rmx_now();
-    lu->st->t[HPL_PH_BCAST] += t1 - t;
-    hpl_swp_test(s);
-    lu->st->t[HPL_PH_SWAP] += rmx_now() - t1;
-    *excluded += rmx_now() - t;
-    return pending;
-}
-
-/* U := L11^-1 U and the DGEMM for the columns [lc, lc + nc) whose U is u. */
-static void block_update(hpl_lu *lu, const hpl_panel *p, double *u, int ldu, int unotran, int lc, int nc,
-                         hpl_poll_fn poll, void *pctx, hpl_swp *s)
-{
-    const int jb = p->jb, lda = lu->lda, m = p->mrows;
-    const double one = 1.0, mone = -1.0;
-    const double t = rmx_now();
-    double excluded = 0.0;
-    hpl_solve_u(lu->prm->l1notran, unotran, jb, nc, hpl_panel_l1(p), u, ldu);
-    if (m > 0) {
-        const double *l2 = hpl_panel_l2(p);
-        double *c0 = lu->a + (lu->mp - m) + (size_t)lc * lda;
-        int pending = poll ? progress(lu, poll, pctx, s, &excluded) : 0;
-        for (int c = 0, w; c < nc; c += w) {
-            w = pending && nc - c > CHUNK ? CHUNK : nc - c;
-            if (unotran)
-                dgemm_("N", "N", &m, &w, &jb, &mone, l2, &m, u + (size_t)c * ldu, &ldu, &one, c0 + (size_t)c * lda,
-                       &lda, 1, 1);
-            else
-                dgemm_("N", "T", &m, &w, &jb, &mone, l2, &m, u + c, &ldu, &one, c0 + (size_t)c * lda, &lda, 1, 1);
-            if (pending && c + w < nc)
-                pending = progress(lu, poll, pctx, s, &excluded);
-        }
-    }
-    lu->st->t[HPL_PH_UPDATE] += rmx_now() - t - excluded;
-}
-
 void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn poll, void *pctx)
 {
     const int nc = lc1 - lc0, jb = p->jb, lda = lu->lda;
@@ -115,24 +74,44 @@ void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn po
     const int unotran = inplace || prm->unotran;
     double *u = inplace ? lu->a + p->jj + (size_t)lc0 * lda : lu->uwork;
     const int ldu = inplace ? lda : prm->unotran ? jb : nc;
-    /* Pipeline: block b+1's rows travel while block b is updated. */
-    hpl_swp s;
-    hpl_swp_init(&s, lu, p, lc0, lc1, u);
-    hpl_swp_post(&s, 0);
-    hpl_swp_finish(&s, 0);
-    for (int b = 0; b < s.nblk; b++) {
-        if (b + 1 < s.nblk)
-            hpl_swp_post(&s, b + 1);
-        int c, w;
-        hpl_swp_cols(&s, b, &c, &w);
-        block_update(lu, p, unotran ? u + (size_t)c * ldu : u + c, ldu, unotran, lc0 + c, w, poll, pctx, &s);
-        if (b + 1 < s.nblk)
-            hpl_swp_finish(&s, b + 1);
-    }
-    hpl_swp_free(&s);
+    double t = rmx_now();
+    if (inplace)
+        hpl_swap_inplace(lu, p, lc0, lc1);
+    else
+        hpl_swap(lu, p, lc0, lc1, u);
+    double t1 = rmx_now();
+    lu->st->t[HPL_PH_SWAP] += t1 - t;
 
+    const double one = 1.0, mone = -1.0;
+    const double *l1 = hpl_panel_l1(p), *l2 = hpl_panel_l2(p);
+    hpl_solve_u(prm->l1notran, unotran, jb, nc, l1, u, ldu);
+
+    const int m = p->mrows;
+    if (m > 0) {
+        const int lrb = lu->mp - m;
+        int pending = 0;
+        if (poll) {
+            const double tp = rmx_now();
+            pending = poll(pctx);
+            lu->st->t[HPL_PH_BCAST] += rmx_now() - tp;
+            t1 += rmx_now() - tp;
+        }
+        for (int c = 0, w; c < nc; c += w) {
+            w = pending && nc - c > CHUNK ? CHUNK : nc - c;
+            double *cc = lu->a + lrb + (size_t)(lc0 + c) * lda;
+            if (unotran)
+                dgemm_("N", "N", &m, &w, &jb, &mone, l2, &m, u + (size_t)c * ldu, &ldu, &one, cc, &lda, 1, 1);
+            else
+                dgemm_("N", "T", &m, &w, &jb, &mone, l2, &m, u + c, &ldu, &one, cc, &lda, 1, 1);
+            if (pending && c + w < nc) {
+                double tp = rmx_now();
+                pending = poll(pctx);
+                lu->st->t[HPL_PH_BCAST] += rmx_now() - tp;
+                t1 += rmx_now() - tp;
+            }
+        }
+    }
     /* The diagonal block's rows become this panel's U (already there in place). */
-    const double t = rmx_now();
     if (!inplace && lu->g->myrow == p->prow) {
         const int lr = hpl_g2l(p->jj, prm->nb, lu->g->P);
         double *d = lu->a + lr + (size_t)lc0 * lda;
@@ -149,5 +128,5 @@ void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn po
                 }
             }
     }
-    lu->st->t[HPL_PH_UPDATE] += rmx_now() - t;
+    lu->st->t[HPL_PH_UPDATE] += rmx_now() - t1;
 }
