@@ -293,6 +293,7 @@ typedef struct {
     double comp_max[HPL_PH_COUNT + 1], comp_min[HPL_PH_COUNT + 1];
     double bytes_total, bytes_max;
     int ranks;
+    int threads, team;  /* BLAS threads per rank (rank 0's); whether the thread team ran the updates */
     const char *skip_reason;
 } hpl_result;
 

@@ -138,6 +138,8 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
     lu.st = &st;
     lu.progress = opt->progress;
     lu.team = hpl_blas_threads();
+    res.threads = lu.team;
+    res.team = lu.team > 1 && g->P == 1;
     lu.mp = hpl_numroc(n, nb, g->myrow, g->P);
     lu.nq = hpl_numroc(n + 1, nb, g->mycol, g->Q);
     lu.lda = round_up(lu.mp > 1 ? lu.mp : 1, prm->align);

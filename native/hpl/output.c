@@ -185,6 +185,8 @@ void hpl_out_json(FILE *f, const hpl_result *r)
      * (computing, packing, posting); "total" sums each rank's phases. */
     split_json(&j, "wait_s", r->wait_max, r->wait_min);
     split_json(&j, "compute_s", r->comp_max, r->comp_min);
+    rmx_json_int(&j, "threads_per_rank", r->threads);
+    rmx_json_bool(&j, "thread_team", r->team);
     rmx_json_num(&j, "bytes_sent_total", r->bytes_total);
     rmx_json_num(&j, "bytes_sent_max", r->bytes_max);
     rmx_json_obj_end(&j);
