@@ -6,7 +6,9 @@
  * k..k+d-1), factors them, starts the broadcast, and only then runs the big
  * trailing DGEMM, during which the broadcast progresses. d = 0 is the plain
  * algorithm. b rides along as column N, so the forward substitution happens
- * during the factorisation and only U x = y remains. */
+ * during the factorisation and only U x = y remains. A threaded rank with
+ * one process row runs each update with its own thread team, the look-ahead
+ * panel being factored on the team's first thread meanwhile (update_team.c). */
 #include "hpl.h"
 #include "rmx_step.h"
 #include "rmx_timer.h"
