@@ -4,11 +4,13 @@
  *   for each column chunk: its row interchanges and its U := L11^-1 U (one task),
  *   then the DGEMM of that chunk in row tiles (one task each, started once the
  *   chunk's interchanges are done).
- * Meanwhile the first thread runs side() first (the look-ahead panel's update,
- * factorisation and broadcast start, all of it on one thread), then joins the
- * tasks, polling the broadcasts between them; it alone calls MPI. With the
- * library's threading instead, the panel and the swaps ran on one thread while
- * the others waited (30 % of the time at 1 x 1 with 16 threads). Tiles, not
+ * The first chunk is the look-ahead panel's columns. Once they are done the
+ * first thread runs side() (the rest of the look-ahead: the panel's
+ * factorisation and broadcast start) while the others go on with the trailing
+ * columns, then joins them, polling the broadcasts between its tasks; it alone
+ * calls MPI. With the library's threading instead, the panel and the swaps ran
+ * on one thread while the others waited (20 % of the run at 1 x 1 with 16
+ * threads, N = 30000; bench/RESULTS.md). Tiles, not
  * whole columns, keep the DGEMM efficient: each call packs its rows of L2 and
  * its columns of U, so a tile of r rows and c columns repacks (r + c) jb values
  * for 2 r c jb flops. */
