@@ -113,6 +113,9 @@ def test_rmax_engine_stores_each_test_with_its_phase_times(db, tmp_path):
         assert set(phases) == {"pfact", "swap", "bcast", "update", "solve", "check"}
         assert all(0 <= v["min"] <= v["max"] <= t["summary"]["time_s"] + 1 for v in phases.values())
         assert phases["update"]["max"] > 0
+        wait, compute = t["summary"]["phases_wait"], t["summary"]["phases_compute"]
+        assert set(wait) == set(compute) == set(phases) | {"total"}
+        assert all(wait[p]["max"] <= phases[p]["max"] + 1e-6 for p in phases)
 
 
 def test_hpl_run_bad_input(db, tmp_path):

@@ -96,6 +96,8 @@ enum { HPL_PH_PFACT, HPL_PH_SWAP, HPL_PH_BCAST, HPL_PH_UPDATE, HPL_PH_SOLVE, HPL
 extern const char *const hpl_phase_names[HPL_PH_COUNT];
 typedef struct {
     double t[HPL_PH_COUNT];
+    double wait[HPL_PH_COUNT]; /* the part of t spent blocked in MPI: waiting for peers (and, on shared
+                                  memory, the copy the library makes inside the blocking call) */
     double bytes; /* bytes this rank sent */
 } hpl_stats;
 
@@ -185,6 +187,7 @@ typedef struct {
     double *pft;        /* nb x nb: the panel factorisation's pivoted rows */
     double *pfwork;     /* 2 nb + 4: one pivot record */
     int *pfipiv;        /* nb: the panel's pivot rows */
+    int team;           /* threads of this rank (its BLAS threads); > 1 with P = 1: the team update */
 } hpl_lu;
 
 /* All the work space of one test, allocated and touched before the clock
@@ -227,6 +230,7 @@ struct hpl_pf {
     MPI_Op op;
     MPI_Datatype rec;   /* one pivot record (2*jb+4 doubles) as a single element */
     double *bytes;
+    double *wait;       /* seconds blocked in the pivot reductions */
 };
 void hpl_pf_leaf(hpl_pf *pf, int k);
 /* A[rows >= r0, J] -= A[rows >= r0, c:c+w] * T[c:c+w, J]   (J = [j0, j0+nj)) */
@@ -256,6 +260,17 @@ void hpl_swap_inplace(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1);
  * returns 0 the remaining columns are one DGEMM call. */
 typedef int (*hpl_poll_fn)(void *ctx);
 void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn poll, void *pctx);
+/* U := L11^-1 U for nc columns: U is jb x nc (unotran, ld ldu) or its transpose. */
+void hpl_solve_u(int l1notran, int unotran, int jb, int nc, const double *l1, double *u, int ldu);
+/* The same update by the rank's thread team (lu->team threads, P = 1 only). The
+ * first `first` columns are done first, by the whole team; then the first thread
+ * runs side(ctx) (the look-ahead panel's factorisation) while the others go on,
+ * and joins them; it alone calls MPI (side, and poll between its tasks). */
+void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first, void (*side)(void *),
+                     hpl_poll_fn poll, void *ctx);
+/* Threads the BLAS runs now (1 when it cannot tell), and setting them: see blas_threads.c. */
+int hpl_blas_threads(void);
+void hpl_blas_set_threads(int n);
 
 /* LU of [A|b] then back substitution; x (length n, replicated) gets the solution. */
 void hpl_pdgesv(hpl_lu *lu, double *x);
@@ -276,8 +291,12 @@ typedef struct {
     hpl_check_result chk;
     const char *status; /* PASSED FAILED SKIPPED */
     double ph_max[HPL_PH_COUNT], ph_min[HPL_PH_COUNT];
+    /* Per phase and, last, summed over the phases of each rank: seconds blocked in MPI and the rest. */
+    double wait_max[HPL_PH_COUNT + 1], wait_min[HPL_PH_COUNT + 1];
+    double comp_max[HPL_PH_COUNT + 1], comp_min[HPL_PH_COUNT + 1];
     double bytes_total, bytes_max;
     int ranks;
+    int threads, team;  /* BLAS threads per rank (rank 0's); whether the thread team ran the updates */
     const char *skip_reason;
 } hpl_result;
 

@@ -6,7 +6,9 @@
  * k..k+d-1), factors them, starts the broadcast, and only then runs the big
  * trailing DGEMM, during which the broadcast progresses. d = 0 is the plain
  * algorithm. b rides along as column N, so the forward substitution happens
- * during the factorisation and only U x = y remains. */
+ * during the factorisation and only U x = y remains. A threaded rank with
+ * one process row runs each update with its own thread team, the look-ahead
+ * panel being factored on the team's first thread meanwhile (update_team.c). */
 #include "hpl.h"
 #include "rmx_step.h"
 #include "rmx_timer.h"
@@ -17,6 +19,7 @@ typedef struct {
     hpl_lu *lu;
     hpl_panel *slot; /* depth+1 panels, panel i in slot i % nslots */
     int nslots;
+    int k, f;        /* the team's side work: look-ahead for panel f during iteration k */
 } driver;
 
 static hpl_panel *panel_of(driver *d, int idx) { return &d->slot[idx % d->nslots]; }
@@ -41,6 +44,7 @@ static void wait_panel(driver *d, hpl_panel *p)
     while (!hpl_bcast_test(&p->bc))
         poll_all(d);
     d->lu->st->t[HPL_PH_BCAST] += rmx_now() - t;
+    d->lu->st->wait[HPL_PH_BCAST] += rmx_now() - t;
 }
 
 static void setup(driver *d, hpl_panel *p, int idx)
@@ -92,37 +96,59 @@ static void progress(const hpl_lu *lu, int col)
             100.0 * (1.0 - (r * r * r) / (n * n * n)), el > 0 ? flops / el / 1e9 : 0.0);
 }
 
+/* Look-ahead: bring panel f's columns up to date with panels k..f-1 (those not
+ * yet applied to them), factor, send. */
+static void look_ahead(driver *d, int k, int f)
+{
+    hpl_lu *lu = d->lu;
+    hpl_panel tmp;
+    setup(d, &tmp, f);
+    if (lu->g->mycol == tmp.pcol) {
+        int l0, l1;
+        local_cols(lu, tmp.jj, tmp.jj + tmp.jb, &l0, &l1);
+        for (int j = k < 0 ? 0 : k; j < f; j++) {
+            hpl_panel *pj = panel_of(d, j);
+            wait_panel(d, pj);
+            rmx_step("update");
+            hpl_update(lu, pj, l0, l1, NULL, NULL);
+        }
+    }
+    factor_and_send(d, f);
+}
+
+/* The team has applied panel k to panel f's columns (its first columns). */
+static void team_side(void *ctx)
+{
+    driver *d = ctx;
+    look_ahead(d, d->k + 1, d->f);
+}
+
 void hpl_pdgesv(hpl_lu *lu, double *x)
 {
     const hpl_params *prm = lu->prm;
     const int n = prm->n, nb = prm->nb, dep = prm->depth;
     const int npan = (n + nb - 1) / nb;
-    driver d = {lu, NULL, dep + 1};
+    driver d = {lu, NULL, dep + 1, 0, 0};
     d.slot = calloc((size_t)d.nslots, sizeof *d.slot);
     if (!d.slot)
         MPI_Abort(MPI_COMM_WORLD, 1);
     for (int i = 0; i < d.nslots; i++)
         d.slot[i].buf = lu->pbuf + (size_t)i * lu->pcap;
 
+    /* A threaded rank with one process row runs the update as a team, with
+     * the look-ahead on the team's first thread (update_team.c); the BLAS then
+     * runs one thread per call. */
+    const int team = lu->team > 1 && lu->g->P == 1;
+    if (team)
+        hpl_blas_set_threads(1);
     for (int k = -dep; k < npan; k++) {
         const int f = k + dep;
-        if (f < npan && dep > 0) {
-            /* Look-ahead: bring panel f's columns up to date, factor, send. */
-            hpl_panel tmp;
-            setup(&d, &tmp, f);
-            if (lu->g->mycol == tmp.pcol) {
-                int l0, l1;
-                local_cols(lu, tmp.jj, tmp.jj + tmp.jb, &l0, &l1);
-                for (int j = k < 0 ? 0 : k; j < f; j++) {
-                    hpl_panel *pj = panel_of(&d, j);
-                    wait_panel(&d, pj);
-                    rmx_step("update");
-                    hpl_update(lu, pj, l0, l1, NULL, NULL);
-                }
-            }
-            factor_and_send(&d, f);
-        } else if (f < npan) {
-            factor_and_send(&d, f);
+        const int side = team && k >= 0 && dep > 0 && f < npan;
+        if (f < npan && !side) {
+            if (dep > 0)
+                look_ahead(&d, k, f);
+            else
+                factor_and_send(&d, f);
         }
         if (k < 0)
             continue;
@@ -134,12 +160,25 @@ void hpl_pdgesv(hpl_lu *lu, double *x)
         int l0, l1;
         local_cols(lu, g0, n + 1, &l0, &l1);
         rmx_step("update");
-        hpl_update(lu, pk, l0, l1, poll_all, &d);
+        d.k = k;
+        d.f = f;
+        if (side) {
+            /* The team starts with panel f's own columns, then factors it. */
+            int f0, f1;
+            local_cols(lu, f * nb, g0, &f0, &f1);
+            hpl_update_team(lu, pk, f0, l1, f1 - f0, team_side, poll_all, &d);
+        } else if (team) {
+            hpl_update_team(lu, pk, l0, l1, 0, NULL, poll_all, &d);
+        } else {
+            hpl_update(lu, pk, l0, l1, poll_all, &d);
+        }
         hpl_bcast_free(&pk->bc);
         pk->in_flight = 0;
         progress(lu, pk->jj + pk->jb);
     }
     free(d.slot);
+    if (team)
+        hpl_blas_set_threads(lu->team);
 
     rmx_step("solve");
     const double t = rmx_now();

@@ -238,6 +238,9 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
     lu.g = g;
     lu.st = &st;
     lu.progress = opt->progress;
+    lu.team = hpl_blas_threads();
+    res.threads = lu.team;
+    res.team = lu.team > 1 && g->P == 1;
     lu.mp = hpl_numroc(n, nb, g->myrow, g->P);
     lu.nq = hpl_numroc(n + 1, nb, g->mycol, g->Q);
     lu.lda = round_up(lu.mp > 1 ? lu.mp : 1, prm->align);
@@ -290,6 +293,17 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
 
     MPI_Reduce(st.t, res.ph_max, HPL_PH_COUNT, MPI_DOUBLE, MPI_MAX, 0, g->comm);
     MPI_Reduce(st.t, res.ph_min, HPL_PH_COUNT, MPI_DOUBLE, MPI_MIN, 0, g->comm);
+    double wait[HPL_PH_COUNT + 1] = {0}, comp[HPL_PH_COUNT + 1] = {0};
+    for (int i = 0; i < HPL_PH_COUNT; i++) {
+        wait[i] = st.wait[i];
+        comp[i] = st.t[i] - st.wait[i];
+        wait[HPL_PH_COUNT] += wait[i];
+        comp[HPL_PH_COUNT] += comp[i];
+    }
+    MPI_Reduce(wait, res.wait_max, HPL_PH_COUNT + 1, MPI_DOUBLE, MPI_MAX, 0, g->comm);
+    MPI_Reduce(wait, res.wait_min, HPL_PH_COUNT + 1, MPI_DOUBLE, MPI_MIN, 0, g->comm);
+    MPI_Reduce(comp, res.comp_max, HPL_PH_COUNT + 1, MPI_DOUBLE, MPI_MAX, 0, g->comm);
+    MPI_Reduce(comp, res.comp_min, HPL_PH_COUNT + 1, MPI_DOUBLE, MPI_MIN, 0, g->comm);
     MPI_Reduce(&st.bytes, &res.bytes_total, 1, MPI_DOUBLE, MPI_SUM, 0, g->comm);
     MPI_Reduce(&st.bytes, &res.bytes_max, 1, MPI_DOUBLE, MPI_MAX, 0, g->comm);
     if (g->iam == 0) {
@@ -347,7 +361,8 @@ int main(int argc, char **argv)
         return check_only(opt.check, opt.ranks, opt.node_ranks ? opt.node_ranks : 1);
     }
 
-    MPI_Init(&argc, &argv);
+    int thread_level; /* threaded ranks call MPI from their main thread only */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

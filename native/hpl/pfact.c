@@ -81,7 +81,9 @@ void hpl_pf_leaf(hpl_pf *pf, int k)
         for (int c = 0; c < jb; c++)
             w[4 + jb + c] = a[k + (size_t)c * lda];
     if (pf->P > 1) {
+        const double t = rmx_now();
         MPI_Allreduce(MPI_IN_PLACE, w, 1, pf->rec, pf->op, pf->col);
+        *pf->wait += rmx_now() - t;
         *pf->bytes += 8.0 * (2 * jb + 4);
     }
     const int gp = (int)w[1], gk = pf->jj + k;
@@ -180,6 +182,7 @@ void hpl_pfact(hpl_lu *lu, hpl_panel *p)
         MPI_Type_commit(&pf.rec);
     }
     pf.bytes = &lu->st->bytes;
+    pf.wait = &lu->st->wait[HPL_PH_PFACT];
     pf.t = lu->pft;
     memset(pf.t, 0, (size_t)jb * jb * sizeof *pf.t);
     pf.ipiv = lu->pfipiv;

@@ -230,10 +230,12 @@ void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u)
         }
     }
     const int sw = lu->prm->swap;
+    const double tw = rmx_now();
     if (sw == HPL_SWAP_BINEXCH || (sw == HPL_SWAP_MIX && nc <= lu->prm->swapthr))
         binary_exchange(lu, &pl, G, nc);
     else
         spread_roll(lu, p, &pl, G, nc);
+    lu->st->wait[HPL_PH_SWAP] += rmx_now() - tw;
 
     for (int j0 = 0; j0 < nc; j0 += TILE) {
         const int j1 = j0 + TILE < nc ? j0 + TILE : nc;

@@ -29,7 +29,7 @@ void hpl_gemm_nn_minus(int m, int n, int k, const double *a, int lda, const doub
 #define TRSM_BS_RIGHT 32
 #define TRSM_BS_LEFT 64
 
-static void solve_u(int l1notran, int unotran, int jb, int nc, const double *l1, double *u, int ldu)
+void hpl_solve_u(int l1notran, int unotran, int jb, int nc, const double *l1, double *u, int ldu)
 {
     const double one = 1.0, mone = -1.0;
     const int bs = unotran ? TRSM_BS_LEFT : TRSM_BS_RIGHT;
@@ -84,7 +84,7 @@ void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn po
 
     const double one = 1.0, mone = -1.0;
     const double *l1 = hpl_panel_l1(p), *l2 = hpl_panel_l2(p);
-    solve_u(prm->l1notran, unotran, jb, nc, l1, u, ldu);
+    hpl_solve_u(prm->l1notran, unotran, jb, nc, l1, u, ldu);
 
     const int m = p->mrows;
     if (m > 0) {

@@ -51,6 +51,17 @@ def test_json_lines_and_same_matrix_as_reference(tmp_path, hpl_run, hpl_dat):
     for ph in o["phases_s"].values():
         assert 0 <= ph["min"] <= ph["max"]
     assert o["bytes_sent_total"] > 0
+    # Each phase split rank by rank into time blocked in MPI and the rest; "total" sums a rank's phases.
+    for split in ("wait_s", "compute_s"):
+        assert set(o[split]) == set(o["phases_s"]) | {"total"}
+        for ph, v in o[split].items():
+            assert 0 <= v["min"] <= v["max"], (split, ph)
+            if ph != "total":
+                assert v["max"] <= o["phases_s"][ph]["max"] + 1e-6, (split, ph)
+    for ph in o["phases_s"]:
+        assert o["wait_s"][ph]["min"] + o["compute_s"][ph]["min"] <= o["phases_s"][ph]["max"] + 1e-6
+    assert o["wait_s"]["total"]["max"] > 0  # two ranks exchange pivots and panels: some time is spent in MPI
+    assert o["wait_s"]["update"]["max"] == 0  # the DGEMM makes no MPI call
     for k, v in HPCC_N200.items():
         assert abs(o["norms"][k] - v) <= 1e-4 * abs(v) + 1e-4, (k, o["norms"][k], v)
 

@@ -34,6 +34,9 @@ def _test_summary(r: HplResult, extra: dict) -> dict:
     s = {"gflops": r.gflops, "time_s": r.time, "residual": r.residual, "verdict": r.verdict or "not checked"}
     if "phases_s" in extra:      # rmax-hpl's JSON: {phase: {"max": s, "min": s}}
         s["phases"] = extra["phases_s"]
+    for key, name in (("wait_s", "phases_wait"), ("compute_s", "phases_compute")):
+        if key in extra:         # the same phases split into time blocked in MPI and the rest, plus "total"
+            s[name] = extra[key]
     return s
 
 

@@ -1,0 +1,38 @@
+"""Threaded ranks (BLAS threads > 1) with one process row run the updates as
+a thread team (the swaps split over the threads, the look-ahead panel factored
+on one thread during the update): every variant must still pass the residual
+check, and the JSON must say the team ran. 2 threads per rank on the 2-core
+machine; small N so that oversubscription stays cheap."""
+
+import json
+
+import pytest
+
+NS = (13, 97, 300)            # below NB, not a multiple of NB, several panels
+DEPTH = (0, 1, 2)
+PFACT = (0, 2)
+RFACT = (1, 2)
+
+
+@pytest.mark.parametrize("grid", [(1, 1), (1, 2)], ids=lambda g: f"{g[0]}x{g[1]}")
+def test_thread_team_all_variants_pass(tmp_path, hpl_run, hpl_dat, grid):
+    P, Q = grid
+    (tmp_path / "HPL.dat").write_text(hpl_dat(NS, (16,), P, Q, depth=DEPTH, pfact=PFACT, rfact=RFACT,
+                                              bcast=(1,), u=1, l1=1))
+    r = hpl_run(tmp_path, np=P * Q, args=["--json", "o.json"], timeout=300,
+                env_extra={"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2",
+                           # unbound: OpenBLAS runs no more threads than the CPUs a rank may use
+                           "OMPI_MCA_hwloc_base_binding_policy": "none"})
+    assert r.returncode == 0, r.stderr
+    objs = [json.loads(l) for l in (tmp_path / "o.json").read_text().splitlines()]
+    assert len(objs) == len(NS) * len(DEPTH) * len(PFACT) * len(RFACT)
+    assert all(o["status"] == "PASSED" for o in objs), [o["variant"] for o in objs if o["status"] != "PASSED"]
+    assert all(o["threads_per_rank"] == 2 and o["thread_team"] for o in objs)
+
+
+def test_single_threaded_ranks_run_no_team(tmp_path, hpl_run, hpl_dat):
+    (tmp_path / "HPL.dat").write_text(hpl_dat((97,), (16,), 1, 2))
+    r = hpl_run(tmp_path, np=2, args=["--json", "o.json"])
+    assert r.returncode == 0, r.stderr
+    o = json.loads((tmp_path / "o.json").read_text())
+    assert o["status"] == "PASSED" and o["threads_per_rank"] == 1 and not o["thread_team"]
