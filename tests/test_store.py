@@ -112,7 +112,7 @@ def test_id_prefixes_latest_and_delete_cascade(db):
             time.sleep(0.01)  # started_at has millisecond resolution
             with s.start_run("child", parent=parent.id) as child:
                 pass
-        assert s.get("latest").id == child.id
+        assert s.get("latest").id == parent.id   # the latest top-level run, not its child
         assert [c.id for c in s.children(parent.id)] == [child.id]
         assert s.get(parent.id[:8]).id == parent.id
         with pytest.raises(RmaxError, match="no run"):
