@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -56,13 +57,25 @@ def environment(spec: LaunchSpec) -> dict:
     return {**env, "blas": blas}
 
 
+# The inventory behind a fingerprint takes about a second to collect; a process that stores many
+# runs (a tuning session, the agent) reuses it for this long, so a software change is still seen.
+FINGERPRINT_TTL_S = 300.0
+_fingerprint_cache: tuple[float, str | None] | None = None
+
+
 def fingerprint() -> str | None:
+    global _fingerprint_cache
+    now = time.monotonic()
+    if _fingerprint_cache and now - _fingerprint_cache[0] < FINGERPRINT_TTL_S:
+        return _fingerprint_cache[1]
     try:
         from rmax.inventory import collect, fingerprint as fp
 
-        return fp(collect(measure=False))
+        value = fp(collect(measure=False))
     except Exception:  # an inventory problem must not stop a measurement; the run just has no fingerprint
         return None
+    _fingerprint_cache = (now, value)
+    return value
 
 
 def run_kernel(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[dict]], Parsed], *,
