@@ -104,3 +104,14 @@ def test_cost_cli_errors(db, tmp_path):
     good = tmp_path / "good.toml"
     good.write_text(KRONOS)
     assert_one_line_error(run_cli("cost", "--cluster", str(good)), 2, "no HPL run stored")
+
+
+def test_what_if_never_predicts_above_the_peak(db, tmp_path):
+    # A DGEMM measured on a faster host (20 GFLOPS per process) cannot stand for nodes of 3.5 GFLOPS peak.
+    toml = tmp_path / "cluster.toml"
+    toml.write_text(KRONOS)
+    p = run_cli("cost", "--cluster", str(toml), "--gflops", "14.53", "--what-if", "--gamma", "5e-11", "--kappa", "5")
+    assert_one_line_error(p, 2, "above the Rpeak", "3.5125", "not measured on them", "rmax bench dgemm")
+    w = json.loads(run_cli("cost", "--cluster", str(toml), "--gflops", "14.53", "--what-if", "--gamma", "1e-9",
+                           "--kappa", "5", "--json", check=True).stdout)["what_if"]
+    assert all(r["gflops"] <= r["rpeak_gflops"] for r in w["rows"])

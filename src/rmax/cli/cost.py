@@ -89,9 +89,18 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead) -> dict:
         n = hm.n_for_memory(c.nodes * mem, nb, p, q)
         ca = c.latency_us * 1e-6 if c.latency_us is not None and c is not base else a
         cb = c.bandwidth_mbps * 1e6 if c.bandwidth_mbps and c is not base else b
+        rpeak = c.rpeak_gflops or (facts.rpeak_gflops if facts else None)
+        node_dgemm = rpn * 1e-9 / g
+        if rpeak and node_dgemm > rpeak:
+            # A DGEMM faster than the nodes' peak was not measured on these nodes: a prediction
+            # from it would promise more than the hardware can do.
+            raise RmaxError(f"the DGEMM rate ({node_dgemm:.1f} GFLOPS per node of {rpn} ranks, from "
+                            f"{rates['gamma3'].source}) is above the Rpeak of '{name}' nodes ({rpeak:g} GFLOPS): "
+                            f"it was not measured on them",
+                            hint="run `rmax bench dgemm` on one of the cluster's nodes and pass its rate as --gamma "
+                                 "(seconds per flop per process), or correct rpeak_gflops")
         t = hm.predict_hpl(n, nb, p, q, ca, cb, g, over)
         gf = hm.predicted_gflops(n, t)
-        rpeak = c.rpeak_gflops or (facts.rpeak_gflops if facts else None)
         fig = cost_figures(gf, c.price, c.watts, rpeak * c.nodes if rpeak else None)
         rows.append({"name": name, "nodes": c.nodes, "grid": [p, q], "n": n, "alpha_s": ca, "beta_Bps": cb,
                      "predicted_time_s": t, **fig.as_dict()})
