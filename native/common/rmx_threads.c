@@ -90,7 +90,7 @@ static void *run(void *arg)
     return NULL;
 }
 
-static double run_threads(rmx_thread_fn fn, void *ctx, int nthreads, double *slowest)
+double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads)
 {
     if (nthreads < 1)
         return -1.0;
@@ -125,32 +125,16 @@ static double run_threads(rmx_thread_fn fn, void *ctx, int nthreads, double *slo
     for (int i = 1; i <= started; i++)
         pthread_join(t[i], NULL);
     pthread_barrier_destroy(&barrier);
-    double first = w[0].start, last = w[0].end, own = 0.0;
+    double first = w[0].start, last = w[0].end;
     int rc = 0;
     for (int i = 0; i < nthreads; i++) {
         if (w[i].start < first)
             first = w[i].start;
         if (w[i].end > last)
             last = w[i].end;
-        if (w[i].end - w[i].start > own)
-            own = w[i].end - w[i].start;
         rc |= w[i].rc;
     }
     free(w);
     free(t);
-    if (slowest)
-        *slowest = rc ? -1.0 : own;
     return rc ? -1.0 : last - first;
-}
-
-double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads)
-{
-    return run_threads(fn, ctx, nthreads, NULL);
-}
-
-double rmx_run_threads_slowest(rmx_thread_fn fn, void *ctx, int nthreads)
-{
-    double own;
-    run_threads(fn, ctx, nthreads, &own);
-    return own;
 }

@@ -14,10 +14,6 @@ typedef int (*rmx_thread_fn)(void *ctx, int tid, int nthreads);
  * thread failed or could not start. */
 double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads);
 
-/* The same run, timed by the slowest thread's own time: for equal shares of
- * pure compute, where one thread woken late must not count as slow cores. */
-double rmx_run_threads_slowest(rmx_thread_fn fn, void *ctx, int nthreads);
-
 /* Number of CPUs this process may run on (its affinity mask). */
 int rmx_cpus_allowed(void);
 
