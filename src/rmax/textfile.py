@@ -62,6 +62,15 @@ def _check_folders(p: Path, what: str, make_parents: bool) -> None:
         raise RmaxError(f"cannot write {what} {p}: permission denied")
 
 
+FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+              (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(mode: int) -> str:
+    """'a directory', 'a character device', ... for what is not a regular file."""
+    return next((name for test, name in FILE_KINDS if test(mode)), "not a regular file")
+
+
 def check_output(path: str | Path, what: str = "output file", make_parents: bool = False) -> Path:
     """A path rmax may write a file to: not empty, not a folder or a device, in a folder that exists
     (or that rmax creates, with make_parents). A device is refused because rmax may run as root:
@@ -69,10 +78,8 @@ def check_output(path: str | Path, what: str = "output file", make_parents: bool
     if not str(path):
         raise RmaxError(f"{what}: the path is empty")
     p = Path(path)
-    if p.is_dir():
-        raise RmaxError(f"{what} {p} is a folder", hint="give a file name")
     if p.exists() and not p.is_file():
-        raise RmaxError(f"{what} {p} is not a regular file")
+        raise RmaxError(f"{what} {p} is {file_kind(p.stat().st_mode)}, not a regular file", hint="give a file name")
     _check_folders(p, what, make_parents)
     if p.exists() and not os.access(p, os.W_OK):
         raise RmaxError(f"cannot write {what} {p}: permission denied")

@@ -13,6 +13,7 @@ import sys
 import click
 
 from rmax import __version__
+from rmax.cli.types import OutputFile
 from rmax.errors import RmaxError
 
 # name -> module that defines a click command of that name; imported lazily so
@@ -59,7 +60,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="rmax")
 @click.option("--debug", is_flag=True, help="Show tracebacks and launcher commands.")
-@click.option("--db", "db_path", type=click.Path(), envvar="RMAX_DB",
+@click.option("--db", "db_path", type=OutputFile(make_parents=True), envvar="RMAX_DB",
               help="Results store (default $RMAX_DB or $XDG_DATA_HOME/rmax/results.db).")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, db_path: str | None) -> None:

@@ -67,9 +67,10 @@ def time_limit(value: str) -> str:
 
 def path(value: str, what: str) -> str:
     """A path in a #SBATCH line: sbatch splits directives at white space and reads quotes,
-    so neither may appear (Slurm's % patterns such as %j are fine)."""
+    so neither may appear, nor shell syntax a reader of the script could mistake for an
+    expansion ($, backquote); Slurm's % patterns such as %j are fine."""
     check_text(value, what)
-    if not value or any(c.isspace() or c in "'\"\\" for c in value):
+    if not value or any(c.isspace() or c in "'\"\\$`" for c in value):
         raise RmaxError(f"{what} '{value}' cannot be written into a #SBATCH line",
-                        hint="a path without spaces, quotes or backslashes")
+                        hint="a path without spaces, quotes, backslashes, $ or backquotes")
     return value

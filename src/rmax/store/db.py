@@ -15,12 +15,11 @@ from pathlib import Path
 
 from rmax.errors import RmaxError
 from rmax.store import schema
+from rmax.textfile import file_kind
 from rmax.store.connection import BUSY_TIMEOUT, StoreBusy, StoreConnection, damaged, open_connection
 
 # The file format (https://www.sqlite.org/fileformat.html): a 100-byte header.
 _MAGIC = b"SQLite format 3\x00"
-_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-               (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"))
 
 
 def default_path() -> Path:
@@ -40,7 +39,7 @@ def _check_location(path: Path) -> os.stat_result | None:
     except OSError as e:
         raise RmaxError(f"cannot use the results store {path}: {e.strerror}", hint="set RMAX_DB to a writable path")
     if st is not None:
-        kind = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
+        kind = file_kind(st.st_mode)
         if not stat.S_ISREG(st.st_mode):
             raise RmaxError(f"results store {path} is {kind}, not a regular file",
                             hint="set RMAX_DB (or --db) to a file path such as ~/rmax-results.db")
