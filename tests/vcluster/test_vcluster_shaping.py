@@ -9,13 +9,12 @@ wakeup per 4 KiB). About 25 s."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 
 import pytest
 
 from cliutil import run_cli
-from vcutil import force_down, leftovers, needs_root, unique_name
+from vcutil import needs_root, temporary_cluster
 
 LINK, TRUNK = 100e6 / 8, 40e6 / 8   # bytes/s on the wire
 # tbf counts whole frames; a message's bytes are the TCP payload of each frame:
@@ -26,20 +25,8 @@ SIZES = "64K,256K"
 
 @pytest.fixture(scope="module")
 def shaped():
-    from rmax.vcluster import up
-
-    name = unique_name()
-    old = os.environ.get("RMAX_VCLUSTER")
-    os.environ["RMAX_VCLUSTER"] = name
-    try:
-        yield up(name, 3, 2, link="100mbit", trunk="40mbit")
-    finally:
-        force_down(name)
-        if old is None:
-            os.environ.pop("RMAX_VCLUSTER", None)
-        else:
-            os.environ["RMAX_VCLUSTER"] = old
-        assert leftovers(name) == []
+    with temporary_cluster(3, 2, link="100mbit", trunk="40mbit") as state:
+        yield state
 
 
 @needs_root

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -62,13 +63,21 @@ def cluster():
     """4 nodes on 2 switches; links 1 gbit/s, the trunk 100 Mbit/s."""
     if os.geteuid() != 0:
         pytest.skip("virtual clusters need root")
+    with temporary_cluster(4, 2, link="1gbit", trunk="100mbit") as state:
+        yield state
+
+
+@contextlib.contextmanager
+def temporary_cluster(nodes: int, switches: int, **shaping):
+    """A cluster with a unique name, made the current one (other clusters may be up at the same
+    time), torn down afterwards and checked to leave nothing behind."""
     from rmax.vcluster import up
 
     name = unique_name()
     old = os.environ.get("RMAX_VCLUSTER")
-    os.environ["RMAX_VCLUSTER"] = name   # other clusters may be up at the same time
+    os.environ["RMAX_VCLUSTER"] = name
     try:
-        yield up(name, 4, 2, link="1gbit", trunk="100mbit")
+        yield up(name, nodes, switches, **shaping)
     finally:
         force_down(name)
         if old is None:
