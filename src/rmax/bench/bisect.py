@@ -15,8 +15,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import asdict, dataclass
 
-from rmax.bench.netlaunch import (check_memory, check_message_sizes, header_summary, launch, ranks_on_this_host,
-                                  require_ranks, split_records, with_program)
+from rmax.bench.netlaunch import (check_memory, check_message_sizes, groups_argv, header_summary, launch,
+                                  ranks_on_this_host, require_ranks, split_records, with_program)
 from rmax.bench.runner import Parsed
 from rmax.launch import LaunchSpec
 from rmax.native import executable
@@ -46,8 +46,7 @@ def argv(o: BisectOptions, groups: list[list[str]] | None = None) -> list[str]:
     a = [executable("rmax-net"), "bisect", "--json", "-", "--size", str(o.size), "--window", str(o.window),
          "--bisections", str(o.bisections), "--seed", str(o.seed), "--budget", str(o.budget),
          "--max-samples", str(o.max_samples)]
-    if groups:
-        a += ["--groups", ";".join(",".join(g) for g in groups)]
+    a += groups_argv(groups)
     return a
 
 

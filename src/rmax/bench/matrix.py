@@ -18,8 +18,8 @@ import math
 import statistics
 from dataclasses import asdict, dataclass
 
-from rmax.bench.netlaunch import (check_memory, check_message_sizes, header_summary, launch, ranks_on_this_host,
-                                  require_ranks, split_records, with_program)
+from rmax.bench.netlaunch import (check_memory, check_message_sizes, groups_argv, header_summary, launch,
+                                  ranks_on_this_host, require_ranks, split_records, with_program)
 from rmax.bench.runner import Parsed
 from rmax.launch import LaunchSpec
 from rmax.native import executable
@@ -52,8 +52,7 @@ def argv(o: MatrixOptions, groups: list[list[str]] | None = None) -> list[str]:
     a = [executable("rmax-net"), "matrix", "--json", "-", "--lat-size", str(o.lat_size), "--bw-size", str(o.bw_size),
          "--window", str(o.window), "--budget", str(o.budget), "--max-samples", str(o.max_samples),
          "--retests", str(o.retests)]
-    if groups:
-        a += ["--groups", ";".join(",".join(g) for g in groups)]
+    a += groups_argv(groups)
     return a + ([] if o.retest else ["--no-retest"])
 
 

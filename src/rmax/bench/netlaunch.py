@@ -19,6 +19,11 @@ from rmax.store.runs import RunRecord
 LOCAL_NAMES = {"localhost", "127.0.0.1", "::1"}
 
 
+def groups_argv(groups: list[list[str]] | None) -> list[str]:
+    """rmax-net's --groups option for switch groups of hosts ('a,b;c,d'), or nothing."""
+    return ["--groups", ";".join(",".join(g) for g in groups)] if groups else []
+
+
 def is_local(name: str) -> bool:
     return name in LOCAL_NAMES or name in (socket.gethostname(), socket.getfqdn())
 

@@ -87,6 +87,14 @@ def Seconds(lo: float = 0.0, hi: float = 30 * 86400, lo_open: bool = True) -> Nu
     return Number(lo, hi, lo_open=lo_open, metavar="SECONDS")
 
 
+def _items(value, param, most: int, noun: str) -> list[str]:
+    """A comma-separated list's items, at most `most` of them."""
+    parts = str(value).split(",")
+    if len(parts) > most:
+        raise RmaxError(f"{_name(param)}: {len(parts)} {noun}, more than the {most} accepted")
+    return parts
+
+
 class NumberList(click.ParamType):
     """'a,b,c': each a finite number in range."""
 
@@ -99,10 +107,7 @@ class NumberList(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, (list, tuple)):
             return list(value)
-        parts = str(value).split(",")
-        if len(parts) > self.most:
-            raise RmaxError(f"{_name(param)}: {len(parts)} values, more than the {self.most} accepted")
-        return [self.item.convert(p, param, ctx) for p in parts]
+        return [self.item.convert(p, param, ctx) for p in _items(value, param, self.most, "values")]
 
 
 class Size(click.ParamType):
@@ -131,10 +136,7 @@ class SizeList(Size):
     def convert(self, value, param, ctx):
         if isinstance(value, (list, tuple)):
             return tuple(value)
-        parts = str(value).split(",")
-        if len(parts) > self.most:
-            raise RmaxError(f"{_name(param)}: {len(parts)} sizes, more than the {self.most} accepted")
-        return tuple(super(SizeList, self).convert(p, param, ctx) for p in parts)
+        return tuple(super(SizeList, self).convert(p, param, ctx) for p in _items(value, param, self.most, "sizes"))
 
 
 class Duration(click.ParamType):
