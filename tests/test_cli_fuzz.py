@@ -3,7 +3,7 @@ at most one hint), with a non-zero exit, no traceback, and no run stored.
 
 The cases are generated from the commands themselves: every command and sub-command
 of `rmax.cli.app.COMMANDS` is walked, and every option or argument whose type is a
-number, size, duration, list, hosts or path (rmax.cli.types, or click's Path) gets the
+number, size, duration, list, hosts or path (rmax.params, or click's Path) gets the
 table of bad values of its type. A new option is covered by adding it."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 import pytest
 
-from rmax.cli import types as T
+from rmax import params as T
 from rmax.cli.app import COMMANDS, cli, main
 
 NUMERIC_CLICK_TYPES = (click.types.IntParamType, click.types.FloatParamType)
@@ -105,7 +105,7 @@ def test_every_numeric_option_uses_the_checked_types():
     """click's INT and FLOAT (and FloatRange, which lets nan through) must not come back."""
     loose = [(" ".join(path), p.name) for path, cmd in commands() for p in cmd.params
              if isinstance(p.type, NUMERIC_CLICK_TYPES)]
-    assert loose == [], f"use rmax.cli.types (Number, Count, Seconds, ...) for {loose}"
+    assert loose == [], f"use rmax.params (Number, Count, Seconds, ...) for {loose}"
 
 
 @pytest.fixture

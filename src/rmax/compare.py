@@ -1,9 +1,10 @@
 """Before and after: two runs (or two surveys) metric by metric, with whether
-each change is significant given the raw samples (Welch's t-test).
+each change is significant (Welch's t-test).
 
-Runs are paired by kind and host (and, for HPL tests, by their parameters);
-a metric is any summary entry with a median, its samples found under the
-same key in the run's samples."""
+Runs are paired by kind and host (and, for HPL tests, by their parameters).
+A benchmark family's metrics are its figures (Family.metrics), paired by key;
+significance is decided on independent repeats (a figure's own repeats, or
+several runs on each side), never on blocks timed inside one run."""
 
 from __future__ import annotations
 
@@ -88,6 +89,8 @@ def compare(store: Store, a_id: str, b_id: str) -> tuple[RunRecord, RunRecord, l
             changes.append(Change(kind, host, label, "GFLOPS", _mid(ga), _mid(gb), len(ga), len(gb),
                                   None if math.isnan(p) else p, None if math.isnan(p) else sig))
             continue
+        if _family_changes(kind, host, ra, rb, changes):
+            continue
         ma = {m: (v, u) for m, v, u in _medians(ra[-1].summary)}
         mb = {m: (v, u) for m, v, u in _medians(rb[-1].summary)}
         for metric in ma.keys() & mb.keys():
@@ -97,6 +100,32 @@ def compare(store: Store, a_id: str, b_id: str) -> tuple[RunRecord, RunRecord, l
                                   None if math.isnan(p) else p, None if math.isnan(p) else sig))
     changes.sort(key=lambda c: (c.kind, c.host, c.metric))
     return a, b, changes
+
+
+def _family_changes(kind: str, host: str, ra: list[RunRecord], rb: list[RunRecord], out: list[Change]) -> bool:
+    """The changes of a family's runs (False when the runs are no family's)."""
+    from rmax.bench.family import family_of, loaded
+
+    if family_of(ra[-1]) is None:
+        return False
+    sides = []
+    for runs in (ra, rb):
+        figs: dict[str, list] = {}
+        for r in runs:
+            got = loaded(r)
+            for f in (got[0].metrics(got[1]) if got else []):
+                figs.setdefault(f.key, []).append(f)
+        sides.append(figs)
+    for key in sides[0].keys() & sides[1].keys():
+        fa, fb = sides[0][key], sides[1][key]
+        # Samples: the runs themselves when a side has several, else the one run's own repeats.
+        sa = [f.value for f in fa] if len(fa) > 1 else list(fa[0].repeats)
+        sb = [f.value for f in fb] if len(fb) > 1 else list(fb[0].repeats)
+        sig, p = differ_significantly(sa, sb)
+        known = not math.isnan(p)
+        out.append(Change(kind, host, fa[-1].metric, fa[-1].unit, _mid([f.value for f in fa]),
+                          _mid([f.value for f in fb]), len(sa), len(sb), p if known else None, sig if known else None))
+    return True
 
 
 def _mid(xs: list[float]) -> float:

@@ -41,3 +41,14 @@ def human_size(n: int) -> str:
         if n >= k and n % k == 0:
             return f"{n // k} {unit}"
     return f"{n} B"
+
+
+def human_bytes(nbytes: float | None) -> str:
+    """A byte count to read, three significant digits ('11.3 MiB', '256 KiB'); '—' when unknown."""
+    if nbytes is None:
+        return "—"
+    for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= div:
+            v = nbytes / div
+            return f"{v:.0f} {unit}" if v >= 100 or v == int(v) else f"{v:.3g} {unit}"
+    return f"{nbytes:.0f} B"

@@ -39,21 +39,22 @@ def test_cli_stores_the_run(db):
     proc = run_cli("bench", "stream", "--size", "2MiB", "--budget", "0", "--json", check=True)
     rec = json.loads(proc.stdout)
     assert rec["status"] == "ok" and rec["kind"] == "stream"
-    res = rec["summary"]["results"]
-    assert "triad/1" in res and res["triad/1"]["best"] >= res["triad/1"]["median"] > 100
+    assert rec["summary"]["schema"] == "rmax.stream/2"
+    triad = next(r for r in rec["summary"]["results"] if r["kernel"] == "triad" and r["threads"] == 1)
+    assert triad["best"] >= triad["median"] > 100
     assert rec["summary"]["statistic"].startswith("best")
 
 
 def test_cli_marks_an_invalid_run(db):
     # the kernel's own check failing is an 'invalid' run (stored) and exit status 1
-    from rmax.bench import stream
+    from rmax.bench.family import get
     from rmax.native import executable
 
     argv = [executable("rmax-node"), "stream", "--json", "-", "--size", "1M", "--budget", "0", "--mode", "one",
             "--corrupt"]
     from rmax.bench.node_kernel import run_node
 
-    rec = run_node("stream", argv, {}, stream.parse)
+    rec = run_node("stream", argv, {}, get("stream").parse)
     assert rec.status == "invalid" and "validation failed" in rec.error
 
 

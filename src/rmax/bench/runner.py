@@ -26,7 +26,7 @@ RECORDED_VARIABLES = (*THREAD_VARIABLES, "LD_LIBRARY_PATH", "OMPI_MCA_btl", "OMP
 class Parsed:
     """What a family's parser makes of the kernel's JSON records."""
 
-    summary: dict
+    summary: object             # the family's Summary (stored as its to_dict())
     samples: dict
     status: str = "ok"          # or "invalid" when the kernel's own validation failed
     error: str | None = None
@@ -101,7 +101,8 @@ def run_kernel(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[
                 run.finish("failed", str(err))
                 raise err
             parsed = parse(records)
-            run.update(summary=parsed.summary, samples=parsed.samples)
+            summary = parsed.summary.to_dict() if hasattr(parsed.summary, "to_dict") else parsed.summary
+            run.update(summary=summary, samples=parsed.samples)
             if parsed.status != "ok":
                 run.finish(parsed.status, parsed.error)
         return store.get(run.id)

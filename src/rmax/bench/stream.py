@@ -1,61 +1,143 @@
-"""stream: STREAM Copy, Scale, Add, Triad under STREAM's rules (native/node/stream.c)."""
+"""stream: STREAM Copy, Scale, Add, Triad under STREAM's rules (native/node/stream.c):
+at least ten repetitions, the first excluded, the best rate reported, every array validated."""
 
 from __future__ import annotations
 
-from rmax.bench.node_kernel import check_fits, invalid, run_node
+from dataclasses import dataclass
+
+import click
+
+from rmax.bench.family import Family, Summary, SurveyPlan, option, register
+from rmax.bench.node_kernel import check_fits, invalid
 from rmax.bench.runner import Parsed
+from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.native import executable
-from rmax.store.runs import RunRecord
+from rmax.params import Count, Seconds, Size
+from rmax.sizes import human_bytes
 
-SCHEMA = "rmax.stream/1"
-# Quick: 128 MiB arrays (below STREAM's 4x-cache rule on a node reporting a huge L3, and said so in
-# the result); default: the rule's size, capped by memory. Budget: seconds past the first 10 repetitions.
-PLAN = {"default": (None, 1.0), "quick": (128 * 2**20, 0.3)}
+BEST = "best of repetitions, first excluded (STREAM's rule)"
 
 
-def argv(size: int | None, budget: float, mode: str = "both", threads: int | None = None,
-         ntimes: int = 10) -> list[str]:
-    a = [executable("rmax-node"), "stream", "--json", "-", "--mode", mode, "--budget", str(budget),
-         "--ntimes", str(ntimes)]
-    if size:
-        a += ["--size", str(size)]
-    if threads:
-        a += ["--threads", str(threads)]
-    return a
+@dataclass
+class StreamOptions:
+    size: int | None = option(None, "Bytes per array, e.g. 1GiB.", type=Size(), quick=128 * 2**20,
+                              show="4x the total cache, capped by memory")
+    mode: str = option("both", "One thread, all cores, or both.", type=click.Choice(["one", "all", "both"]))
+    threads: int | None = option(None, "Threads of the all-core run.", type=Count(1, 4096), show="all cores")
+    ntimes: int = option(10, "Repetitions at least (the first is excluded).", type=Count(10, 100000))
+    budget: float = option(1.0, "Seconds of repetitions past --ntimes while the 2% target is unmet.",
+                           type=Seconds(0, 3600, lo_open=False), quick=0.3)
 
 
-def key(r: dict) -> str:
-    return f"{r['kernel']}/{r['threads']}"
+@dataclass
+class StreamResult:
+    kernel: str
+    threads: int
+    best: float                 # MB/s (10^6 bytes per second), all threads from their common start
+    median: float
+    min: float
+    max: float
+    mean: float
+    n: int                      # timed repetitions (the first excluded)
+    repetitions: int
+    validated: bool
+    thread_best: list[float] | None = None      # each thread's own best (hpcc StarSTREAM's per-process view)
+    thread_best_mean: float | None = None
 
 
-def parse(records: list[dict]) -> Parsed:
-    recs = [r for r in records if r.get("schema") == SCHEMA]
-    summary: dict = {"unit": "MB/s", "statistic": "best (STREAM's rule), first repetition excluded", "results": {}}
-    for r in recs:
-        summary["results"][key(r)] = {**r["summary"], "best": r["best_mbs"], "kernel": r["kernel"],
-                                      "threads": r["threads"], "repetitions": r["repetitions"],
-                                      # each thread timed by itself, best per thread (hpcc StarSTREAM's way)
-                                      "thread_best": r.get("thread_best_mbs"),
-                                      "thread_best_mean": r.get("thread_best_mean_mbs")}
-    if recs:
-        r0 = recs[0]
-        summary.update({"array_bytes": r0["array_bytes"], "array_elements": r0["array_elements"],
-                        "total_cache_bytes": r0["total_cache_bytes"], "rule_met": r0["rule_met"]})
-    samples = {key(r): r["samples"] for r in recs}
-    err = invalid(recs, key)
-    return Parsed(summary, samples, "invalid" if err else "ok", err)
+@dataclass
+class StreamSummary(Summary):
+    SCHEMA = "rmax.stream/2"
+    results: list[StreamResult]
+    array_bytes: int | None = None
+    total_cache_bytes: int | None = None
+    rule_met: bool | None = None                # arrays of at least 4x the cache the system reports
+    unit: str = "MB/s"
+    statistic: str = BEST
+
+    def result(self, kernel: str, threads: int | None = None) -> tuple[int, StreamResult] | None:
+        """(index, result) of `kernel` at `threads` (default: the most threads measured)."""
+        found = [(i, r) for i, r in enumerate(self.results) if r.kernel == kernel]
+        if threads is not None:
+            found = [(i, r) for i, r in found if r.threads == threads]
+        return max(found, key=lambda ir: ir[1].threads, default=None)
 
 
-def run(quick: bool = False, *, size: int | None = None, budget: float | None = None, mode: str = "both",
-        threads: int | None = None, ntimes: int = 10, store=None, parent: str | None = None,
-        label: str | None = None,
-        spec=None, launcher: str | None = None, timeout: float = 600.0, on_stdout=None) -> RunRecord:
-    p_size, p_budget = PLAN["quick" if quick else "default"]
-    size = size or p_size
-    budget = p_budget if budget is None else budget
-    if size:
-        check_fits("--size: three arrays", size, 3)
-    params = {"size": size, "budget": budget, "mode": mode, "threads": threads, "ntimes": ntimes, "quick": quick}
-    return run_node("stream", argv(size, budget, mode, threads, ntimes), params, parse, store=store, parent=parent,
-                    label=label, spec=spec, launcher=launcher,
-                    timeout=timeout, on_stdout=on_stdout)
+@register
+class Stream(Family):
+    """STREAM Copy, Scale, Add, Triad: the best rate of at least ten repetitions, the first
+    excluded, every array validated; one thread and all cores."""
+
+    name = "stream"
+    title = "STREAM Copy, Scale, Add, Triad bandwidth"
+    Options = StreamOptions
+    Summary = StreamSummary
+    survey = SurveyPlan("STREAM memory bandwidth", 0.05, 27)
+    example = "rmax bench stream --size 128MiB"
+
+    def check(self, o, ctx):
+        if o.size:
+            check_fits("--size: three arrays", o.size, 3)
+
+    def argv(self, o):
+        a = [executable("rmax-node"), "stream", "--json", "-", "--mode", o.mode, "--budget", str(o.budget),
+             "--ntimes", str(o.ntimes)]
+        if o.size:
+            a += ["--size", str(o.size)]
+        if o.threads:
+            a += ["--threads", str(o.threads)]
+        return a
+
+    def parse(self, records):
+        recs = [r for r in records if r.get("schema") == "rmax.stream/1"]
+        results = [StreamResult(r["kernel"], r["threads"], r["best_mbs"], r["summary"]["median"],
+                                r["summary"]["min"], r["summary"]["max"], r["summary"]["mean"], r["summary"]["n"],
+                                r["repetitions"], bool(r.get("validated")), r.get("thread_best_mbs"),
+                                r.get("thread_best_mean_mbs")) for r in recs]
+        r0 = recs[0] if recs else {}
+        summary = StreamSummary(results, r0.get("array_bytes"), r0.get("total_cache_bytes"), r0.get("rule_met"))
+        samples = {f"{r['kernel']}/{r['threads']}": r["samples"] for r in recs}
+        err = invalid(recs, lambda r: f"{r['kernel']} with {r['threads']} thread(s)")
+        return Parsed(summary, samples, "invalid" if err else "ok", err)
+
+    def metrics(self, s: StreamSummary) -> list[Figure]:
+        out = []
+        for i, r in enumerate(s.results):
+            f = figure(s, ("results", i, "best"), f"{r.kernel}.{r.threads}",
+                       f"STREAM {r.kernel.capitalize()} ({r.threads} thread{'s' if r.threads != 1 else ''})",
+                       "GB/s", BEST, scale=1e-3)
+            out.append(f)
+        return [f for f in out if f]
+
+    def headline(self, s: StreamSummary) -> list[Figure]:
+        found = s.result("triad")
+        if not found:
+            return []
+        i, r = found
+        f = figure(s, ("results", i, "best"), f"triad.{r.threads}",
+                   f"STREAM Triad ({r.threads} thread{'s' if r.threads != 1 else ''})", "GB/s", BEST, scale=1e-3,
+                   role="triad")
+        return [f] if f else []
+
+    def view(self, s: StreamSummary) -> View:
+        t = Table(["Kernel", "Threads", "Best GB/s", "Median GB/s", "Min GB/s", "Per-thread best GB/s", "n"],
+                  [[r.kernel.capitalize(), str(r.threads), f"{r.best / 1e3:.2f}", f"{r.median / 1e3:.2f}",
+                    f"{r.min / 1e3:.2f}", f"{r.thread_best_mean / 1e3:.2f}" if r.thread_best_mean else "—",
+                    str(r.n)] for r in s.results],
+                  f"arrays of {human_bytes(s.array_bytes)}; GB = 10^9 bytes", left=1)
+        notes = ["Best, median, min: all threads together, timed from their common start to the last finish; "
+                 "per-thread best: each thread's own best rate, their mean (hpcc StarSTREAM's per-process view)."]
+        if s.rule_met is False:
+            notes.append(f"Arrays are smaller than STREAM's rule (4x the {human_bytes(s.total_cache_bytes)} of "
+                         "cache the system reports): caches may hold part of them.")
+        data = [{"kernel": r.kernel, "threads": r.threads, "best_MBps": r.best, "median_MBps": r.median, "n": r.n}
+                for r in s.results]
+        return View([t], notes, {"stream": data})
+
+    def plots(self, runs):
+        labels, values = [], []
+        for label, s in runs:
+            for r in s.results:
+                labels.append(f"{label} {r.kernel} x{r.threads}")
+                values.append(r.best / 1e3)
+        return [Plot("bar", "STREAM", ylabel="GB/s (best)", labels=labels, values=values)] if labels else []

@@ -13,7 +13,7 @@ import sys
 import click
 
 from rmax import __version__
-from rmax.cli.types import OutputFile
+from rmax.params import OutputFile
 from rmax.errors import RmaxError
 
 # name -> module that defines a click command of that name; imported lazily so

@@ -1,7 +1,5 @@
-"""`rmax bench NAME`: one benchmark family, printed and stored.
-
-Each family's commands live in their own module; this table maps a command
-name to its module and summary, so `rmax bench --help` stays fast."""
+"""`rmax bench NAME`: one benchmark family, printed and stored. A registered
+family's command is generated from it (rmax.cli.family_command)."""
 
 from __future__ import annotations
 
@@ -14,7 +12,6 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "cpurate": ("rmax.cli.bench_node", "floating-point rate vs vector length; cache boundaries"),
     "dgemm": ("rmax.cli.bench_node", "BLAS DGEMM rate vs size and vs inner dimension k"),
     "blas": ("rmax.cli.bench_node", "every installed BLAS side by side"),
-    "stream": ("rmax.cli.bench_node", "STREAM Copy, Scale, Add, Triad bandwidth"),
     "memlat": ("rmax.cli.bench_node", "memory load latency vs working-set size"),
     "memcopy": ("rmax.cli.bench_node", "memcpy bandwidth vs buffer size"),
     "oslat": ("rmax.cli.bench_node", "operating-system latencies, lmbench style"),
@@ -28,17 +25,28 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
 
 class BenchGroup(click.Group):
     def list_commands(self, ctx):
-        return sorted(BENCHMARKS)
+        from rmax.bench.family import families
+
+        return sorted({*BENCHMARKS, *families()})
 
     def get_command(self, ctx, name):
+        from rmax.bench.family import families
+
+        if name in families():
+            from rmax.cli.family_command import command
+
+            return command(families()[name])
         if name not in BENCHMARKS:
             return None
         module = importlib.import_module(BENCHMARKS[name][0])
         return getattr(module, name.replace("-", "_") + "_cmd")
 
     def format_commands(self, ctx, formatter):
+        from rmax.bench.family import families
+
+        titles = {**{n: b[1] for n, b in BENCHMARKS.items()}, **{n: f.title for n, f in families().items()}}
         with formatter.section("Benchmarks"):
-            formatter.write_dl([(n, BENCHMARKS[n][1]) for n in self.list_commands(ctx)])
+            formatter.write_dl([(n, titles[n]) for n in self.list_commands(ctx)])
 
 
 @click.group("bench", cls=BenchGroup)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 
 from rmax.bench.netlaunch import MAX_MESSAGE
-from rmax.cli.launch_options import launch_options, spec_from_options
+from rmax.cli.launch_options import launch_options
+from rmax.launch.request import spec_from_options
 from rmax.cli.output import console, fmt, json_option, run_and_show
-from rmax.cli.types import TOPOLOGY, Count, NumberList, Seconds, Size, SizeList
+from rmax.params import TOPOLOGY, Count, NumberList, Seconds, Size, SizeList
 from rmax.launch.base import MAX_RANKS
 from rmax.sizes import human_size
 

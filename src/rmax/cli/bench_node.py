@@ -6,7 +6,7 @@ import click
 
 from rmax.bench import peakflops
 from rmax.cli.output import console, fmt, json_option, run_and_show
-from rmax.cli.types import TIMEOUT, Count, Number, NumberList, Seconds, Size
+from rmax.params import TIMEOUT, Count, Number, NumberList, Seconds, Size
 from rmax.errors import RmaxError
 
 
@@ -188,48 +188,6 @@ def dgemm_cmd(quick, blas_name, sweep, sizes, ks, mn, threads, budget, timeout, 
                          on_stdout=tick)
 
     run_and_show("dgemm", start, show, as_json)
-
-
-# ---- stream ----------------------------------------------------------------------------------------
-
-@click.command("stream")
-@_quick_option
-@click.option("--size", type=Size(), default=None,
-              help="Bytes per array, e.g. 1GiB (default: 4x the total cache, capped by memory; quick 128 MiB).")
-@click.option("--mode", type=click.Choice(["one", "all", "both"]), default="both", show_default=True,
-              help="One thread, all cores, or both.")
-@click.option("--threads", type=Count(1, 4096), default=None, help="Threads of the all-core run.")
-@click.option("--ntimes", type=Count(10, 100000), default=10, show_default=True,
-              help="Repetitions at least (the first is excluded).")
-@click.option("--budget", type=Seconds(0, 3600, lo_open=False), default=None,
-              help="Seconds of repetitions past --ntimes while the 2% target is unmet (default 1, quick 0.3).")
-@_timeout_option
-@json_option
-def stream_cmd(quick, size, mode, threads, ntimes, budget, timeout, as_json):
-    """STREAM Copy, Scale, Add, Triad: best MB/s of >= 10 repetitions, first excluded, validated.
-
-    Example: rmax bench stream --size 128MiB"""
-    from rmax.bench import stream
-
-    def show(record):
-        s = record.summary
-        t = _table(f"stream (run {record.id[:8]}), arrays of {_human(s.get('array_bytes'))}",
-                   ["Kernel", "Threads", "Best MB/s", "Median MB/s", "Min MB/s", "Per-thread best MB/s", "n"])
-        for r in s["results"].values():
-            t.add_row(r["kernel"], str(r["threads"]), fmt(r["best"], ".0f"), fmt(r["median"], ".0f"), fmt(r["min"], ".0f"),
-                      fmt(r.get("thread_best_mean"), ".0f"), str(r["n"]))
-        console.print(t)
-        console.print("Best, median, min: all threads together, timed from their common start to the last finish; "
-                      "per-thread best: each thread's own best rate, their mean (hpcc StarSTREAM's per-process view).")
-        if not s.get("rule_met"):
-            console.print(f"Note: arrays are smaller than STREAM's rule (4x the {_human(s.get('total_cache_bytes'))} of "
-                          "cache the system reports).")
-
-    def start(tick):
-        return stream.run(quick, size=size, budget=budget, mode=mode, threads=threads,
-                          ntimes=ntimes, timeout=timeout or 600.0, on_stdout=tick)
-
-    run_and_show("stream", start, show, as_json)
 
 
 # ---- memlat ----------------------------------------------------------------------------------------

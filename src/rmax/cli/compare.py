@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from rmax.cli.output import console, json_option, print_json
-from rmax.cli.types import OutputDir
+from rmax.params import OutputDir
 
 
 @click.command("compare")

@@ -7,7 +7,7 @@ import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.cli.overhead_options import given_overhead, overhead_options
-from rmax.cli.types import Count, InputFile, Number
+from rmax.params import Count, InputFile, Number
 from rmax.errors import RmaxError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
-from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT, Count
+from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Count
 from rmax.errors import RmaxError, RunFailed
 from rmax.launch import REGISTRY
 from rmax.nic.mtu_results import REPEATS, Collector

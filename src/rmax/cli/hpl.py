@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
-from rmax.cli.launch_options import launch_options, spec_from_options
+from rmax.cli.launch_options import launch_options
+from rmax.launch.request import spec_from_options
 from rmax.cli.output import console, fmt, json_option, print_json
-from rmax.cli.types import TOPOLOGY
+from rmax.params import TOPOLOGY
 from rmax.errors import RmaxError
 
 

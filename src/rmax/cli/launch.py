@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from rmax.bench.runner import Parsed, run_kernel
-from rmax.cli.launch_options import launch_options, spec_from_options
+from rmax.cli.launch_options import launch_options
+from rmax.launch.request import spec_from_options
 from rmax.cli.output import console, json_option, print_json
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, get_launcher

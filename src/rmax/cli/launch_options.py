@@ -1,4 +1,4 @@
-"""The launch options every MPI command shares, and the LaunchSpec they make."""
+"""The launch options every MPI command shares (rmax.launch.request makes the LaunchSpec of them)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,8 @@ import os
 
 import click
 
-from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT, Count, Interface
-from rmax.errors import RmaxError
-from rmax.launch import REGISTRY, LaunchSpec, local_slots, parse_hosts, read_hostfile
-from rmax.launch.allocation import allocation_hosts
+from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Count, Interface
+from rmax.launch import REGISTRY
 from rmax.launch.base import MAX_RANKS
 
 VCLUSTER_VARIABLE = "RMAX_VCLUSTER"
@@ -58,16 +56,3 @@ def launch_options(default_np: str = "cores"):
         return f
 
     return decorate
-
-
-def spec_from_options(program: list[str], np: int | None, hosts: str | None, hostfile: str | None,
-                      bind: str, blas_threads: int, oversubscribe: bool, default_np: int | None = None,
-                      net_if: str | None = None, **_ignored) -> LaunchSpec:
-    if hosts and hostfile:
-        raise RmaxError("give --hosts or --hostfile, not both")
-    # Inside a Slurm allocation the default hosts are its nodes.
-    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else allocation_hosts()
-    if np is None:
-        np = default_np or (sum(h.slots for h in host_list) if host_list else local_slots())
-    return LaunchSpec(program=program, np=np, hosts=host_list, hostfile=hostfile, bind=bind,
-                      blas_threads=blas_threads, oversubscribe=oversubscribe, net_if=net_if)

@@ -9,7 +9,7 @@ import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.cli.overhead_options import given_overhead, overhead_options
-from rmax.cli.types import Count, Number, NumberList, OutputFile
+from rmax.params import Count, Number, NumberList, OutputFile
 from rmax.errors import RmaxError
 
 

@@ -9,7 +9,7 @@ import sys
 import click
 
 from rmax.cli.output import console, json_option, print_json
-from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT
+from rmax.params import HOSTFILE, HOSTS, TIMEOUT
 from rmax.errors import RmaxError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rmax.cli.types import Number
+from rmax.params import Number
 from rmax.errors import RmaxError
 
 

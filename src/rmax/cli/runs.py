@@ -10,7 +10,7 @@ import sys
 import click
 
 from rmax.cli.output import console, json_option, print_json
-from rmax.cli.types import Count, OutputFile
+from rmax.params import Count, OutputFile
 from rmax.errors import RmaxError
 from rmax.store import STATUSES, open_store
 

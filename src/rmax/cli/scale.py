@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import click
 
-from rmax.cli.launch_options import launch_options, spec_from_options
+from rmax.cli.launch_options import launch_options
+from rmax.launch.request import spec_from_options
 from rmax.cli.output import console, err_console, fmt, json_option, print_json
-from rmax.cli.types import Count, NumberList, OutputFile
+from rmax.params import Count, NumberList, OutputFile
 from rmax.errors import RmaxError
 from rmax.launch.base import MAX_RANKS
 

@@ -12,7 +12,7 @@ import click
 
 from rmax.cli import slurm_values as values
 from rmax.cli.output import console
-from rmax.cli.types import Count, OutputFile
+from rmax.params import Count, OutputFile
 from rmax.errors import RmaxError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from rmax.cli.output import console, err_console, json_option, print_json
-from rmax.cli.types import HOSTFILE, HOSTS, TIMEOUT, Duration, OutputDir, Seconds
+from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Duration, OutputDir, Seconds
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
 from rmax.cli.launch_options import vcluster_option
@@ -34,11 +34,11 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, t
 
     Example: rmax survey --quick"""
     from rmax.store import open_store
-    from rmax.survey.steps import STEPS, by_name
+    from rmax.survey.steps import all_steps, by_name
     from rmax.survey.workflow import run_survey
 
     if list_steps:
-        for s in STEPS:
+        for s in all_steps():
             console.print(f"{s.name:<10} {s.title}")
         return
     if hosts and hostfile:

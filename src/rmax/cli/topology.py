@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from rmax.cli.output import console, json_option, print_json
-from rmax.cli.types import HOSTFILE, HOSTS, TOPOLOGY, Number, OutputFile, to_number
+from rmax.params import HOSTFILE, HOSTS, TOPOLOGY, Number, OutputFile, to_number
 from rmax.errors import RmaxError
 from rmax.launch.base import MAX_RANKS
 

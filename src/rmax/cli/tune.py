@@ -6,7 +6,7 @@ import click
 
 from rmax.cli.launch_options import launch_options
 from rmax.cli.output import console, err_console, json_option, print_json
-from rmax.cli.types import Count, Duration, Number, OutputFile
+from rmax.params import Count, Duration, Number, OutputFile
 from rmax.errors import RmaxError
 
 

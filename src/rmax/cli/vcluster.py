@@ -7,7 +7,7 @@ import os
 import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
-from rmax.cli.types import Count
+from rmax.params import Count
 
 name_option = click.option("--name", default=None, metavar="NAME",
                            help="Cluster name (default: rmax for up; the only cluster for the others).")

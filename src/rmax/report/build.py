@@ -40,7 +40,14 @@ def collect_sections(parent: RunRecord, runs: list[RunRecord], trials: dict[str,
         tune_run.samples = {**tune_run.samples, "trial_runs": [t.as_dict() for t in (trials or {}).get(tune_run.id, [])]}
     out: list[Section] = []
     done = set()
+    from rmax.bench.family import families
+    from rmax.report.sections.family import family_section
+
+    fams = families()
     for kind, recs in by_kind.items():
+        if kind in fams:
+            out.extend(family_section(fams[kind], recs))
+            continue
         fn = BUILDERS.get(kind)
         if fn in done:
             continue

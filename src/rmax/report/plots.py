@@ -70,3 +70,14 @@ def heatmap(matrix: list[list[float]], labels: list[str], cbar_label: str, title
     if title:
         ax.set_title(title)
     return to_svg(fig)
+
+
+def render(plot) -> str:
+    """A family's Plot specification (rmax.bench.view.Plot) as SVG."""
+    if plot.kind == "line":
+        return line_plot(plot.series, plot.xlabel, plot.ylabel, plot.logx, plot.logy, plot.vlines, plot.title)
+    if plot.kind == "bar":
+        return bar_plot(plot.labels, plot.values, plot.ylabel, plot.title)
+    if plot.kind == "heatmap":
+        return heatmap(plot.values, plot.labels, plot.ylabel, plot.title)
+    raise ValueError(f"unknown plot kind {plot.kind}")

@@ -5,19 +5,15 @@ from __future__ import annotations
 
 from rmax.report.section import Section, Table
 from rmax.store.runs import RunRecord
-from rmax.survey.headline import headline, percent_of_peak
-
-
-def _find(rows: list[dict], prefix: str) -> dict | None:
-    return next((r for r in rows if r["metric"].startswith(prefix)), None)
+from rmax.survey.headline import by_role, headline, percent_of_peak
 
 
 def what_limits(rows: list[dict], runs: list[RunRecord]) -> list[str]:
     """Sentences, each with its numbers, on whether compute, memory or network bounds HPL here."""
     out = []
-    hpl = _find(rows, "HPL Rmax")
-    dgemm = _find(rows, "DGEMM bound")
-    peak = _find(rows, "Peak used for % of peak")
+    hpl = by_role(rows, "hpl_rmax")
+    dgemm = by_role(rows, "dgemm_bound")
+    peak = by_role(rows, "peak_basis")
     if hpl and dgemm and dgemm["value"]:
         frac = hpl["value"] / dgemm["value"]
         verdict = ("compute bounds HPL here: it runs close to the DGEMM rate of all cores"
@@ -30,15 +26,15 @@ def what_limits(rows: list[dict], runs: list[RunRecord]) -> list[str]:
         out.append(f"HPL reaches {hpl['value']:.1f} GFLOPS, {100 * hpl['value'] / peak['value']:.0f}% of the "
                    f"peak used for % of peak ({peak['value']:.1f} GFLOPS); no DGEMM run to separate compute "
                    "from overheads.")
-    triad = _find(rows, "STREAM Triad")
+    triad = by_role(rows, "triad")
     if triad and peak and triad["value"]:
         # Bytes per flop the memory can feed: DGEMM reuses each byte many times, STREAM-like codes do not.
         bpf = triad["value"] * 1e9 / (peak["value"] * 1e9)
         out.append(f"Memory: STREAM Triad {triad['value']:.1f} GB/s against a {peak['value']:.0f} GFLOPS peak is "
                    f"{bpf:.3f} bytes per flop; codes needing more than that (sparse, stencil) are memory-bound here, "
                    "HPL is not.")
-    lat = _find(rows, "MPI latency")
-    bw = _find(rows, "MPI bandwidth")
+    lat = by_role(rows, "mpi_latency")
+    bw = by_role(rows, "mpi_bandwidth")
     if lat and bw:
         out.append(f"Network: {lat['value']:.2f} us latency and {bw['value']:.0f} MB/s at 1 MiB between nodes; "
                    "see the HPL model (rmax model hpl) for the share of HPL time this costs at larger scale.")

@@ -1,7 +1,10 @@
 """The few numbers that characterise a cluster, drawn from a survey's runs.
 
-One extractor per run kind, registered by kind; each returns rows of
-(metric, value, unit, statistic) so every number says what it is."""
+A benchmark family's figures come from the family itself (Family.headline:
+each names the summary field it is read from); the inventory's Rpeak and the
+runs not yet in a family have an extractor here. Every row says its metric,
+value, unit and statistic, the run it came from, and its role (view.ROLES),
+which is how the derived rows find their inputs."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import Callable
 
 from rmax.store.runs import RunRecord
 
-Row = tuple[str, float, str, str]
+Row = tuple  # (metric, value, unit, statistic[, role])
 EXTRACTORS: dict[str, Callable[[RunRecord], list[Row]]] = {}
 
 
@@ -26,9 +29,9 @@ def _info(r: RunRecord) -> list[Row]:
     rows = []
     nominal = (rp.get("nominal") or {}).get("gflops") if isinstance(rp.get("nominal"), dict) else rp.get("nominal_gflops")
     if nominal:
-        rows.append(("Rpeak (nominal)", nominal, "GFLOPS", "cores x clock x flops/cycle"))
+        rows.append(("Rpeak (nominal)", nominal, "GFLOPS", "cores x clock x flops/cycle", "rpeak_nominal"))
     if rp.get("gflops"):
-        rows.append(("Peak used for % of peak", rp["gflops"], "GFLOPS", f"basis: {rp.get('basis')}"))
+        rows.append(("Peak used for % of peak", rp["gflops"], "GFLOPS", f"basis: {rp.get('basis')}", "peak_basis"))
     return rows
 
 
@@ -36,7 +39,7 @@ def _info(r: RunRecord) -> list[Row]:
 def _peak(r: RunRecord) -> list[Row]:
     best = max(((k, v) for k, v in r.summary.items() if "/double/" in k and isinstance(v, dict)),
                key=lambda kv: kv[1].get("median") or 0, default=None)
-    return [("Measured FMA peak (" + best[0] + ")", best[1]["median"], "GFLOPS", "median of timed blocks")] if best else []
+    return [("Measured FMA peak (" + best[0] + ")", best[1]["median"], "GFLOPS", "median of timed blocks", "peak")] if best else []
 
 
 @extractor("hpl")
@@ -45,7 +48,7 @@ def _hpl(r: RunRecord) -> list[Row]:
     if not b:
         return []
     return [(f"HPL Rmax (N={b['n']}, NB={b['nb']}, {b['p']}x{b['q']}, {r.params.get('engine')})", b["gflops"], "GFLOPS",
-             "best test")]
+             "best test", "hpl_rmax")]
 
 
 @extractor("tune")
@@ -54,7 +57,7 @@ def _tune(r: RunRecord) -> list[Row]:
     if not b:
         return []
     return [(f"HPL Rmax (tuned: N={b['n']}, NB={b['nb']}, {b['grid'][0]}x{b['grid'][1]}, {b['code']})", b["gflops"],
-             "GFLOPS", b.get("statistic", "best trial"))]
+             "GFLOPS", b.get("statistic", "best trial"), "hpl_rmax")]
 
 
 @extractor("net")
@@ -67,20 +70,12 @@ def _net(r: RunRecord) -> list[Row]:
         return (f" of {h[f'{key}_repeats']} repeats, spread {h[f'{key}_spread'] * 100:.0f}%"
                 + ("" if h[f"{key}_stable"] else " (unstable)"))
     if h.get("latency_1B") is not None:
-        rows.append(("MPI latency, 1 B", h["latency_1B"] * 1e6, "us", "median one-way" + over("latency_1B")))
+        rows.append(("MPI latency, 1 B", h["latency_1B"] * 1e6, "us", "median one-way" + over("latency_1B"),
+                     "mpi_latency"))
     if h.get("bandwidth_1MiB") is not None:
-        rows.append(("MPI bandwidth, 1 MiB", h["bandwidth_1MiB"] / 1e6, "MB/s", "median" + over("bandwidth_1MiB")))
+        rows.append(("MPI bandwidth, 1 MiB", h["bandwidth_1MiB"] / 1e6, "MB/s", "median" + over("bandwidth_1MiB"),
+                     "mpi_bandwidth"))
     return rows
-
-
-@extractor("stream")
-def _stream(r: RunRecord) -> list[Row]:
-    res = r.summary.get("results") or {}
-    triads = {int(k.split("/")[1]): v for k, v in res.items() if k.startswith("triad/")}
-    if not triads:
-        return []
-    threads = max(triads)
-    return [(f"STREAM Triad ({threads} threads)", triads[threads]["best"] / 1e3, "GB/s", "best of repetitions (STREAM)")]
 
 
 @extractor("dgemm")
@@ -91,40 +86,68 @@ def _dgemm(r: RunRecord) -> list[Row]:
     best = max(pts, key=lambda p: p["median"])
     threads = r.params.get("threads", 1)
     return [(f"DGEMM per process ({threads} thread{'s' if threads != 1 else ''}, m={best['m']} k={best['k']})",
-             best["median"], "GFLOPS", "median of timed blocks, best size")]
+             best["median"], "GFLOPS", "median of timed blocks, best size", "dgemm_node", threads)]
 
 
 def _dgemm_bound(rows: list[dict], runs: list[RunRecord]) -> dict | None:
     """What HPL could reach if it were all DGEMM: the one-thread DGEMM rate times the cores."""
-    per = [r for r in rows if r["metric"].startswith("DGEMM per process (1 thread")]
+    per = [r for r in rows if r.get("role") == "dgemm_node" and r.get("threads") == 1]
     cores = sum((r.summary.get("cpu") or {}).get("cores") or 0 for r in runs if r.kind == "info" and r.status == "ok")
     if not per or not cores:
         return None
     rate = min(r["value"] for r in per)  # the slowest node sets the pace
-    return {"metric": "DGEMM bound (all cores)", "value": rate * cores, "unit": "GFLOPS",
+    return {"metric": "DGEMM bound (all cores)", "value": rate * cores, "unit": "GFLOPS", "role": "dgemm_bound",
             "statistic": f"{rate:.1f} GFLOPS per core (median, slowest node) x {cores} cores", "run": per[0]["run"],
             "host": None}
+
+
+def _family_rows(r: RunRecord) -> list[dict] | None:
+    """A family run's headline figures as rows, or None when the run is no family's."""
+    from rmax.bench.family import family_of, loaded
+
+    if family_of(r) is None:
+        return None
+    got = loaded(r)
+    if got is None:
+        return []   # stored by an older rmax in another shape: not misread
+    fam, s = got
+    return [{"metric": f.metric, "value": f.value, "unit": f.unit, "statistic": f.statistic, "role": f.role,
+             "family": fam.name, "key": f.key, "path": list(f.path), "scale": f.scale}
+            for f in fam.headline(s)]
 
 
 def headline(runs: list[RunRecord]) -> list[dict]:
     rows = []
     for r in runs:
+        if r.status != "ok":
+            continue
+        where = {"run": r.id, "host": r.hosts[0] if r.hosts else None}
+        fam_rows = _family_rows(r)
+        if fam_rows is not None:
+            rows += [{**row, **where} for row in fam_rows]
+            continue
         fn = EXTRACTORS.get(r.kind)
-        if fn and r.status == "ok":
+        if fn:
             try:
-                for metric, value, unit, stat in fn(r):
+                for metric, value, unit, stat, *rest in fn(r):
                     rows.append({"metric": metric, "value": value, "unit": unit, "statistic": stat,
-                                 "run": r.id, "host": r.hosts[0] if r.hosts else None})
+                                 "role": rest[0] if rest else None,
+                                 **({"threads": rest[1]} if len(rest) > 1 else {}), **where})
             except (KeyError, TypeError, ValueError):
                 continue  # a run whose summary lacks a field simply contributes nothing
     bound = _dgemm_bound(rows, runs)
     return rows + ([bound] if bound else [])
 
 
+def by_role(rows: list[dict], role: str) -> dict | None:
+    """The first headline row playing `role` (view.ROLES), or None."""
+    return next((r for r in rows if r.get("role") == role), None)
+
+
 def percent_of_peak(rows: list[dict]) -> dict | None:
     """HPL Rmax as a fraction of the peak the inventory says to use."""
-    hpl = next((r for r in rows if r["metric"].startswith("HPL Rmax")), None)
-    peak = next((r for r in rows if r["metric"] == "Peak used for % of peak"), None)
+    hpl = by_role(rows, "hpl_rmax")
+    peak = by_role(rows, "peak_basis")
     if hpl and peak and peak["value"]:
         return {"metric": "HPL % of peak", "value": 100 * hpl["value"] / peak["value"], "unit": "%",
                 "statistic": f"{hpl['value']:.1f} / {peak['value']:.1f} GFLOPS ({peak['statistic']})"}

@@ -21,10 +21,24 @@ def _medians(summary: dict, prefix: str = ""):
                 yield from _medians(val, f"{prefix}{key}.")
 
 
+def run_metrics(r: RunRecord) -> list[tuple[str, float, str, bool]]:
+    """(metric, value, unit, lower_is_better) of one run: its family's figures (Family.metrics),
+    or, for a run of no family, every summary entry with a median."""
+    from rmax.bench.family import family_of, loaded
+
+    if family_of(r) is not None:
+        got = loaded(r)
+        if got is None:
+            return []
+        fam, s = got
+        return [(f.key, f.value, f.unit, f.better == "lower") for f in fam.metrics(s)]
+    return [(m, v, u, u in ("s", "us", "ns", "seconds")) for m, v, u in _medians(r.summary)]
+
+
 def node_spread(runs: list[RunRecord]) -> dict:
     """Per benchmark kind and metric: value on each node, median, and the nodes more than 10% worse.
 
-    "Worse" is lower for rates and bandwidths and higher for times and latencies (by unit)."""
+    "Worse" is lower for rates and bandwidths and higher for times and latencies."""
     by_kind: dict[str, list[RunRecord]] = {}
     for r in runs:
         if r.status == "ok" and len(r.hosts) == 1 and r.kind not in ("info", "hpl-test"):
@@ -35,16 +49,16 @@ def node_spread(runs: list[RunRecord]) -> dict:
             continue
         values: dict[str, dict] = {}
         for r in recs:
-            for metric, median, unit in _medians(r.summary):
-                values.setdefault(metric, {"unit": unit, "nodes": {}})["nodes"][r.hosts[0]] = median
+            for metric, value, unit, lower in run_metrics(r):
+                values.setdefault(metric, {"unit": unit, "lower": lower, "nodes": {}})["nodes"][r.hosts[0]] = value
         for metric, v in values.items():
             nodes = v["nodes"]
             if len(nodes) < 2:
                 continue
             mid = statistics.median(nodes.values())
-            lower_is_better = v["unit"] in ("s", "us", "ns", "seconds")
+            lower_is_better = v["lower"]
             slow = [h for h, x in nodes.items()
                     if mid and ((x > mid * (1 + SLOW)) if lower_is_better else (x < mid * (1 - SLOW)))]
             out[f"{kind}:{metric}"] = {"unit": v["unit"], "median": mid, "nodes": nodes, "slow": slow,
-                                       "statistic": "each node's median; median across nodes"}
+                                       "statistic": "each node's figure; median across nodes"}
     return out

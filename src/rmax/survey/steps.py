@@ -1,10 +1,11 @@
-"""The steps of a survey, in order, registered by name. A step stores its
-own runs under the survey; a step that fails is recorded and the survey goes
-on, so one broken benchmark never costs the others' results."""
+"""The steps of a survey, in order: the inventory, every benchmark family with a
+survey plan (rmax.bench.family), HPL and the optional tuning session. A step
+stores its own runs under the survey; a step that fails is recorded and the
+survey goes on, so one broken benchmark never costs the others' results."""
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 import math
 import sys
 from abc import ABC, abstractmethod
@@ -15,7 +16,7 @@ from rmax.launch import Host, LaunchSpec
 from rmax.store.runs import RunRecord
 from rmax.survey.context import SurveyContext
 
-STEPS: list[type["Step"]] = []
+STEPS: list[type["Step"]] = []   # the steps that are not a benchmark family's
 
 
 def register(cls):
@@ -24,10 +25,11 @@ def register(cls):
 
 
 class Step(ABC):
-    name: ClassVar[str]
-    title: ClassVar[str]
-    share: ClassVar[float] = 0.05    # the part of the survey's budget it may use
-    per_node: ClassVar[bool] = False  # runs once on every node, one node after the other
+    name: str
+    title: str
+    share: float = 0.05     # the part of the survey's budget it may use
+    per_node: bool = False  # runs once on every node, one node after the other
+    order: int = 50         # place in the survey (the families' plans share the scale)
 
     def skip_reason(self, ctx: SurveyContext) -> str | None:
         """Why this step does not apply here (None: it runs)."""
@@ -41,7 +43,7 @@ class Step(ABC):
 @register
 class Inventory(Step):
     name, title = "inventory", "node inventory and Rpeak"
-    per_node = True
+    per_node, order = True, 10
 
     def run(self, ctx):
         from rmax.inventory import collect, fingerprint
@@ -74,24 +76,44 @@ def _remote_inventory(ctx: SurveyContext, host: Host) -> dict:
     return json.loads(job.stdout)
 
 
-class NodeBench(Step):
-    """A node microbenchmark on every node (one process per node), from rmax.bench.<module>."""
+class FamilyStep(Step):
+    """A benchmark family's share of the survey, as its SurveyPlan says: one process on every node
+    in turn, or ranks over the first two nodes ("pair") or all nodes ("all")."""
 
+    def __init__(self, family):
+        plan = family.survey
+        self.family, self.plan = family, plan
+        self.name, self.title, self.share, self.order = family.name, plan.title, plan.share, plan.order
+        self.per_node = plan.ranks == "node"
+
+    def skip_reason(self, ctx):
+        if not self.per_node and not ctx.multi_node:
+            return "one node: no network to measure"
+        return None
+
+    def run(self, ctx):
+        from rmax.bench.family import RunContext, run
+
+        o = self.family.options(ctx.quick)
+        base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=ctx.timeout,
+                          quick=ctx.quick)
+        if self.per_node:
+            return [run(self.family, o, dataclasses.replace(base, spec=ctx.node_spec([], host) if ctx.hosts else None))
+                    for host in ctx.nodes]
+        nodes = ctx.nodes[:2] if self.plan.ranks == "pair" else ctx.nodes
+        spec = LaunchSpec(program=[], np=len(nodes), hosts=[Host(h.name, 1) for h in nodes])
+        return [run(self.family, o, dataclasses.replace(base, spec=spec))]
+
+
+# The node and network families not yet registered as families (rmax.bench.<module>.run).
+class NodeBench(Step):
     module: ClassVar[str]
     per_node = True
 
-    def family(self):
-        try:
-            return importlib.import_module(f"rmax.bench.{self.module}")
-        except ModuleNotFoundError:
-            return None
-
-    def skip_reason(self, ctx):
-        mod = self.family()
-        return None if mod and hasattr(mod, "run") else f"rmax.bench.{self.module} is not available"
-
     def run(self, ctx):
-        mod = self.family()
+        import importlib
+
+        mod = importlib.import_module(f"rmax.bench.{self.module}")
         out = []
         for host in ctx.nodes:
             spec = ctx.node_spec([], host) if ctx.hosts else None
@@ -100,36 +122,30 @@ class NodeBench(Step):
         return out
 
 
-def _node_step(name: str, module: str, title: str, share: float):
-    cls = type(f"Node_{name}", (NodeBench,), {"name": name, "module": module, "title": title, "share": share})
+def _node_step(name: str, module: str, title: str, share: float, order: int):
+    cls = type(f"Node_{name}", (NodeBench,), {"name": name, "module": module, "title": title, "share": share,
+                                              "order": order})
     return register(cls)
 
 
-_node_step("peakflops", "peakflops", "measured FMA peak", 0.03)
-_node_step("cpurate", "cpurate", "CPU rate vs vector length", 0.12)
-_node_step("stream", "stream", "STREAM memory bandwidth", 0.05)
-_node_step("dgemm", "dgemm", "DGEMM vs size and k", 0.10)
-_node_step("memlat", "memlat", "memory latency staircase", 0.08)
-_node_step("memcopy", "memcopy", "memcpy bandwidth vs size", 0.05)
-_node_step("oslat", "oslat", "operating-system latencies", 0.08)
+_node_step("peakflops", "peakflops", "measured FMA peak", 0.03, 20)
+_node_step("cpurate", "cpurate", "CPU rate vs vector length", 0.12, 25)
+_node_step("dgemm", "dgemm", "DGEMM vs size and k", 0.10, 28)
+_node_step("memlat", "memlat", "memory latency staircase", 0.08, 26)
+_node_step("memcopy", "memcopy", "memcpy bandwidth vs size", 0.05, 29)
+_node_step("oslat", "oslat", "operating-system latencies", 0.08, 30)
 
 
 class NetBench(Step):
-    """A network benchmark over the nodes (skipped on one node)."""
-
     module: ClassVar[str]
-    ranks: ClassVar[str] = "all"   # "pair": the first two nodes, one rank each; "all": one rank per node
+    ranks: ClassVar[str] = "all"
 
     def skip_reason(self, ctx):
-        if not ctx.multi_node:
-            return "one node: no network to measure"
-        try:
-            mod = importlib.import_module(f"rmax.bench.{self.module}")
-        except ModuleNotFoundError:
-            return f"rmax.bench.{self.module} is not available"
-        return None if hasattr(mod, "run") else f"rmax.bench.{self.module} has no run()"
+        return None if ctx.multi_node else "one node: no network to measure"
 
     def run(self, ctx):
+        import importlib
+
         mod = importlib.import_module(f"rmax.bench.{self.module}")
         nodes = ctx.nodes[:2] if self.ranks == "pair" else ctx.nodes
         spec = LaunchSpec(program=[], np=len(nodes), hosts=[Host(h.name, 1) for h in nodes])
@@ -137,21 +153,21 @@ class NetBench(Step):
                         timeout=ctx.timeout)]
 
 
-def _net_step(name: str, title: str, ranks: str, share: float):
+def _net_step(name: str, title: str, ranks: str, share: float, order: int):
     cls = type(f"Net_{name}", (NetBench,), {"name": name, "module": name, "title": title, "ranks": ranks,
-                                            "share": share})
+                                            "share": share, "order": order})
     return register(cls)
 
 
-_net_step("net", "point-to-point latency and bandwidth", "pair", 0.08)
-_net_step("coll", "collectives vs process count", "all", 0.06)
-_net_step("ring", "ring latency and bandwidth", "all", 0.03)
-_net_step("matrix", "all-pairs latency and bandwidth", "all", 0.05)
+_net_step("net", "point-to-point latency and bandwidth", "pair", 0.08, 40)
+_net_step("coll", "collectives vs process count", "all", 0.06, 41)
+_net_step("ring", "ring latency and bandwidth", "all", 0.03, 42)
+_net_step("matrix", "all-pairs latency and bandwidth", "all", 0.05, 43)
 
 
 @register
 class Hpl(Step):
-    name, title, share = "hpl", "HPL at a sensible N", 0.3
+    name, title, share, order = "hpl", "HPL at a sensible N", 0.3, 60
 
     def engine(self) -> str:
         from rmax.native import executable
@@ -195,7 +211,7 @@ class Hpl(Step):
 
 @register
 class Tune(Step):
-    name, title = "tune", "HPL tuning session (--tune)"
+    name, title, order = "tune", "HPL tuning session (--tune)", 70
 
     def skip_reason(self, ctx):
         return None if ctx.tune_budget else "no --tune budget given"
@@ -221,12 +237,21 @@ class Tune(Step):
         return [ctx.store.get(session.run.id)]
 
 
+def all_steps() -> list[Step]:
+    """Every step, in the survey's order."""
+    from rmax.bench.family import families
+
+    steps = [cls() for cls in STEPS] + [FamilyStep(f) for f in families().values() if f.survey]
+    return sorted(steps, key=lambda s: s.order)
+
+
 def by_name(names: list[str] | None) -> list[Step]:
-    known = {s.name: s for s in STEPS}
+    steps = all_steps()
+    known = [s.name for s in steps]
     if names:
         unknown = [n for n in names if n not in known]
         if unknown:
             raise RmaxError(f"unknown survey step(s): {', '.join(unknown)}", hint=f"steps: {', '.join(known)}")
-    return [cls() for cls in STEPS if not names or cls.name in names]
+    return [s for s in steps if not names or s.name in names]
 
 

@@ -113,7 +113,7 @@ class Session:
         self.replay = replay or {}
         self.ev: Evaluator | None = None
         self.start_gflops: float | None = None
-        from rmax.cli.launch_options import spec_from_options
+        from rmax.launch.request import spec_from_options
 
         st = settings
         self.spec = spec_from_options([], np=st.np, hosts=st.hosts, hostfile=st.hostfile, bind=st.bind,
@@ -124,7 +124,7 @@ class Session:
     @classmethod
     def create(cls, store: Store, settings: Settings, echo, check=None) -> "Session":
         """Plan the session (facts, space); `check(space, facts)` may refuse it before anything is stored."""
-        from rmax.cli.launch_options import spec_from_options
+        from rmax.launch.request import spec_from_options
         from rmax.tune.facts import gather
         from rmax.tune.nb_seed import nb_candidates
 

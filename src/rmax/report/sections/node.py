@@ -1,5 +1,5 @@
 """Node microbenchmarks: CPU rate vs vector length (seed 03's figures 5 and 6),
-memory latency staircase, STREAM, DGEMM vs size and k, memcpy, OS latencies."""
+memory latency staircase, DGEMM vs size and k, memcpy, OS latencies."""
 
 from __future__ import annotations
 
@@ -63,30 +63,6 @@ def memlat(runs: list[RunRecord]) -> list[Section]:
                              f"{pl['level']:.2f}"])
     sec.tables.append(Table(["Host", "Chain", "Level", "Working set (KiB)", "Latency (ns)"], rows, "plateaus of the staircase"))
     sec.data["memlat"] = data
-    return [sec]
-
-
-@builder("stream")
-def stream(runs: list[RunRecord]) -> list[Section]:
-    sec = Section(key="stream", title="STREAM memory bandwidth", order=27)
-    rows, data = [], []
-    for r in runs:
-        s = r.summary
-        for key, v in (s.get("results") or {}).items():
-            kernel, threads = key.split("/")
-            rows.append([_host(r), kernel.capitalize(), threads, f"{v['best'] / 1e3:.2f}", f"{v['median'] / 1e3:.2f}", str(v["n"])])
-            data.append({"host": _host(r), "kernel": kernel, "threads": int(threads), "best_MBps": v["best"],
-                         "median_MBps": v["median"], "n": v["n"]})
-        if not s.get("rule_met", True):
-            sec.notes.append(f"{_host(r)}: arrays of {s.get('array_bytes', 0) / 2**20:.0f} MiB are below STREAM's rule "
-                             f"(4 x {s.get('total_cache_bytes', 0) / 2**20:.0f} MiB of cache reported): this VM reports a "
-                             "very large L3; see the latency curve for where the plateau really ends.")
-    sec.tables.append(Table(["Host", "Kernel", "Threads", "Best (GB/s)", "Median (GB/s)", "n"], rows,
-                            "GB = 10^9 bytes; best is STREAM's statistic (first repetition excluded)"))
-    if data:
-        sec.plots.append(plots.bar_plot([f"{d['host']} {d['kernel']} x{d['threads']}" for d in data],
-                                        [d["best_MBps"] / 1e3 for d in data], "GB/s (best)", "STREAM"))
-    sec.data["stream"] = data
     return [sec]
 
 

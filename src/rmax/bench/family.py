@@ -1,0 +1,302 @@
+"""A benchmark family: one object that holds everything rmax knows about one
+benchmark, and that every reader asks instead of decoding its results itself.
+
+A family has a name and a one-line summary; an options dataclass (defaults,
+ranges, quick values) from which `rmax bench NAME` is generated; the argv of
+its kernel; a parser from the kernel's JSON lines to a typed, versioned
+Summary (what the store keeps); the headline figures (each with its statistic,
+unit and the summary field it comes from); the tables and plots that the
+terminal and the HTML report both render; and its share of a survey.
+
+`run(family, options, context)` is the one path every family's measurement
+takes (rmax.bench.runner: a stored run from its start, under the watchdog)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+from rmax.bench.runner import Parsed
+from rmax.bench.view import Figure, Plot, View
+from rmax.errors import RmaxError
+
+MISSING = dataclasses.MISSING
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET = _Unset()   # an option without a quick value of its own
+
+
+# ---- options ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OptionInfo:
+    help: str
+    type: Any = None              # a click ParamType (rmax.params), click.Choice, or None for text
+    quick: Any = UNSET            # the value under --quick, when it differs from the default
+    flag: str | None = None       # a flag's command-line name: "--validate", or "--no-perturb" to set False
+    cli: bool = True              # False: set by callers (a survey, the tuner), not on the command line
+    metavar: str | None = None
+    show: str | None = None       # how the default reads in --help when it is computed (e.g. "4x the cache")
+
+
+def option(default: Any, help: str, *, type: Any = None, quick: Any = UNSET, flag: str | None = None,
+           cli: bool = True, metavar: str | None = None, show: str | None = None):
+    """A field of a family's options dataclass, with what its command-line option needs."""
+    info = OptionInfo(help, type, quick, flag, cli, metavar, show)
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("option defaults are immutable: use a tuple")
+    return field(default=default, metadata={"option": info})
+
+
+def option_fields(options_cls) -> list[tuple[dataclasses.Field, OptionInfo]]:
+    return [(f, f.metadata["option"]) for f in dataclasses.fields(options_cls) if "option" in f.metadata]
+
+
+def make_options(options_cls, quick: bool = False, **given):
+    """The options a run uses: what the caller gave, else the quick value under --quick, else the default."""
+    known = {f.name for f in dataclasses.fields(options_cls)}
+    unknown = set(given) - known
+    if unknown:
+        raise TypeError(f"{options_cls.__name__} has no option {', '.join(sorted(unknown))}")
+    values = {}
+    for f, info in option_fields(options_cls):
+        if f.name in given and given[f.name] is not None:
+            values[f.name] = given[f.name]
+        elif quick and info.quick is not UNSET:
+            values[f.name] = info.quick
+    return options_cls(**values)
+
+
+# ---- summaries ----------------------------------------------------------------------------------------
+
+class StaleSummary(Exception):
+    """A stored summary of another schema (an older rmax): readers skip it rather than misread it."""
+
+
+def _build(tp: Any, value: Any) -> Any:
+    """value (decoded JSON) as type tp: dataclasses, lists, tuples and dicts of them, optionals."""
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _build(inner[0], value) if len(inner) == 1 else value
+    if dataclasses.is_dataclass(tp):
+        return _from_fields(tp, value)
+    if origin in (list, tuple):
+        args = typing.get_args(tp)
+        return (origin)(_build(args[0], v) for v in value) if args else origin(value)
+    if origin is dict:
+        args = typing.get_args(tp)
+        return {k: _build(args[1], v) for k, v in value.items()} if args else dict(value)
+    return value
+
+
+def _from_fields(cls, data: dict):
+    if not isinstance(data, dict):
+        raise StaleSummary(f"{cls.__name__}: expected an object, found {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if f.name in data:
+            kwargs[f.name] = _build(hints[f.name], data[f.name])
+        elif f.default is MISSING and f.default_factory is MISSING:
+            raise StaleSummary(f"{cls.__name__}: field '{f.name}' is missing")
+    return cls(**kwargs)
+
+
+@dataclass
+class Summary:
+    """A family's stored summary: a dataclass whose SCHEMA names its shape and version
+    ("rmax.stream/2"); the store keeps to_dict(), readers get it back with load()."""
+
+    SCHEMA: ClassVar[str] = ""
+
+    def to_dict(self) -> dict:
+        return {"schema": self.SCHEMA, **dataclasses.asdict(self)}
+
+    @classmethod
+    def load(cls, data: dict):
+        if not isinstance(data, dict) or data.get("schema") != cls.SCHEMA:
+            found = data.get("schema") if isinstance(data, dict) else None
+            raise StaleSummary(f"summary schema {found or 'unversioned'}, expected {cls.SCHEMA}")
+        return _from_fields(cls, data)
+
+
+# ---- running ------------------------------------------------------------------------------------------
+
+@dataclass
+class RunContext:
+    """Where and under what a family runs: the store and parent run, the ranks and hosts
+    (spec: None means this host, the family's default ranks), the launcher and the watchdog."""
+
+    store: Any = None                       # rmax.store.Store; None: the default store
+    parent: str | None = None
+    label: str | None = None
+    spec: Any = None                        # rmax.launch.LaunchSpec
+    launcher: str | None = None
+    timeout: float | None = None            # None: the family's own, from its options
+    quick: bool = False
+    on_stdout: Callable[[str], None] | None = None
+
+
+@dataclass(frozen=True)
+class SurveyPlan:
+    """A family's place in a survey: its title there, the share of the budget it may use, its
+    order among the steps, and where it runs: "node" (one process on every node, one node after
+    the other), "pair" (the first two nodes) or "all" (one rank on every node)."""
+
+    title: str
+    share: float
+    order: int
+    ranks: str = "node"
+
+
+class Family:
+    """The base of every family; a module in rmax.bench subclasses it once and registers it."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]                    # one line, for `rmax bench --help`
+    Options: ClassVar[type]
+    Summary: ClassVar[type[Summary]]
+    scope: ClassVar[str] = "node"           # "node": one rmax-node process; "net": ranks of rmax-net
+    default_np: ClassVar[int] = 2           # net families: ranks when none are asked for
+    survey: ClassVar[SurveyPlan | None] = None
+    example: ClassVar[str] = ""             # the example line of `rmax bench NAME --help`
+
+    # -- options and the kernel's argv
+    def options(self, quick: bool = False, **given):
+        return make_options(self.Options, quick, **given)
+
+    def check(self, o, ctx: RunContext) -> None:
+        """Refuse options this machine or these ranks cannot run, before a run exists (RmaxError)."""
+
+    def argv(self, o) -> list[str]:
+        raise NotImplementedError
+
+    def params(self, o, ctx: RunContext) -> dict:
+        """What the stored run records as its parameters."""
+        return {**dataclasses.asdict(o), "quick": ctx.quick}
+
+    def timeout(self, o) -> float:
+        return 600.0
+
+    def blas_threads(self, o) -> int:
+        return 1
+
+    def env(self, o) -> dict:
+        return {}
+
+    # -- results
+    def parse(self, records: list[dict]) -> Parsed:
+        """The kernel's JSON records as a Parsed whose summary is this family's Summary."""
+        raise NotImplementedError
+
+    def execute(self, o, ctx: RunContext):
+        """Run the kernel once as one stored run (families of several runs override this)."""
+        timeout = ctx.timeout if ctx.timeout is not None else self.timeout(o)
+        if self.scope == "node":
+            from rmax.bench.node_kernel import run_node
+
+            return run_node(self.name, self.argv(o), self.params(o, ctx), self.parse, env=self.env(o),
+                            blas_threads=self.blas_threads(o), store=ctx.store, parent=ctx.parent,
+                            label=ctx.label, spec=ctx.spec, launcher=ctx.launcher, timeout=timeout,
+                            on_stdout=ctx.on_stdout)
+        from rmax.bench.netlaunch import launch, with_program
+
+        spec = with_program(ctx.spec, self.argv(o), self.default_np, ctx.launcher)
+        params = {**self.params(o, ctx), "np": spec.np, "launcher": ctx.launcher,
+                  "hosts": [h.name for h in spec.hosts] if spec.hosts else None}
+        return launch(self.name, spec, params, self.parse, launcher=ctx.launcher, timeout=timeout,
+                      store=ctx.store, parent=ctx.parent, on_stdout=ctx.on_stdout, label=ctx.label)
+
+    def load(self, run) -> Any:
+        """The typed summary of a stored run of this family; StaleSummary when it has another shape."""
+        return self.Summary.load(run.summary)
+
+    def headline(self, s) -> list[Figure]:
+        """The figures a survey shows of this family, each from one summary field."""
+        return []
+
+    def metrics(self, s) -> list[Figure]:
+        """Every figure worth comparing between runs or nodes (the headline's and more)."""
+        return self.headline(s)
+
+    def view(self, s) -> View:
+        """The tables and notes of one run: the terminal prints them, the report renders them."""
+        return View()
+
+    def plots(self, runs: list[tuple[str, Any]]) -> list[Plot]:
+        """Plots of several runs of this family, given as (label, summary) pairs."""
+        return []
+
+    # the report's sections are ordered by the survey order; families outside a survey come last
+    @property
+    def order(self) -> int:
+        return self.survey.order if self.survey else 90
+
+
+FAMILIES: dict[str, Family] = {}
+
+# The modules that define families: rmax.bench.<module>. Importing one registers its family.
+MODULES = ("stream",)
+
+
+def register(cls: type[Family]) -> type[Family]:
+    name = cls.name
+    if name in FAMILIES:
+        raise RuntimeError(f"two benchmark families named {name}: {type(FAMILIES[name]).__module__} and "
+                           f"{cls.__module__}")
+    FAMILIES[name] = cls()
+    return cls
+
+
+def families() -> dict[str, Family]:
+    """Every registered family, by name (importing their modules on first use)."""
+    for m in MODULES:
+        importlib.import_module(f"rmax.bench.{m}")
+    return FAMILIES
+
+
+def get(name: str) -> Family:
+    fams = families()
+    if name not in fams:
+        raise RmaxError(f"unknown benchmark family '{name}'", hint=f"one of: {', '.join(sorted(fams))}")
+    return fams[name]
+
+
+def family_of(run) -> Family | None:
+    """The family a stored run belongs to (by its kind), or None."""
+    return families().get(run.kind)
+
+
+def loaded(run) -> tuple[Family, Any] | None:
+    """(family, typed summary) of a stored run, or None when it is no family's, or of an older shape."""
+    fam = family_of(run)
+    if fam is None:
+        return None
+    try:
+        return fam, fam.load(run)
+    except StaleSummary:
+        return None
+
+
+def run(family: Family | str, options=None, ctx: RunContext | None = None):
+    """Measure with `family` and store the run: the entry point of `rmax bench NAME`, a survey's
+    step, the tuner and the agent alike. Options the machine cannot run are refused first."""
+    fam = get(family) if isinstance(family, str) else family
+    ctx = ctx or RunContext()
+    o = options if options is not None else fam.options(ctx.quick)
+    fam.check(o, ctx)
+    return fam.execute(o, ctx)
