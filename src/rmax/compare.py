@@ -17,6 +17,10 @@ from rmax.store.runs import RunRecord
 from rmax.survey.spread import _medians
 
 
+# How a change reads: significant, not, or undecidable without independent repeats.
+VERDICT = {True: "yes", False: "no", None: "not enough runs to decide"}
+
+
 @dataclass
 class Change:
     kind: str
@@ -69,12 +73,37 @@ def _members(store: Store, run: RunRecord) -> list[RunRecord]:
     return [run] + _hpl_tests(store, run)
 
 
-def compare(store: Store, a_id: str, b_id: str) -> tuple[RunRecord, RunRecord, list[Change]]:
-    a, b = store.get(a_id), store.get(b_id)
+def paired(store: Store, a: RunRecord, b: RunRecord) -> dict[tuple, tuple[list[RunRecord], list[RunRecord]]]:
+    """The runs of each side grouped by what pairs them (kind, host, HPL parameters)."""
     groups: dict[tuple, tuple[list, list]] = {}
     for side, run in ((0, a), (1, b)):
         for r in _members(store, run):
             groups.setdefault(_pair_key(r), ([], []))[side].append(r)
+    return groups
+
+
+def curves(groups: dict[tuple, tuple[list, list]]) -> list[tuple[str, list]]:
+    """(title, plots) per paired family: the family's own plots, drawn with the latest run of
+    each side as two series ("A host", "B host"), so the curves lie over each other."""
+    from rmax.bench.family import loaded
+
+    out = []
+    for key, (ra, rb) in groups.items():
+        if not ra or not rb:
+            continue
+        la, lb = loaded(ra[-1]), loaded(rb[-1])
+        if la is None or lb is None:
+            continue
+        fam, host = la[0], key[1]
+        plots = fam.plots([(f"A {host}", la[1]), (f"B {host}", lb[1])])
+        if plots:
+            out.append((f"{fam.title} ({host})", plots))
+    return out
+
+
+def compare(store: Store, a_id: str, b_id: str) -> tuple[RunRecord, RunRecord, list[Change]]:
+    a, b = store.get(a_id), store.get(b_id)
+    groups = paired(store, a, b)
     changes: list[Change] = []
     for key, (ra, rb) in groups.items():
         if not ra or not rb:
