@@ -12,6 +12,10 @@ from rmax.report.build import STATUS_WORDS, _env, _write_data
 from rmax.report.section import Section, Table
 
 
+def _names(runs) -> str:
+    return f"{runs[0].kind} {','.join(r.id[:8] for r in runs)}"
+
+
 def write_compare(store, a, b, changes, out_dir) -> Path:
     """index.html and data/ of the comparison: the metric table, then each paired family's
     curves with A and B overlaid."""
@@ -31,8 +35,9 @@ def write_compare(store, a, b, changes, out_dir) -> Path:
         out.mkdir(parents=True, exist_ok=True)
         _write_data(out, [sec])
         html = _env().get_template("report.html.j2").render(
-            title=f"{a.kind} {a.id[:8]} vs {b.kind} {b.id[:8]}",
-            subtitle=f"A: {a.id} ({a.started_at}); B: {b.id} ({b.started_at})", sections=sections,
+            title=f"{_names(a)} vs {_names(b)}",
+            subtitle="; ".join(f"{x}: " + ", ".join(f"{r.id} ({r.started_at})" for r in runs)
+                               for x, runs in (("A", a), ("B", b))), sections=sections,
             version=__version__, store=str(store.path), status_words=STATUS_WORDS)
         (out / "index.html").write_text(html)
     except OSError as e:
