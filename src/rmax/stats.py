@@ -23,13 +23,6 @@ class Summary:
     max: float
     ci95: tuple[float, float]
 
-    @property
-    def ci_half_rel(self) -> float:
-        """95% CI half-width relative to the median."""
-        if self.n < 2 or self.median == 0:
-            return math.inf
-        return (self.ci95[1] - self.ci95[0]) / 2 / abs(self.median)
-
     def as_dict(self) -> dict:
         d = asdict(self)
         d["ci95"] = list(self.ci95)
