@@ -1,8 +1,8 @@
 """Summary statistics of raw samples, matching native/common/rmx_stats.c.
 
 Every number rmax shows is one of these statistics of kept samples; the
-field names say which (DESIGN.md: median by default, best-of where a standard
-demands it)."""
+field names say which: the median by default (one disturbed repeat cannot move it),
+best-of where a benchmark's own rules demand it (STREAM reports its best time)."""
 
 from __future__ import annotations
 
