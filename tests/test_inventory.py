@@ -1,4 +1,4 @@
-"""Node inventory: parsers on text captured from the development VM, the Rpeak
+"""Node inventory: parsers on text captured from a KVM guest, the Rpeak
 arithmetic as pure functions, and the real collect() against the JSON schema."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rmax.inventory import caches, cpu, memory, nics, numa, probe, rpeak, softwa
 
 SCHEMA = inventory.schema()
 
-# --- captured on the development VM (2-core KVM guest, Debian 12) -------------------------------
+# --- captured on a 2-core KVM guest running Debian 12 --------------------------------------------
 
 CPUINFO = """\
 processor	: 0
