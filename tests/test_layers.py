@@ -21,10 +21,10 @@ LAYERS = [
     # vcluster and topology need only errors. The vcluster launcher (launch/vcluster.py)
     # reads a cluster's state to enter its namespaces, and `vcluster up` declares the
     # cluster's switches in cluster.toml (topology/declared.py), so both sit beside launch.
-    ("store", "launch", "inventory", "vcluster", "topology"),
     # params checks hosts, hostfiles, interfaces and cluster.toml while parsing, with the
-    # readers in launch and topology, so it sits with the families that declare options.
-    ("bench", "hpl", "nic", "model", "params"),
+    # readers in launch and topology, so it sits beside them, below the families' options.
+    ("store", "launch", "inventory", "vcluster", "topology", "params"),
+    ("bench", "hpl", "nic", "model"),
     # scale runs HPL at several rank counts and fits the speedup models to the times.
     ("tune", "survey", "agent", "compare", "scale"),
     ("report",),
