@@ -167,17 +167,3 @@ def rankfile_text(ranks: list[Slot], cpus: str | None = None) -> str:
     """Open MPI rankfile. Each rank gets its slot's core, or `cpus` (e.g. '0-1') for all
     ranks where nodes share cores, as the nodes of a virtual cluster do."""
     return "".join(f"rank {r}={s.host} slot={cpus if cpus else s.index}\n" for r, s in enumerate(ranks))
-
-
-def parse_rankfile(text: str) -> list[Slot]:
-    """The ranks of a rankfile written by rankfile_text (for checks and tests)."""
-    out: dict[int, Slot] = {}
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        left, _, right = line.partition("=")
-        rank = int(left.split()[1])
-        host, _, slot = right.partition(" slot=")
-        out[rank] = Slot(host.strip(), int(slot) if slot.isdigit() else 0)
-    return [out[r] for r in sorted(out)]
