@@ -1,4 +1,4 @@
-"""Node inventory: parsers on text captured from the development VM, the Rpeak
+"""Node inventory: parsers on text captured from a KVM guest, the Rpeak
 arithmetic as pure functions, and the real collect() against the JSON schema."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rmax.inventory import caches, cpu, memory, nics, numa, probe, rpeak, softwa
 
 SCHEMA = inventory.schema()
 
-# --- captured on the development VM (2-core KVM guest, Debian 12) -------------------------------
+# --- captured on a 2-core KVM guest running Debian 12 --------------------------------------------
 
 CPUINFO = """\
 processor	: 0
@@ -261,7 +261,7 @@ def test_widest_isa_and_units():
 
 def test_nominal_and_clock_choice():
     assert rpeak.nominal_gflops(2, 2.3e9, 32) == pytest.approx(147.2)
-    assert rpeak.nominal_gflops(2, 2.6e9, 32) == pytest.approx(166.4)  # REFERENCE.md section 5
+    assert rpeak.nominal_gflops(2, 2.6e9, 32) == pytest.approx(166.4)  # 2 cores x 2.6 GHz x 32 flop/cycle
     assert rpeak.choose_clock(3.5e9, 2.4, 2300.0) == (3.5e9, "cpufreq cpuinfo_max_freq")
     assert rpeak.choose_clock(None, 2.4, 2300.0) == (2.4e9, "model name '@ x.xxGHz'")
     assert rpeak.choose_clock(None, None, 2300.0) == (2.3e9, "/proc/cpuinfo 'cpu MHz'")

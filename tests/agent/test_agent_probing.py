@@ -47,7 +47,7 @@ def test_work_arriving_stops_the_probe_and_the_agent_resumes_when_idle(db):
 def test_a_node_slowed_on_purpose_is_flagged(db):
     """The node is one core (the agent pinned to it) in a cgroup of high weight, so that the machine's
     other sessions leave it alone; after a baseline, a competing process pinned to the same core,
-    in the same cgroup, takes half of it. DGEMM shows it (measured here: about 56 -> 26 GFLOPS);
+    in the same cgroup, takes half of it. DGEMM shows it (its rate about halves);
     the peakflops medians of 5 ms blocks are built to see through time-sharing and move less."""
     cpu = max(os.sched_getaffinity(0))
     group = CpuBudget()

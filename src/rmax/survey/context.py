@@ -42,6 +42,3 @@ class SurveyContext:
     def node_spec(self, program: list[str], host: Host | None = None) -> LaunchSpec:
         """One process on one node (this one, or `host` through the MPI launcher)."""
         return LaunchSpec(program=program, np=1, hosts=[Host(host.name, host.slots)] if host and self.hosts else None)
-
-    def all_ranks_spec(self, program: list[str], blas_threads: int = 1) -> LaunchSpec:
-        return LaunchSpec(program=program, np=self.ranks, hosts=self.hosts, blas_threads=blas_threads)

@@ -1,6 +1,6 @@
-"""NB candidates seeded from the DGEMM k-sweep (seed 02's rule: HPL's trailing
-update is an (m x NB) by (NB x n) product, so NB should be a k at which DGEMM
-runs near its best), with REFERENCE.md's guidance as the fallback."""
+"""NB candidates seeded from the DGEMM k-sweep (the I-Cluster rule, Richard et al.: HPL's
+trailing update is an (m x NB) by (NB x n) product, so NB should be a k at which DGEMM
+runs near its best), with HPL's tuning notes as the fallback."""
 
 from __future__ import annotations
 
@@ -33,4 +33,4 @@ def nb_candidates(store) -> tuple[list[int], str]:
             nbs = from_k_sweep((run.summary or {}).get("k") or [])
             if nbs:
                 return nbs, f"DGEMM k-sweep of dgemm run {run.id[:8]} (k within {100 - NEAR_BEST * 100:.0f}% of the best)"
-    return list(FALLBACK_NBS), "REFERENCE.md guidance (multiples of 32 in [64, 256]; no dgemm run stored)"
+    return list(FALLBACK_NBS), "HPL's tuning notes (multiples of 32 in [64, 256]; no dgemm run stored)"
