@@ -1,7 +1,7 @@
 /* rmax-net bisect: bisection bandwidth. The ranks are split into two random
  * halves; every rank of the first half streams to its partner in the second
  * (OSU's window-and-acknowledge stream), all pairs at once, for several
- * random bisections (seed 04 measured the Helix's halves the same way).
+ * random bisections (the Helix cluster study measured its halves the same way).
  * Aggregate bandwidth = pairs x window x size / the slowest sender's time.
  *
  * Random halves rarely put every pair across the trunks between switches; with

@@ -11,7 +11,7 @@
  *
  * Each link of the natural ring is then timed alone (a ping-pong between
  * the two neighbours while everyone else waits), so that a slow hop stands
- * out (seed 04's ring test, where a hop across switches took longer). */
+ * out (as in the Helix cluster's ring test, where a hop across switches took longer). */
 #include "p2p.h"
 
 #include "rmx_args.h"

@@ -1,4 +1,5 @@
-/* cpurate: Brown's floating-point rate vs vector length (seed 03, "cpu-rate").
+/* cpurate: Brown's floating-point rate vs vector length ("cpu-rate", from
+ * "Maximizing Beowulf Performance").
  *
  * For each length of a geometric sweep and each precision: every sample is one
  * timed block of passes over a vector of 1.0s, at a fresh random page-aligned
@@ -125,7 +126,7 @@ int cmd_cpurate(int argc, char **argv)
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds for the whole sweep (default 40)", 0.01, 86400, NULL},
         {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed block (default 0.002)", 1e-5, 10, NULL},
         {"target", RMX_ARG_DOUBLE, &target, "stop repeating when the 95% CI half-width is within this fraction of the median (default 0.02)", 1e-4, 1, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one result so that validation must fail", 0, 0, NULL},
+        {"self-test-corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one result so that validation must fail", 0, 0, NULL},
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
     };
     rmx_args_parse(PROG, "Brown's cpu-rate: floating-point rate vs vector length, empty loop subtracted.", argc,

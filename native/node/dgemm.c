@@ -1,7 +1,7 @@
 /* dgemm: GFLOPS of the BLAS's DGEMM (C = A B, Fortran ABI, whatever
  * libblas.so.3 the loader picks) vs square order n, and vs the inner dimension
- * k at fixed large m = n: seed 02's rule for HPL's NB is the k where the rate
- * stops growing. Every timed block is checked: sampled entries of C against a
+ * k at fixed large m = n: I-Cluster's rule for HPL's NB (Richard et al., HP
+ * Labs Grenoble) is the k where the rate stops growing. Every timed block is checked: sampled entries of C against a
  * long-double dot product. */
 #include "node_commands.h"
 #include "node_util.h"
@@ -165,7 +165,7 @@ int cmd_dgemm(int argc, char **argv)
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per point (default 1)", 0.001, 3600, NULL},
         {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed block, at least one call (default 0.05)", 1e-5, 60, NULL},
         {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width is within this fraction of the median (default 0.02)", 1e-4, 1, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one result so that validation must fail", 0, 0, NULL},
+        {"self-test-corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one result so that validation must fail", 0, 0, NULL},
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
     };
     rmx_args_parse(PROG, "BLAS DGEMM rate vs square size and vs inner dimension k.", argc, argv, 2, spec,

@@ -1,4 +1,5 @@
-/* memcopy: memcpy bandwidth vs buffer size (seed 05's NIST memcopy). The
+/* memcopy: memcpy bandwidth vs buffer size (as NIST's memcopy
+ * benchmark measured it). The
  * library's memcpy, as applications get it; bandwidth counts the bytes copied
  * once (MB = 10^6 bytes), as the NIST tool did. Every size is checked: the
  * destination must equal the source. */
@@ -47,7 +48,7 @@ int cmd_memcopy(int argc, char **argv)
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds for the whole sweep (default 10)", 0.01, 86400, NULL},
         {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed block of copies (default 0.004)", 1e-5, 10, NULL},
         {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width is within this fraction of the median (default 0.02)", 1e-4, 1, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one copy so that validation must fail", 0, 0, NULL},
+        {"self-test-corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one copy so that validation must fail", 0, 0, NULL},
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
     };
     rmx_args_parse(PROG, "memcpy bandwidth vs buffer size.", argc, argv, 2, spec, sizeof spec / sizeof spec[0]);

@@ -108,7 +108,7 @@ int cmd_memlat(int argc, char **argv)
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds for the whole sweep (default 20)", 0.01, 86400, NULL},
         {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed chase (default 0.004)", 1e-5, 10, NULL},
         {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width is within this fraction of the median (default 0.02)", 1e-4, 1, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: break one link so that validation must fail", 0, 0, NULL},
+        {"self-test-corrupt", RMX_ARG_FLAG, &corrupt, "testing: break one link so that validation must fail", 0, 0, NULL},
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
     };
     rmx_args_parse(PROG, "Memory load latency by pointer chasing vs working-set size.", argc, argv, 2, spec,

@@ -91,7 +91,7 @@ int cmd_peakflops(int argc, char **argv)
         {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed block (default 0.02)", 0.001, 10, NULL},
         {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width is within this fraction of the median (default 0.02)", 0.0001, 1, NULL},
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil the expected answer so that validation must fail", 0, 0, NULL},
+        {"self-test-corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil the expected answer so that validation must fail", 0, 0, NULL},
     };
     rmx_args_parse(PROG, "Measured FMA-throughput peak, one core and all cores.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);

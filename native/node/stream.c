@@ -106,7 +106,7 @@ int cmd_stream(int argc, char **argv)
         {"max-times", RMX_ARG_INT, &max_times, "at most this many repetitions (default 200)", 10, 1e6, NULL},
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of repetitions beyond the first ntimes per thread count (default 5)", 0, 86400, NULL},
         {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width of every kernel is within this fraction of its median (default 0.02)", 1e-4, 1, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one result so that validation must fail", 0, 0, NULL},
+        {"self-test-corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one result so that validation must fail", 0, 0, NULL},
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
     };
     rmx_args_parse(PROG, "STREAM Copy, Scale, Add and Triad under STREAM's rules.", argc, argv, 2, spec,
