@@ -23,7 +23,8 @@
 #include <unistd.h>
 
 static const node_kernel K = {
-    "rmax-node cpurate", "rmax.cpurate/1", "Brown's cpu-rate: floating-point rate vs vector length, empty loop subtracted.",
+    "rmax-node cpurate", "rmax.cpurate/1",
+    "Brown's cpu-rate: floating-point rate vs vector length, empty loop subtracted.",
     "# Precision          Bytes       Median         Mean           SD     Passes      n",
     "GFLOPS (4 flops per element, empty loop subtracted) per vector length: median, mean, SD of n timed blocks",
     "the vector no longer holds 1.0",
@@ -122,9 +123,7 @@ int cmd_cpurate(int argc, char **argv)
     size_t min_size = 1024, max_size = NODE_UNSET;
     long long reps = 30, per_octave = 4;
     const rmx_arg spec[] = {
-        {"min-size", RMX_ARG_SIZE, &min_size, "shortest vector in bytes (default 1K)", 0, 1e18, NULL},
-        {"max-size", RMX_ARG_SIZE, &max_size, "longest vector in bytes (default 4x the last-level cache, capped by memory)", 0, 1e18, NULL},
-        {"points-per-octave", RMX_ARG_INT, &per_octave, "lengths per doubling (default 4)", 1, 64, NULL},
+        NODE_ARGS_SIZES(&min_size, &max_size, &per_octave, "vector"),
         {"reps", RMX_ARG_INT, &reps, "at least this many samples per length (default 30)", 2, 1e6, NULL},
         {"precision", RMX_ARG_CHOICE, &precision, "which precision", 0, 0, "double|single|both"},
         {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep (default 40)", 0.01, 86400, NULL},
@@ -196,12 +195,8 @@ int cmd_cpurate(int argc, char **argv)
                 e[k] = block(&c, x, 1);
             c.empty = median_of(e, 11);
 
-            rmx_repeat_rule rule = rmx_repeat_default();
-            rule.warmup = 1;
-            rule.min_reps = (size_t)reps;
-            rule.max_reps = 4 * (size_t)reps;
-            rule.rel_target = r.target;
-            rule.budget = r.budget / (double)(nsizes * (size_t)np);
+            rmx_repeat_rule rule =
+                node_rule(&r, 1, (size_t)reps, 4 * (size_t)reps, r.budget / (double)(nsizes * (size_t)np));
             node_meas m;
             node_measure(sample, &c, &rule, &m);
             const char *pname = dp ? "double" : "single";

@@ -103,11 +103,7 @@ static void measure(node_run *r, const char *sweep, int m, int n, int k)
     gemm(&g);
     g.calls = node_blocks(r, rmx_now() - t0);
 
-    rmx_repeat_rule rule = rmx_repeat_default();
-    rule.warmup = 1;
-    rule.min_reps = 5;
-    rule.budget = r->budget;
-    rule.rel_target = r->target;
+    rmx_repeat_rule rule = node_rule(r, 1, 5, 0, r->budget);
     node_meas s;
     node_measure(sample, &g, &rule, &s);
     if (r->table)

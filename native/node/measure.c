@@ -52,15 +52,21 @@ void node_measure(rmx_sample_fn fn, void *ctx, const rmx_repeat_rule *rule, node
     rmx_summarize(m->smp.v, m->smp.n, &m->sum);
 }
 
-rmx_repeat_rule node_sweep_rule(const node_run *r, long long min_reps, double share)
+rmx_repeat_rule node_rule(const node_run *r, size_t warmup, size_t min_reps, size_t max_reps, double budget)
 {
     rmx_repeat_rule rule = rmx_repeat_default();
-    rule.warmup = 1;
-    rule.min_reps = (size_t)min_reps;
-    rule.max_reps = 50;
-    rule.budget = fmin(10 * (double)min_reps * r->sample_time, share);
+    rule.warmup = warmup;
+    rule.min_reps = min_reps;
+    if (max_reps)
+        rule.max_reps = max_reps;
+    rule.budget = budget;
     rule.rel_target = r->target;
     return rule;
+}
+
+rmx_repeat_rule node_sweep_rule(const node_run *r, long long min_reps, double share)
+{
+    return node_rule(r, 1, (size_t)min_reps, 50, fmin(10 * (double)min_reps * r->sample_time, share));
 }
 
 rmx_json *node_record(node_run *r)

@@ -50,6 +50,12 @@ typedef struct {
 #define NODE_ARG_CORRUPT(r, what)                                                                                   \
     {"self-test-corrupt", RMX_ARG_FLAG, &(r)->corrupt, "testing: " what " so that validation must fail", 0, 0, NULL}
 #define NODE_ARG_JSON(r) {"json", RMX_ARG_STRING, &(r)->json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL}
+/* The size range of a sweep over working sets (cpurate, memcopy, memlat); `what` is one buffer. */
+#define NODE_ARGS_SIZES(min, max, per_octave, what)                                                                 \
+    {"min-size", RMX_ARG_SIZE, (min), "smallest " what " in bytes (default 1K)", 0, 1e18, NULL},                     \
+    {"max-size", RMX_ARG_SIZE, (max), "largest " what " (default 4x the last-level cache, capped by memory)", 0,      \
+     1e18, NULL},                                                                                                    \
+    {"points-per-octave", RMX_ARG_INT, (per_octave), "sizes per doubling (default 4)", 1, 64, NULL}
 
 void node_parse(node_run *r, int argc, char **argv, const rmx_arg *spec, size_t nspec);
 
@@ -75,6 +81,9 @@ typedef struct {
 } node_meas;
 
 void node_measure(rmx_sample_fn fn, void *ctx, const rmx_repeat_rule *rule, node_meas *m);
+
+/* A repetition rule with the run's --target (max_reps 0: rmx_repeat's default). */
+rmx_repeat_rule node_rule(const node_run *r, size_t warmup, size_t min_reps, size_t max_reps, double budget);
 
 /* The repetition rule of one point of a sweep: one warm-up, at least min_reps and
  * at most 50 samples, and the smaller of 10 x min_reps samples' time and the

@@ -43,9 +43,7 @@ int cmd_memcopy(int argc, char **argv)
     size_t min_size = 1024, max_size = NODE_UNSET;
     long long per_octave = 4, min_reps = 5;
     const rmx_arg spec[] = {
-        {"min-size", RMX_ARG_SIZE, &min_size, "smallest buffer in bytes (default 1K)", 0, 1e18, NULL},
-        {"max-size", RMX_ARG_SIZE, &max_size, "largest buffer (default 4x the last-level cache, capped by memory)", 0, 1e18, NULL},
-        {"points-per-octave", RMX_ARG_INT, &per_octave, "sizes per doubling (default 4)", 1, 64, NULL},
+        NODE_ARGS_SIZES(&min_size, &max_size, &per_octave, "buffer"),
         {"min-reps", RMX_ARG_INT, &min_reps, "samples per size at least (default 5)", 2, 1e6, NULL},
         {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep (default 10)", 0.01, 86400, NULL},
         {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block of copies (default 0.004)", 1e-5, 10, NULL},

@@ -103,9 +103,7 @@ int cmd_memlat(int argc, char **argv)
     size_t min_size = 1024, max_size = NODE_UNSET, stride = 64;
     long long per_octave = 4, min_reps = 5;
     const rmx_arg spec[] = {
-        {"min-size", RMX_ARG_SIZE, &min_size, "smallest working set in bytes (default 1K)", 0, 1e18, NULL},
-        {"max-size", RMX_ARG_SIZE, &max_size, "largest working set (default 4x the last-level cache, capped by memory)", 0, 1e18, NULL},
-        {"points-per-octave", RMX_ARG_INT, &per_octave, "sizes per doubling (default 4)", 1, 64, NULL},
+        NODE_ARGS_SIZES(&min_size, &max_size, &per_octave, "working set"),
         {"pattern", RMX_ARG_CHOICE, &pattern, "which chain", 0, 0, "stride|random|both"},
         {"stride", RMX_ARG_SIZE, &stride, "bytes between nodes of the stride chain (default 64)", 8, 1 << 20, NULL},
         {"min-reps", RMX_ARG_INT, &min_reps, "samples per size at least (default 5)", 2, 1e6, NULL},

@@ -93,11 +93,7 @@ void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op o
             break;
         b.n = t > 0 ? (size_t)fmax((double)b.n * 2, (double)b.n * e->r->sample_time / t) : b.n * 8;
     }
-    rmx_repeat_rule rule = rmx_repeat_default();
-    rule.warmup = 1;
-    rule.min_reps = 5;
-    rule.budget = e->budget;
-    rule.rel_target = e->r->target;
+    rmx_repeat_rule rule = node_rule(e->r, 1, 5, 0, e->budget);
     node_meas m;
     node_measure(one_batch, &b, &rule, &m);
     const char *unit = bytes_per_op > 0 ? "MB/s" : "us";

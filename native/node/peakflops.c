@@ -137,10 +137,7 @@ int cmd_peakflops(int argc, char **argv)
         int counts[2] = {1, all};
         for (int ci = 0; ci < (all > 1 ? 2 : 1); ci++) {
             sample_ctx s = {&p, counts[ci]};
-            rmx_repeat_rule rule = rmx_repeat_default();
-            rule.warmup = 2;
-            rule.budget = r.budget;
-            rule.rel_target = r.target;
+            rmx_repeat_rule rule = node_rule(&r, 2, 5, 0, r.budget);
             node_meas m;
             node_measure(sample, &s, &rule, &m);
             int valid = m.rc >= 0;
