@@ -8,7 +8,7 @@
  *   p2p.c         MPI point-to-point kernels (blocking, non-blocking, stream, bidirectional)
  *   netaddr.c     choosing each rank's own interface address
  *   sockets.c     the TCP and UDP layers between the same two processes
- *   output.c      JSON helpers shared by the commands
+ *   output.c      one run of a command: hosts, JSON records, table, tear-down
  *   cmd_*.c       one command each: p2p, coll, ring, bisect, matrix
  *   coll_ops.c    the collective operations behind one interface
  */
