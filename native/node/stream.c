@@ -148,7 +148,7 @@ int cmd_stream(int argc, char **argv)
         {"ntimes", RMX_ARG_INT, &ntimes, "at least this many repetitions, the first excluded (default 10, STREAM's minimum)", 10, 1e6, NULL},
         {"max-times", RMX_ARG_INT, &max_times, "at most this many repetitions (default 200)", 10, 1e6, NULL},
         {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds of repetitions beyond the first ntimes per thread count (default 5)", 0, 86400, NULL},
-        NODE_ARG_TARGET(&r),
+        {"target", RMX_ARG_DOUBLE, &r.target, "stop when the 95% CI half-width of every kernel is within this fraction of its median (default 0.02)", 1e-4, 1, NULL},
         NODE_ARG_CORRUPT(&r, "spoil one result"),
         NODE_ARG_JSON(&r),
     };
