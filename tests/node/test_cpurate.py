@@ -26,7 +26,7 @@ def test_records_are_complete_and_validated():
 
 
 def test_a_wrong_answer_is_caught():
-    recs = records("cpurate", *SMALL, "--precision", "double", "--corrupt")
+    recs = records("cpurate", *SMALL, "--precision", "double", "--self-test-corrupt")
     meas = [r for r in recs if r["schema"] == "rmax.cpurate/1"]
     assert meas and all(r["validated"] is False for r in meas)
 

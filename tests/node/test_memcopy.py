@@ -17,7 +17,7 @@ def test_records_are_complete_and_validated():
 
 
 def test_a_wrong_copy_is_caught():
-    recs = records("memcopy", "--min-size", "4K", "--max-size", "4K", "--budget", "0.2", "--corrupt")
+    recs = records("memcopy", "--min-size", "4K", "--max-size", "4K", "--budget", "0.2", "--self-test-corrupt")
     assert recs[0]["validated"] is False
 
 

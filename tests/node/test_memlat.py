@@ -29,7 +29,7 @@ def test_strides_shorter_than_a_line_make_longer_chains():
 
 
 def test_a_broken_chain_is_caught():
-    recs = records("memlat", "--min-size", "4K", "--max-size", "8K", "--budget", "0.5", "--corrupt")
+    recs = records("memlat", "--min-size", "4K", "--max-size", "8K", "--budget", "0.5", "--self-test-corrupt")
     meas = [r for r in recs if r["schema"] == "rmax.memlat/1"]
     assert meas and all(r["validated"] is False for r in meas)
 

@@ -27,7 +27,7 @@ def test_a_wrong_answer_is_reported_not_a_rate():
     from node_helpers import records
 
     (rec,) = records("peakflops", "--isa", "sse2", "--precision", "double", "--threads", "1", "--budget", "0.05",
-                     "--corrupt")
+                     "--self-test-corrupt")
     assert rec["validated"] is False and rec["summary"] is None and rec["samples"] == []
     parsed = peakflops.parse([rec])
     assert parsed.status == "invalid" and "sse2/double/1" in parsed.error and parsed.summary == {}
