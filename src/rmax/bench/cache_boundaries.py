@@ -12,7 +12,7 @@ Pure functions of the numbers, so they can be tested on synthetic curves."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -183,6 +183,3 @@ def sysfs_levels() -> dict[str, int]:
         out[name] = c["size_bytes"]
     return out
 
-
-def as_dicts(items) -> list[dict]:
-    return [asdict(i) for i in items]
