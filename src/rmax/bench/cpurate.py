@@ -1,6 +1,7 @@
-"""cpurate: Brown's floating-point rate vs vector length (native/node/cpurate.c), with the
-cache boundaries it reveals, from the rate and from its run-to-run spread (Brown's cpu-rate
-method: the spread peaks where page placement decides whether a vector fits a cache)."""
+"""cpurate: floating-point rate vs vector length (native/node/cpurate.c), Robert G. Brown's
+cpu-rate ("Maximizing Beowulf Performance"), with the cache boundaries it reveals, from the
+rate and from its run-to-run spread (which peaks where page placement decides whether a
+vector fits a cache)."""
 
 from __future__ import annotations
 

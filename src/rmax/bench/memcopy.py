@@ -1,5 +1,5 @@
-"""memcopy: memcpy bandwidth vs buffer size (native/node/memcopy.c), after NIST's memcopy
-benchmark. A copy of B bytes touches 2B (source and destination): boundaries are reported in
+"""memcopy: memcpy bandwidth vs buffer size (native/node/memcopy.c), after the memcopy benchmark of
+"Linux Clusters at NIST". A copy of B bytes touches 2B (source and destination): boundaries are reported in
 working-set bytes."""
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ STATISTIC = "median of timed blocks (points), maximum for steps; MB = 10^6 bytes
 @dataclass
 class MemcopyOptions:
     min_size: int | None = option(None, "Smallest buffer.", type=Size(), show="1 KiB")
-    max_size: int | None = option(None, "Largest buffer.", type=Size(), show="4x the last-level cache, capped by memory")
+    max_size: int | None = option(None, "Largest buffer.", type=Size(),
+                                  show="4x the last-level cache, capped by memory")
     budget: float = option(10.0, "Seconds for the sweep.", type=Seconds(0.01, 86400, lo_open=False), quick=2.0)
     points_per_octave: int = option(4, "Buffer sizes per doubling.", type=Count(1, 64), quick=2)
 
@@ -60,7 +61,7 @@ class MemcopySummary(Summary):
 
 @register
 class Memcopy(Family):
-    """memcpy bandwidth vs buffer size (after NIST's memcopy), MB/s = 10^6 bytes copied per second."""
+    """memcpy bandwidth vs buffer size (after NIST's memcopy benchmark), MB/s = 10^6 bytes copied per second."""
 
     name = "memcopy"
     title = "memcpy bandwidth vs buffer size"

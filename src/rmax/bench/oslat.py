@@ -20,8 +20,8 @@ STATISTIC = "median of timed batches; us per operation, MB/s (10^6 bytes/s) for 
 
 @dataclass
 class OslatOptions:
-    tests: tuple[str, ...] = option(TESTS, "Comma-separated subset of the tests.", type=Subset(TESTS, "oslat test"),
-                                    show="all: " + ",".join(TESTS))
+    tests: tuple[str, ...] = option(TESTS, f"Comma-separated subset: {', '.join(TESTS)}.",
+                                    type=Subset(TESTS, "oslat test"), show="all")
     budget: float = option(25.0, "Seconds for all tests.", type=Seconds(0.01, 86400, lo_open=False), quick=3.0)
 
 

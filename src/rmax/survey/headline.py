@@ -142,7 +142,7 @@ def by_role(rows: list[dict], role: str) -> dict | None:
 
 
 def percent_of_peak(rows: list[dict]) -> dict | None:
-    """HPL Rmax as a fraction of the peak the inventory says to use."""
+    """HPL Rmax as a fraction of the peak basis (the peakflops run's, else the inventory's)."""
     hpl = by_role(rows, "hpl_rmax")
     peak = by_role(rows, "peak_basis")
     if hpl and peak and peak["value"]:
