@@ -134,9 +134,12 @@ class Peakflops(Family):
         rows = [row(r) for r in recs if r.get("validated")]
         basis = None
         if cpu and rows:
-            from rmax.inventory.rpeak import derive
+            from rmax.inventory.rpeak import derive, widest_isa
 
-            d = derive(cpu, rows, None)
+            widest = widest_isa(cpu.get("flags", []))
+            missing = None if any(r.isa == widest and r.precision == "double" for r in rows) else \
+                f"this run measured no double-precision {widest} row"
+            d = derive(cpu, rows, missing)
             basis = PeakBasis(d["isa"], d["fma_units"], d["fma_units_source"], d["fma_units_detail"],
                               d["nominal_gflops"], d["formula"], d["trustworthy"], d["warning"], d["basis"],
                               d["basis_reason"])

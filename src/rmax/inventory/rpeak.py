@@ -196,7 +196,7 @@ def derive(cpu: dict, rows: list | None, measure_reason: str | None) -> dict:
                                     "it (a busy machine measures low), so % of peak uses the larger, nominal figure")
     else:
         basis, reason = "nominal", ("nominal Rpeak is doubtful but nothing was measured "
-                                    f"({measure_reason or 'no measurement'}); run without --no-measure")
+                                    f"({measure_reason or 'no measurement'})")
     gflops = measured["all_cores_gflops"] if basis == "measured" else nominal
     if gflops is None:
         reasons["gflops"] = reasons.get("nominal_gflops", "unknown")

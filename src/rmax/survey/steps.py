@@ -55,7 +55,8 @@ class Inventory(Step):
         for host in ctx.nodes:
             with ctx.store.start_run("info", parent=ctx.survey_id, hosts=[host.name]) as run:
                 if ctx.hosts is None:
-                    inv = collect(measure=measure)
+                    inv = collect(measure=measure, unmeasured="not measured here: the survey's peakflops step "
+                                                                  "measures the FMA peak")
                 else:
                     inv = _remote_inventory(ctx, host, measure)
                 run.update(summary=inv, fingerprint=fingerprint(inv))
