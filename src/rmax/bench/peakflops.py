@@ -12,6 +12,7 @@ from rmax.bench.family import Family, RunContext, Summary, SurveyPlan, option, r
 from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, cell, figure
+from rmax.inventory.rpeak import PeakRow, derive, peakflops_row, widest_isa
 from rmax.native import executable
 from rmax.params import Count, Seconds
 
@@ -28,27 +29,6 @@ class PeakflopsOptions:
     isa: str = option("all", "Instruction set.", type=click.Choice(["all", "avx512", "avx2", "sse2"]))
     threads: int | None = option(None, "Threads for the all-core run.", type=Count(1, 4096), show="all cores")
     sample_time: float = option(0.02, "Seconds per timed block.", quick=0.005, cli=False)
-
-
-@dataclass
-class PeakRow:
-    isa: str
-    precision: str
-    threads: int
-    fused: bool                 # an FMA kernel (SSE2 has none: a multiply and an add)
-    median: float               # GFLOPS of the timed blocks
-    min: float
-    max: float
-    mean: float
-    n: int                      # timed blocks
-    ci95: list[float] | None = None
-
-
-def row(rec: dict) -> PeakRow:
-    """One validated rmax-node peakflops record as a row."""
-    s = rec["summary"]
-    return PeakRow(rec["isa"], rec["precision"], rec["threads"], bool(rec.get("fused")), s["median"], s["min"],
-                   s["max"], s["mean"], s["n"], s.get("ci95"))
 
 
 @dataclass
@@ -131,11 +111,9 @@ class Peakflops(Family):
 
     def parse(self, records, cpu: dict | None = None):
         recs = [r for r in records if r.get("schema") == "rmax.peakflops/1"]
-        rows = [row(r) for r in recs if r.get("validated")]
+        rows = [peakflops_row(r) for r in recs if r.get("validated")]
         basis = None
         if cpu and rows:
-            from rmax.inventory.rpeak import derive, widest_isa
-
             widest = widest_isa(cpu.get("flags", []))
             missing = None if any(r.isa == widest and r.precision == "double" for r in rows) else \
                 f"this run measured no double-precision {widest} row"

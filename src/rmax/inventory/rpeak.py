@@ -10,6 +10,7 @@ figures should use."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from rmax.inventory.probe import run
 
@@ -66,15 +67,36 @@ def nominal_gflops(cores: int, clock_hz: float, flops_per_cycle: int) -> float:
     return cores * clock_hz * flops_per_cycle / 1e9
 
 
-def parse_peakflops(text: str) -> list:
-    """rmax-node peakflops JSON lines -> the validated measurements as rows (rmax.bench.peakflops.PeakRow)."""
-    from rmax.bench.peakflops import row
+@dataclass
+class PeakRow:
+    """One measurement of rmax-node peakflops (the peakflops family stores a list of them)."""
 
+    isa: str
+    precision: str
+    threads: int
+    fused: bool                 # an FMA kernel (SSE2 has none: a multiply and an add)
+    median: float               # GFLOPS of the timed blocks
+    min: float
+    max: float
+    mean: float
+    n: int                      # timed blocks
+    ci95: list[float] | None = None
+
+
+def peakflops_row(rec: dict) -> PeakRow:
+    """One validated rmax-node peakflops record as a row."""
+    s = rec["summary"]
+    return PeakRow(rec["isa"], rec["precision"], rec["threads"], bool(rec.get("fused")), s["median"], s["min"],
+                   s["max"], s["mean"], s["n"], s.get("ci95"))
+
+
+def parse_peakflops(text: str) -> list[PeakRow]:
+    """rmax-node peakflops JSON lines -> the validated measurements as rows."""
     recs = [json.loads(line) for line in map(str.strip, text.splitlines()) if line.startswith("{")]
-    return [row(rec) for rec in recs if rec.get("validated")]
+    return [peakflops_row(rec) for rec in recs if rec.get("validated")]
 
 
-def measure_peak(timeout: float = 60) -> tuple[list | None, str | None]:
+def measure_peak(timeout: float = 60) -> tuple[list[PeakRow] | None, str | None]:
     """Run the FMA-throughput kernels (about 1 s); (rows, None) or (None, why not)."""
     from rmax.errors import RmaxError
     from rmax.native import executable
@@ -92,16 +114,16 @@ def measure_peak(timeout: float = 60) -> tuple[list | None, str | None]:
     return (rows, None) if rows else (None, "rmax-node peakflops printed no measurements")
 
 
-def _row(rows: list, isa: str, one_core: bool):
+def _row(rows: list[PeakRow], isa: str, one_core: bool) -> PeakRow | None:
     cands = [r for r in rows if r.isa == isa and r.precision == "double"]
     if not cands:
         return None
     return min(cands, key=lambda r: r.threads) if one_core else max(cands, key=lambda r: r.threads)
 
 
-def derive(cpu: dict, rows: list | None, measure_reason: str | None) -> dict:
+def derive(cpu: dict, rows: list[PeakRow] | None, measure_reason: str | None) -> dict:
     """The Rpeak section: nominal value with its derivation, measured peak, and which to trust.
-    `rows`: rmax.bench.peakflops.PeakRow. The FMA-unit count is read from the ratio of medians
+    The FMA-unit count is read from the ratio of medians
     (the typical block); a measured peak is the fastest block, since interference only slows one."""
     reasons: dict[str, str] = {}
     isa = widest_isa(cpu.get("flags", []))
