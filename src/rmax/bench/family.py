@@ -203,13 +203,17 @@ class Family:
         """The kernel's JSON records as a Parsed whose summary is this family's Summary."""
         raise NotImplementedError
 
+    def parser(self, o, ctx: RunContext) -> Callable[[list[dict]], Parsed]:
+        """The parse of one run (a family whose summary needs facts of where it ran overrides this)."""
+        return self.parse
+
     def execute(self, o, ctx: RunContext):
         """Run the kernel once as one stored run (families of several runs override this)."""
         timeout = ctx.timeout if ctx.timeout is not None else self.timeout(o)
         if self.scope == "node":
             from rmax.bench.node_kernel import run_node
 
-            return run_node(self.name, self.argv(o), self.params(o, ctx), self.parse, env=self.env(o),
+            return run_node(self.name, self.argv(o), self.params(o, ctx), self.parser(o, ctx), env=self.env(o),
                             blas_threads=self.blas_threads(o), store=ctx.store, parent=ctx.parent,
                             label=ctx.label, spec=ctx.spec, launcher=ctx.launcher, timeout=timeout,
                             on_stdout=ctx.on_stdout)
@@ -218,7 +222,7 @@ class Family:
         spec = with_program(ctx.spec, self.argv(o), self.default_np, ctx.launcher)
         params = {**self.params(o, ctx), "np": spec.np, "launcher": ctx.launcher,
                   "hosts": [h.name for h in spec.hosts] if spec.hosts else None}
-        return launch(self.name, spec, params, self.parse, launcher=ctx.launcher, timeout=timeout,
+        return launch(self.name, spec, params, self.parser(o, ctx), launcher=ctx.launcher, timeout=timeout,
                       store=ctx.store, parent=ctx.parent, on_stdout=ctx.on_stdout, label=ctx.label)
 
     def load(self, run) -> Any:
@@ -250,7 +254,7 @@ class Family:
 FAMILIES: dict[str, Family] = {}
 
 # The modules that define families: rmax.bench.<module>. Importing one registers its family.
-MODULES = ("stream",)
+MODULES = ("stream", "peakflops", "cpurate", "memlat", "memcopy", "oslat")
 
 
 def register(cls: type[Family]) -> type[Family]:

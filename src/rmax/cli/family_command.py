@@ -5,6 +5,8 @@ rmax.bench.family.run; its tables are the same View the HTML report renders."""
 
 from __future__ import annotations
 
+import inspect
+
 import click
 
 from rmax.bench.family import UNSET, Family, RunContext, option_fields, run
@@ -96,8 +98,6 @@ def command(family: Family) -> click.Command:
             return run(family, o, ctx)
 
         run_and_show(family.name, start, lambda rec: show_run(family, rec), as_json)
-
-    import inspect
 
     doc = inspect.cleandoc(type(family).__doc__ or family.title)
     if family.example:

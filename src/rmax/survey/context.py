@@ -23,6 +23,7 @@ class SurveyContext:
     facts: dict = field(default_factory=dict)   # what earlier steps learned (rates, memory) for later ones
     tune_budget: float | None = None            # seconds: a tuning session replaces the single HPL run
     out_dir: str | None = None                  # where files a step writes go (the tuned HPL.dat)
+    steps: tuple[str, ...] = ()                 # the names of the steps this survey runs
 
     @property
     def nodes(self) -> list[Host]:
