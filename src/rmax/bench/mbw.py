@@ -15,7 +15,7 @@ from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
 from rmax.native import executable
 from rmax.params import Count, Seconds, Size, SizeList
-from rmax.sizes import human_bytes
+from rmax.sizes import human_size
 from rmax.stats import spread
 
 SCHEMA = "rmax.mbw/1"
@@ -136,7 +136,7 @@ class Mbw(Family):
         summary = MbwSummary(points, head.get("pairs", 0), head.get("window", 0), head.get("repeats", 0),
                              **header_summary(header))
         samples = {str(p.size): p.message_rate_repeats for p in points}
-        bad = [human_bytes(p.size) for p in points if not p.validated]
+        bad = [human_size(p.size) for p in points if not p.validated]
         if bad:
             return Parsed(summary, samples, "invalid", f"payload validation failed at {', '.join(bad[:5])}")
         if done is None:
@@ -145,12 +145,12 @@ class Mbw(Family):
 
     def _bandwidth(self, s: MbwSummary, i: int, p: MbwPoint) -> Figure | None:
         return figure(s, ("points", i, "bandwidth"), f"bandwidth.{p.size}",
-                      f"Aggregate bandwidth, {_pairs(p.pairs)}, {human_bytes(p.size)}", "MB/s", MEDIAN,
+                      f"Aggregate bandwidth, {_pairs(p.pairs)}, {human_size(p.size)}", "MB/s", MEDIAN,
                       scale=1e-6, repeats=("points", i, "bandwidth_repeats"))
 
     def _rate(self, s: MbwSummary, i: int, p: MbwPoint) -> Figure | None:
         return figure(s, ("points", i, "message_rate"), f"rate.{p.size}",
-                      f"Message rate, {_pairs(p.pairs)}, {human_bytes(p.size)}", "M messages/s", MEDIAN,
+                      f"Message rate, {_pairs(p.pairs)}, {human_size(p.size)}", "M messages/s", MEDIAN,
                       scale=1e-6, repeats=("points", i, "message_rate_repeats"))
 
     def headline(self, s: MbwSummary) -> list[Figure]:
@@ -168,9 +168,9 @@ class Mbw(Family):
         rows = []
         for p in sorted(s.points, key=lambda p: p.size):
             if not p.validated or not p.message_rate:
-                rows.append([human_bytes(p.size), str(p.pairs), "INVALID" if not p.validated else "—", "—", "—"])
+                rows.append([human_size(p.size), str(p.pairs), "INVALID" if not p.validated else "—", "—", "—"])
                 continue
-            rows.append([human_bytes(p.size), str(p.pairs), f"{p.bandwidth / 1e6:.1f}", f"{p.message_rate:,.0f}",
+            rows.append([human_size(p.size), str(p.pairs), f"{p.bandwidth / 1e6:.1f}", f"{p.message_rate:,.0f}",
                          f"{100 * p.spread:.1f}%" if p.spread is not None else "—"])
         t = Table(["Size", "Pairs", "MB/s", "Messages/s", "Spread"], rows,
                   f"{_pairs(s.pairs)}, window {s.window}, median of {s.repeats} repeats; MB = 10^6 bytes", left=1)
