@@ -117,7 +117,8 @@ class Mbw(Family):
     def argv(self, o):
         a = [executable("rmax-net"), "mbw", "--json", "-", "--window", str(o.window), "--budget", str(o.budget),
              "--repeats", str(o.repeats)]
-        a += ["--sizes", ",".join(map(str, o.sizes))] if o.sizes else ["--max-size", str(o.max_size)]
+        # one point per size, in order: a figure's key names its size
+        a += ["--sizes", ",".join(map(str, sorted(set(o.sizes))))] if o.sizes else ["--max-size", str(o.max_size)]
         if o.validate:
             a.append("--validate")
         if o.self_test_corrupt:
