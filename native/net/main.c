@@ -18,6 +18,7 @@ static const rmx_subcmd commands[] = {
     {"ring", cmd_ring, "HPCC natural and random ring latency and bandwidth, per-link times"},
     {"bisect", cmd_bisect, "bisection bandwidth over random bisections"},
     {"matrix", cmd_matrix, "all-pairs latency and bandwidth matrices"},
+    {"mbw", cmd_mbw, "concurrent pairs: aggregate bandwidth and message rate (OSU osu_mbw_mr)"},
 };
 
 const char *net_hostname(void)

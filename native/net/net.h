@@ -9,7 +9,7 @@
  *   netaddr.c     choosing each rank's own interface address
  *   sockets.c     the TCP and UDP layers between the same two processes
  *   output.c      one run of a command: hosts, JSON records, table, tear-down
- *   cmd_*.c       one command each: p2p, coll, ring, bisect, matrix
+ *   cmd_*.c       one command each: p2p, coll, ring, bisect, matrix, mbw
  *   coll_ops.c    the collective operations behind one interface
  */
 #ifndef RMAX_NET_H
@@ -30,6 +30,7 @@ int cmd_coll(int argc, char **argv);
 int cmd_ring(int argc, char **argv);
 int cmd_bisect(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
+int cmd_mbw(int argc, char **argv);
 
 /* Every rank of MPI_COMM_WORLD calls this on a fatal error it has detected
  * itself: one line on stderr naming the rank and host, then MPI_Abort. */

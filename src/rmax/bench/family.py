@@ -155,12 +155,14 @@ class RunContext:
 class SurveyPlan:
     """A family's place in a survey: its title there, the share of the budget it may use, its
     order among the steps, and where it runs: "node" (one process on every node, one node after
-    the other), "pair" (the first two nodes) or "all" (one rank on every node)."""
+    the other), "pair" (the first two nodes) or "all" (one rank on every node; with `even`, on
+    the largest even number of nodes, for families of sender/receiver pairs)."""
 
     title: str
     share: float
     order: int
     ranks: str = "node"
+    even: bool = False
 
 
 class Family:
@@ -254,7 +256,7 @@ class Family:
 FAMILIES: dict[str, Family] = {}
 
 # The modules that define families: rmax.bench.<module>. Importing one registers its family.
-MODULES = ("stream", "peakflops", "cpurate", "memlat", "memcopy", "oslat")
+MODULES = ("stream", "peakflops", "cpurate", "memlat", "memcopy", "oslat", "mbw")
 
 
 def register(cls: type[Family]) -> type[Family]:

@@ -110,6 +110,10 @@ def command(family: Family) -> click.Command:
         from rmax.cli.launch_options import launch_options
 
         cmd = launch_options(default_np=str(family.default_np))(cmd)
+        # The family knows how long its options take (Family.timeout); a fixed default would override it.
+        timeout = next(p for p in cmd.params if p.name == "timeout")
+        timeout.default, timeout.show_default = None, False
+        timeout.help = "Seconds before the watchdog kills the job (default: from the options)."
     else:
         cmd.params.append(click.Option(["--timeout"], type=Seconds(1, 86400, lo_open=False), default=None,
                                        help="Seconds before the kernel is killed (default: from the budget)."))

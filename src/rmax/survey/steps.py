@@ -106,6 +106,8 @@ class FamilyStep(Step):
             return [run(self.family, o, dataclasses.replace(base, spec=ctx.node_spec([], host) if ctx.hosts else None))
                     for host in ctx.nodes]
         nodes = ctx.nodes[:2] if self.plan.ranks == "pair" else ctx.nodes
+        if self.plan.even:
+            nodes = nodes[:len(nodes) - len(nodes) % 2]
         spec = LaunchSpec(program=[], np=len(nodes), hosts=[Host(h.name, 1) for h in nodes])
         return [run(self.family, o, dataclasses.replace(base, spec=spec))]
 
