@@ -59,6 +59,18 @@ def differ_significantly(a, b, alpha: float = 0.05) -> tuple[bool, float]:
     return p < alpha, p
 
 
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment of p-values tested together (Holm, Scand. J. Statistics 1979):
+    comparing the adjusted values with alpha keeps the chance of any false "significant" among
+    them at most alpha, however many metrics a comparison pairs. NaN (not tested) stays NaN."""
+    idx = sorted((i for i, p in enumerate(p_values) if not math.isnan(p)), key=lambda i: p_values[i])
+    m, out, running = len(idx), list(p_values), 0.0
+    for rank, i in enumerate(idx):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
 def shifted(a, b, worse: str, alpha: float = 0.01) -> tuple[bool, float]:
     """One-sided Mann-Whitney U test: are a's values stochastically `worse` ('lower' or 'higher')
     than b's? (significant, p-value). A rank test, so one preempted sample in b cannot hide a
