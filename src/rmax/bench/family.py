@@ -174,6 +174,7 @@ class Family:
     default_np: ClassVar[int] = 2           # net families: ranks when none are asked for
     survey: ClassVar[SurveyPlan | None] = None
     example: ClassVar[str] = ""             # the example line of `rmax bench NAME --help`
+    command: ClassVar[bool] = True          # False: no `rmax bench NAME` (the family has a command of its own)
 
     # -- options and the kernel's argv
     def options(self, quick: bool = False, **given):
@@ -203,13 +204,17 @@ class Family:
         """The kernel's JSON records as a Parsed whose summary is this family's Summary."""
         raise NotImplementedError
 
+    def parser(self, o) -> Callable[[list[dict]], Parsed]:
+        """The parser of one run with options o (a family whose summary records some of them binds them here)."""
+        return self.parse
+
     def execute(self, o, ctx: RunContext):
         """Run the kernel once as one stored run (families of several runs override this)."""
         timeout = ctx.timeout if ctx.timeout is not None else self.timeout(o)
         if self.scope == "node":
             from rmax.bench.node_kernel import run_node
 
-            return run_node(self.name, self.argv(o), self.params(o, ctx), self.parse, env=self.env(o),
+            return run_node(self.name, self.argv(o), self.params(o, ctx), self.parser(o), env=self.env(o),
                             blas_threads=self.blas_threads(o), store=ctx.store, parent=ctx.parent,
                             label=ctx.label, spec=ctx.spec, launcher=ctx.launcher, timeout=timeout,
                             on_stdout=ctx.on_stdout)
@@ -218,7 +223,7 @@ class Family:
         spec = with_program(ctx.spec, self.argv(o), self.default_np, ctx.launcher)
         params = {**self.params(o, ctx), "np": spec.np, "launcher": ctx.launcher,
                   "hosts": [h.name for h in spec.hosts] if spec.hosts else None}
-        return launch(self.name, spec, params, self.parse, launcher=ctx.launcher, timeout=timeout,
+        return launch(self.name, spec, params, self.parser(o), launcher=ctx.launcher, timeout=timeout,
                       store=ctx.store, parent=ctx.parent, on_stdout=ctx.on_stdout, label=ctx.label)
 
     def load(self, run) -> Any:
@@ -250,7 +255,7 @@ class Family:
 FAMILIES: dict[str, Family] = {}
 
 # The modules that define families: rmax.bench.<module>. Importing one registers its family.
-MODULES = ("stream",)
+MODULES = ("stream", "dgemm", "blas_compare", "hpl")
 
 
 def register(cls: type[Family]) -> type[Family]:

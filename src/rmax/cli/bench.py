@@ -10,8 +10,6 @@ import click
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "peakflops": ("rmax.cli.bench_node", "measured FMA-throughput peak, one core and all cores"),
     "cpurate": ("rmax.cli.bench_node", "floating-point rate vs vector length; cache boundaries"),
-    "dgemm": ("rmax.cli.bench_node", "BLAS DGEMM rate vs size and vs inner dimension k"),
-    "blas": ("rmax.cli.bench_node", "every installed BLAS side by side"),
     "memlat": ("rmax.cli.bench_node", "memory load latency vs working-set size"),
     "memcopy": ("rmax.cli.bench_node", "memcpy bandwidth vs buffer size"),
     "oslat": ("rmax.cli.bench_node", "operating-system latencies, lmbench style"),
@@ -27,12 +25,12 @@ class BenchGroup(click.Group):
     def list_commands(self, ctx):
         from rmax.bench.family import families
 
-        return sorted({*BENCHMARKS, *families()})
+        return sorted({*BENCHMARKS, *(n for n, f in families().items() if f.command)})
 
     def get_command(self, ctx, name):
         from rmax.bench.family import families
 
-        if name in families():
+        if name in families() and families()[name].command:
             from rmax.cli.family_command import command
 
             return command(families()[name])
@@ -44,7 +42,7 @@ class BenchGroup(click.Group):
     def format_commands(self, ctx, formatter):
         from rmax.bench.family import families
 
-        titles = {**{n: b[1] for n, b in BENCHMARKS.items()}, **{n: f.title for n, f in families().items()}}
+        titles = {**{n: b[1] for n, b in BENCHMARKS.items()}, **{n: f.title for n, f in families().items() if f.command}}
         with formatter.section("Benchmarks"):
             formatter.write_dl([(n, titles[n]) for n in self.list_commands(ctx)])
 

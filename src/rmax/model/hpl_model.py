@@ -142,13 +142,12 @@ def predict_hpl(n: float, nb: int, p: int, q: int, alpha: float, beta: float, ga
     return hpl_terms(n, nb, p, q, alpha, beta, gamma3, overhead).total_s
 
 
-def measured_time(n: int, summary: dict) -> float:
+def measured_time(n: int, gflops: float | None, time_s: float) -> float:
     """A test's time from its GFLOPS when it has them: HPL prints seconds with two decimals
     (0.01 s at N = 500) but GFLOPS with five significant digits."""
-    g = summary.get("gflops")
-    if isinstance(g, (int, float)) and g > 0:
-        return hpl_flops(n) / (g * 1e9)
-    return float(summary["time_s"])
+    if isinstance(gflops, (int, float)) and gflops > 0:
+        return hpl_flops(n) / (gflops * 1e9)
+    return float(time_s)
 
 
 def predicted_gflops(n: float, seconds: float) -> float:

@@ -130,7 +130,6 @@ def _node_step(name: str, module: str, title: str, share: float, order: int):
 
 _node_step("peakflops", "peakflops", "measured FMA peak", 0.03, 20)
 _node_step("cpurate", "cpurate", "CPU rate vs vector length", 0.12, 25)
-_node_step("dgemm", "dgemm", "DGEMM vs size and k", 0.10, 28)
 _node_step("memlat", "memlat", "memory latency staircase", 0.08, 26)
 _node_step("memcopy", "memcopy", "memcpy bandwidth vs size", 0.05, 29)
 _node_step("oslat", "oslat", "operating-system latencies", 0.08, 30)
@@ -198,15 +197,15 @@ class Hpl(Step):
         return max(unit, int(n) // unit * unit), nb, p, q
 
     def run(self, ctx):
+        from rmax.bench.family import RunContext, run
+        from rmax.bench.hpl import HPL
         from rmax.hpl.dat import HplConfig
-        from rmax.hpl.run import run_hpl
 
         n, nb, p, q = self.problem(ctx)
-        cfg = HplConfig(ns=[n], nbs=[nb], grids=[(p, q)])
-        spec = LaunchSpec(program=[], np=p * q, hosts=ctx.hosts)
-        outcome = run_hpl(cfg, spec, ctx.store, engine=self.engine(), launcher=ctx.launcher,
-                          timeout=ctx.timeout, parent=ctx.survey_id)
-        return [outcome.run, *outcome.tests]
+        o = HPL.options(config=HplConfig(ns=[n], nbs=[nb], grids=[(p, q)]), engine=self.engine())
+        rec = run(HPL, o, RunContext(store=ctx.store, parent=ctx.survey_id, spec=LaunchSpec(program=[], np=p * q,
+                  hosts=ctx.hosts), launcher=ctx.launcher, timeout=ctx.timeout, quick=ctx.quick))
+        return [rec, *ctx.store.children(rec.id)]
 
 
 @register
