@@ -22,7 +22,10 @@ def _store(kind, hosts, summary, params=None, parent=None):
 
 
 def _dgemm_here():
-    return _store("dgemm", [HERE], {"points": [{"m": 2000, "n": 2000, "k": 192, "median_gflops": 20.0}]})
+    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+
+    point = DgemmPoint(2000, 2000, 192, 20.0, 20.0, 20.0, 20.0, 0.0, 5)
+    return _store("dgemm", [HERE], DgemmSummary([], [point], 1).to_dict())
 
 
 def _net(hosts, alpha, beta):
