@@ -68,8 +68,7 @@ def test_stored_tests_are_rmax_hpls_json_records(db, engine):
         assert {k: (v.max, v.min) for k, v in t.phases.items()} == {k: (v["max"], v["min"])
                                                                    for k, v in r["phases_s"].items()}
         assert t.run == child.id and child.summary["gflops"] == r["gflops"] and child.params["code"] == r["variant"]
-    # the figures readers get are the same numbers, read from their summary fields
-    assert [f.value for f in HPL.metrics(s)] == [r["gflops"] for r in records]
+    # the figure readers get is the same number, read from its summary field
     best = HPL.headline(s)[0]
     assert best.role == "hpl_rmax" and best.value == max(r["gflops"] for r in records)
 

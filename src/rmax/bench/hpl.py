@@ -112,8 +112,9 @@ class Hpl(Family):
     """HPL: every test of an HPL input with the chosen engine (`rmax hpl run`)."""
 
     name = "hpl"
-    title = "HPL from an HPL.dat, every test stored"
+    title = "HPL"
     command = False             # the user's command is `rmax hpl run`, which reads an HPL.dat
+    order = 60                  # the survey's own HPL step (rmax.survey.steps.Hpl) sizes N: no SurveyPlan
     Options = HplOptions
     Summary = HplSummary
 
@@ -173,21 +174,13 @@ class Hpl(Family):
                 store.close()
 
     def headline(self, s: HplSummary) -> list[Figure]:
-        best = s.best()
-        if best is None:
+        if not s.tests:
             return []
-        i = s.tests.index(best)
+        i, best = max(enumerate(s.tests), key=lambda it: it[1].gflops)
         f = figure(s, ("tests", i, "gflops"), "rmax",
                    f"HPL Rmax (N={best.n}, NB={best.nb}, {best.p}x{best.q}, {s.engine})", "GFLOPS", BEST,
                    role="hpl_rmax")
         return [f] if f else []
-
-    def metrics(self, s: HplSummary) -> list[Figure]:
-        out = []
-        for i, t in enumerate(s.tests):
-            out.append(figure(s, ("tests", i, "gflops"), f"{t.code}.{t.n}.{t.nb}.{t.p}x{t.q}.{i}",
-                              f"HPL {t.code} N={t.n} NB={t.nb} {t.p}x{t.q}", "GFLOPS", "one test"))
-        return [f for f in out if f]
 
     def view(self, s: HplSummary) -> View:
         rows = [[(t.run or "")[:8], t.code, str(t.n), str(t.nb), f"{t.p} x {t.q}", f"{t.time_s:.2f}", f"{t.gflops:.2f}",

@@ -192,6 +192,17 @@ def node_facts(collect: Callable[..., dict] | None = None) -> NodeFacts:
 
 # --- measured HPL runs ------------------------------------------------------------------
 
+def _test(run: RunRecord):
+    """An `hpl-test` run's typed summary (rmax.bench.hpl.HplTestSummary), or None when stored in another shape."""
+    from rmax.bench.family import StaleSummary
+    from rmax.bench.hpl import HplTestSummary
+
+    try:
+        return HplTestSummary.load(run.summary)
+    except StaleSummary:
+        return None
+
+
 def hpl_observations(store: Store, alpha: float, beta: float, gamma3: float, limit: int = 40,
                      paired: bool = True, scope: Scope | None = None) -> list[tuple[Observation, str]]:
     """Ok HPL tests run where the question is (the scope), with the rates to model them. With
@@ -203,8 +214,8 @@ def hpl_observations(store: Store, alpha: float, beta: float, gamma3: float, lim
     for t in store.list(kind="hpl-test", status="ok", limit=HISTORY):
         if len(out) >= limit:
             break
-        p, s = t.params, t.summary
-        if not all(isinstance(p.get(k), int) for k in ("n", "nb", "p", "q")) or not s.get("time_s"):
+        s = _test(t)
+        if s is None or not s.time_s:
             continue
         if t.parent and t.parent not in parents:
             try:
@@ -218,7 +229,7 @@ def hpl_observations(store: Store, alpha: float, beta: float, gamma3: float, lim
         star = _float(_hpcc_block(par).get("StarDGEMM_Gflops")) if paired else None
         if star:
             g = 1e-9 / star
-        out.append((Observation(p["n"], p["nb"], p["p"], p["q"], measured_time(p["n"], s.get("gflops"), s["time_s"]), alpha, beta, g), t.id))
+        out.append((Observation(s.n, s.nb, s.p, s.q, measured_time(s.n, s.gflops, s.time_s), alpha, beta, g), t.id))
     return out
 
 
@@ -271,9 +282,8 @@ def best_hpl(store: Store) -> tuple[float, str] | None:
     """The highest GFLOPS of any ok HPL test stored, with a description of it."""
     best = None
     for t in store.list(kind="hpl-test", status="ok", limit=500):
-        g = t.summary.get("gflops")
-        if isinstance(g, (int, float)) and (best is None or g > best[0]):
-            p = t.params
-            best = (float(g), f"hpl-test {t.id[:8]} ({t.started_at[:10]}): N={p.get('n')} NB={p.get('nb')} "
-                              f"grid {p.get('p')} x {p.get('q')}, best of the stored ok tests")
+        s = _test(t)
+        if s is not None and (best is None or s.gflops > best[0]):
+            best = (float(s.gflops), f"hpl-test {t.id[:8]} ({t.started_at[:10]}): N={s.n} NB={s.nb} "
+                                     f"grid {s.p} x {s.q}, best of the stored ok tests")
     return best

@@ -163,7 +163,7 @@ class Session:
             if child.kind != "hpl" or child.status not in ("ok", "invalid", "failed") or child.id in skip:
                 continue
             cand = from_config(HplConfig.from_dict(child.params["hpl"]))
-            replay[key(cand)].append(measurement(child, store.children(child.id)))
+            replay[key(cand)].append(measurement(child))
         run = Run(store, rec)
         # The same session row continues: it is running again, in this process.
         run.update(status="running", ended_at=None, error=None, pid=os.getpid(), proc_start=process_identity())
