@@ -1,5 +1,5 @@
-"""HPL's time model (REFERENCE.md section 1, from HPL's scalability analysis), plus
-one calibrated term for what that analysis leaves out.
+"""HPL's time model (the scalability analysis in netlib HPL's documentation), plus one
+calibrated term for what that analysis leaves out.
 
     T(N) = 2 gamma3 N^3 / (3 P Q)                        the trailing updates, all at DGEMM speed
          + beta_d N^2 (3P + Q) / (2 P Q)                  panel broadcasts and row swaps (bandwidth)
@@ -186,7 +186,7 @@ def square_grid(ranks: int) -> tuple[int, int]:
 
 def n_for_memory(total_bytes: float, nb: int, p: int = 1, q: int = 1, fraction: float = 0.8) -> int:
     """The largest N whose 8 N^2 bytes fit in `fraction` of the memory, a multiple of NB x lcm(P, Q)
-    so every process holds whole blocks (REFERENCE.md's tuning guidance)."""
+    so every process holds whole blocks (netlib HPL's TUNING notes)."""
     if total_bytes <= 0:
         raise RmaxError(f"memory must be positive, not {total_bytes} bytes")
     n = int(math.sqrt(fraction * total_bytes / BYTES_PER_DOUBLE))
