@@ -57,6 +57,39 @@ def test_survey_stores_every_step_under_one_run(survey):
     assert hpl.summary["passed"] == len(hpl.summary["tests"]) == 1
 
 
+def test_the_peak_is_measured_once_and_both_headline_rows_read_it(survey):
+    """The inventory does not measure the FMA peak when the survey runs peakflops: the measured
+    peak and the basis of % of peak are figures of the peakflops run, read from its stored summary."""
+    from rmax.bench.view import resolve
+    from rmax.survey.headline import by_role, headline, percent_of_peak
+
+    rec, env = survey
+    with open_store(env["RMAX_DB"]) as store:
+        kids = store.children(rec["id"])
+    info = next(k for k in kids if k.kind == "info")
+    peak_run = next(k for k in kids if k.kind == "peakflops")
+    assert info.summary["measured"] is False and info.summary["rpeak"]["measured"] is None
+    rows = headline(kids)
+    peak, basis = by_role(rows, "peak"), by_role(rows, "peak_basis")
+    assert [r["role"] for r in rows].count("peak_basis") == 1
+    for row in (peak, basis):
+        assert row["run"] == peak_run.id
+        assert resolve(peak_run.summary, row["path"]) * row["scale"] == row["value"]
+    stored = peak_run.summary["rpeak"]
+    if stored["basis"] == "measured":
+        assert basis["path"] == peak["path"] and basis["value"] == peak["value"]
+    else:
+        assert basis["path"] == ["rpeak", "nominal_gflops"] and basis["value"] == stored["nominal_gflops"]
+    assert f"{basis['value']:.1f} GFLOPS" in percent_of_peak(rows)["statistic"]
+
+
+def test_a_survey_without_peakflops_measures_the_peak_in_its_inventory(db):
+    rec = json.loads(run_cli("survey", "--quick", "--steps", "inventory", "--json", check=True, timeout=300).stdout)
+    with open_store(db) as store:
+        (info,) = store.children(rec["id"])
+    assert info.summary["measured"] is True and info.summary["rpeak"]["measured"]["all_cores_gflops"] > 0
+
+
 def test_report_renders_in_chromium_without_errors(survey, tmp_path):
     rec, env = survey
     out = tmp_path / "report"
@@ -124,8 +157,9 @@ def test_compare_two_runs_with_significance(db, tmp_path):
     out = json.loads(run_cli("compare", ids[0], ids[1], "--json", check=True).stdout)
     assert out["a"] == ids[0] and len(out["changes"]) == 4
     for c in out["changes"]:
-        assert c["n_a"] >= 5 and c["n_b"] >= 5 and 0 <= c["p_value"] <= 1
-        assert c["significant"] == (c["p_value"] < 0.05)
+        # one run a side: its timed blocks are not independent repeats, so no significance is claimed
+        assert c["a"] > 0 and c["b"] > 0 and c["n_a"] == c["n_b"] == 0
+        assert c["p_value"] is None and c["significant"] is None
     run_cli("compare", ids[0][:8], ids[1][:8], "--html", str(tmp_path / "cmp"), check=True)
     assert "Significant (p &lt; 0.05)" in (tmp_path / "cmp" / "index.html").read_text()
     assert_one_line_error(run_cli("compare", ids[0], "nope"), 2, "not a run id")

@@ -1,5 +1,5 @@
 /* Streaming JSON-lines writer: every kernel writes one object per line
- * (DESIGN.md), flushed as soon as it is complete so a watchdog or a parser
+ * (JSON Lines), flushed as soon as it is complete so a watchdog or a parser
  * reading the pipe sees progress at once. NaN and infinities become null. */
 #ifndef RMX_JSON_H
 #define RMX_JSON_H

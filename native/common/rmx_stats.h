@@ -1,6 +1,7 @@
 /* Summary statistics and the adaptive repetition rule used by every kernel
- * (DESIGN.md: warm up, repeat until the 95% CI half-width is within a relative
- * target of the median or the time budget ends, keep the raw samples). */
+ * (warm up, repeat until the 95% CI half-width is within a relative target of
+ * the median or the time budget ends, keep the raw samples: Hoefler and Belli,
+ * "Scientific Benchmarking of Parallel Computing Systems", SC'15). */
 #ifndef RMX_STATS_H
 #define RMX_STATS_H
 

@@ -336,7 +336,7 @@ int main(int argc, char **argv)
          NULL},
         {"progress", RMX_ARG_FLAG, &opt.progress, "report column, fraction done and GFLOPS on stderr as it runs", 0,
          0, NULL},
-        {"corrupt-solution", RMX_ARG_FLAG, &opt.corrupt,
+        {"self-test-corrupt", RMX_ARG_FLAG, &opt.corrupt,
          "self-test of the residual check: perturb x before checking (the tests must FAIL)", 0, 0, NULL},
         {"check", RMX_ARG_STRING, &opt.check,
          "only read FILE ('-': standard input) and print the parsed input as one JSON object, or the one-line "
@@ -357,7 +357,7 @@ int main(int argc, char **argv)
             rmx_die(2, HPL_PROG, "give the input either first or to --check, not both");
         if (opt.json || opt.progress || opt.corrupt)
             rmx_die(2, HPL_PROG,
-                    "--check only reads the input: --json, --progress and --corrupt-solution are run options");
+                    "--check only reads the input: --json, --progress and --self-test-corrupt are run options");
         return check_only(opt.check, opt.ranks, opt.node_ranks ? opt.node_ranks : 1);
     }
 

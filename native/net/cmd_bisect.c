@@ -1,7 +1,7 @@
 /* rmax-net bisect: bisection bandwidth. The ranks are split into two random
  * halves; every rank of the first half streams to its partner in the second
  * (OSU's window-and-acknowledge stream), all pairs at once, for several
- * random bisections (seed 04 measured the Helix's halves the same way).
+ * random bisections (the Helix cluster study measured its halves the same way).
  * Aggregate bandwidth = pairs x window x size / the slowest sender's time.
  *
  * Random halves rarely put every pair across the trunks between switches; with
@@ -56,9 +56,10 @@ int cmd_bisect(int argc, char **argv)
     };
     rmx_args_parse(PROG " bisect", "Bisection bandwidth over random bisections.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);
-    int me, n;
-    if (net_start(&argc, &argv, "bisect", 2, 0, &me, &n))
+    net_run run;
+    if (net_start(&argc, &argv, "bisect", 2, 0, &run.me, &run.n))
         return 2;
+    int me = run.me, n = run.n;
     net_require_memory(2 * size, "the send and receive buffers");
     bisect_ctx b;
     memset(&b, 0, sizeof b);
@@ -68,17 +69,15 @@ int cmd_bisect(int argc, char **argv)
     b.p.size = size;
     b.p.window = (int)window;
     b.p.tcp = b.p.udp = -1;
-    char(*hosts)[64] = net_gather_hosts(MPI_COMM_WORLD);
-    rmx_json j;
-    FILE *jf = net_json_start(&j, json, me, "rmax.bisect/1", "bisect", n, hosts);
-    int table = net_table(me, json);
-    if (jf) {
-        rmx_json_int(&j, "size", (long long)size);
-        rmx_json_int(&j, "window", window);
-        rmx_json_int(&j, "bisections", cuts);
-        rmx_json_obj_end(&j);
+    net_run_init(&run, "rmax.bisect/1", json);
+    rmx_json *j = net_run_header(&run, "bisect");
+    if (j) {
+        rmx_json_int(j, "size", (long long)size);
+        rmx_json_int(j, "window", window);
+        rmx_json_int(j, "bisections", cuts);
+        rmx_json_obj_end(j);
     }
-    if (table)
+    if (run.table)
         printf("# %-10s %6s %22s %18s\n", "Bisection", "Pairs", "Aggregate (MB/s)", "Slowest pair (MB/s)");
     net_timing t = net_timing_make(budget, (size_t)max_samples);
     uint64_t state = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 11;
@@ -86,7 +85,7 @@ int cmd_bisect(int argc, char **argv)
     int *order = malloc((size_t)n * sizeof *order), *group_of = malloc((size_t)n * sizeof *group_of);
     double *pair_bw = malloc((size_t)n * sizeof *pair_bw);
     /* the cut between the switch groups, when the ranks span two or more of them */
-    int group_cut = me == 0 && groups && net_group_order(groups, hosts, n, order, group_of) >= 2;
+    int group_cut = me == 0 && groups && net_group_order(groups, run.hosts, n, order, group_of) >= 2;
     MPI_Bcast(&group_cut, 1, MPI_INT, 0, MPI_COMM_WORLD);
     for (long c = group_cut ? -1 : 0; c < cuts; c++) {
         for (int i = 0; i < n; i++)
@@ -136,27 +135,22 @@ int cmd_bisect(int argc, char **argv)
             for (int r = 0; r < n; r++)
                 if (pair_bw[r] > 0 && (slowest == 0 || pair_bw[r] < slowest))
                     slowest = pair_bw[r];
-            if (jf) {
-                rmx_json_obj_begin(&j, NULL);
-                rmx_json_str(&j, "schema", "rmax.bisect/1");
-                rmx_json_str(&j, "record", "point");
-                rmx_json_int(&j, "bisection", c + 1);
-                rmx_json_str(&j, "cut", c < 0 ? "switch groups" : "random");
-                rmx_json_arr_begin(&j, "pairs");
+            if ((j = net_record(&run, "point"))) {
+                rmx_json_int(j, "bisection", c + 1);
+                rmx_json_str(j, "cut", c < 0 ? "switch groups" : "random");
+                rmx_json_arr_begin(j, "pairs");
                 for (int i = 0; i < half; i++) {
-                    rmx_json_arr_begin(&j, NULL);
-                    rmx_json_int(&j, NULL, perm[i]);
-                    rmx_json_int(&j, NULL, perm[i + half]);
-                    rmx_json_num(&j, NULL, pair_bw[perm[i]]);
-                    rmx_json_arr_end(&j);
+                    rmx_json_arr_begin(j, NULL);
+                    rmx_json_int(j, NULL, perm[i]);
+                    rmx_json_int(j, NULL, perm[i + half]);
+                    rmx_json_num(j, NULL, pair_bw[perm[i]]);
+                    rmx_json_arr_end(j);
                 }
-                rmx_json_arr_end(&j);
-                rmx_json_int(&j, "bytes_per_op", (long long)half * window * (long long)size);
-                rmx_json_bool(&j, "validated", !failed);
-                net_json_measure(&j, &m, NET_MAX, 1.0);
-                rmx_json_obj_end(&j);
+                rmx_json_arr_end(j);
+                rmx_json_int(j, "bytes_per_op", (long long)half * window * (long long)size);
+                net_record_end(&run, !failed, &m, NET_MAX, 1.0);
             }
-            if (table) {
+            if (run.table) {
                 printf("  %-10s %6d %22.1f %18.1f%s\n", c < 0 ? "groups" : "random", half, agg / 1e6, slowest / 1e6,
                        failed ? "  INVALID" : "");
                 fflush(stdout);
@@ -166,16 +160,10 @@ int cmd_bisect(int argc, char **argv)
         if (pc != MPI_COMM_NULL)
             MPI_Comm_free(&pc);
     }
-    if (jf) {
-        net_json_done(&j, "rmax.bisect/1");
-        net_json_finish(&j, jf);
-    }
-    rmx_step("finalize");
+    net_run_done(&run);
     free(perm);
     free(order);
     free(group_of);
     free(pair_bw);
-    free(hosts);
-    MPI_Finalize();
-    return 0;
+    return net_run_end(&run);
 }

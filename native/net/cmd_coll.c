@@ -126,9 +126,10 @@ int cmd_coll(int argc, char **argv)
         sizes.n = sizeof default_sizes / sizeof default_sizes[0];
     }
 
-    int me, n;
-    if (net_start(&argc, &argv, "coll", 2, 0, &me, &n))
+    net_run run;
+    if (net_start(&argc, &argv, "coll", 2, 0, &run.me, &run.n))
         return 2;
+    int me = run.me, n = run.n;
     /* goptest's process counts: powers of two, then everyone. */
     size_t pc[64], npc = 0;
     if (procs.v) {
@@ -150,22 +151,19 @@ int cmd_coll(int argc, char **argv)
     memset(&c, 0, sizeof c);
     c.in = net_alloc(largest * (size_t)n, "the input buffer");
     c.out = net_alloc(largest * (size_t)n, "the output buffer");
-    char(*hosts)[64] = net_gather_hosts(MPI_COMM_WORLD);
-
-    rmx_json j;
-    FILE *jf = net_json_start(&j, json, me, "rmax.coll/1", "coll", n, hosts);
-    int table = net_table(me, json);
-    if (jf) {
-        rmx_json_str(&j, "ops", ops);
-        rmx_json_str(&j, "orders", orders);
-        rmx_json_int(&j, "seed", seed);
-        rmx_json_arr_begin(&j, "procs");
+    net_run_init(&run, "rmax.coll/1", json);
+    rmx_json *j = net_run_header(&run, "coll");
+    if (j) {
+        rmx_json_str(j, "ops", ops);
+        rmx_json_str(j, "orders", orders);
+        rmx_json_int(j, "seed", seed);
+        rmx_json_arr_begin(j, "procs");
         for (size_t i = 0; i < npc; i++)
-            rmx_json_int(&j, NULL, (long long)pc[i]);
-        rmx_json_arr_end(&j);
-        rmx_json_obj_end(&j);
+            rmx_json_int(j, NULL, (long long)pc[i]);
+        rmx_json_arr_end(j);
+        rmx_json_obj_end(j);
     }
-    if (table)
+    if (run.table)
         printf("# %-10s %6s %-9s %10s %14s %12s %12s\n", "Op", "Procs", "Order", "Size", "Avg Latency(us)",
                "Min(us)", "Max(us)");
 
@@ -180,7 +178,7 @@ int cmd_coll(int argc, char **argv)
             if (!in_list(orders, order))
                 continue;
             if (me == 0) {
-                make_order(order, p, hosts, pos, &state);
+                make_order(order, p, run.hosts, pos, &state);
                 char step[64];
                 snprintf(step, sizeof step, "coll p=%d %s", p, order);
                 rmx_step(step);
@@ -215,26 +213,21 @@ int cmd_coll(int argc, char **argv)
                         }
                         int failed = anybad > 0 || m.failed;
                         invalid += failed;
-                        if (jf) {
-                            rmx_json_obj_begin(&j, NULL);
-                            rmx_json_str(&j, "schema", "rmax.coll/1");
-                            rmx_json_str(&j, "record", "point");
-                            rmx_json_str(&j, "op", op->name);
-                            rmx_json_int(&j, "procs", p);
-                            rmx_json_str(&j, "order", order);
-                            rmx_json_arr_begin(&j, "rank_order");
+                        if ((j = net_record(&run, "point"))) {
+                            rmx_json_str(j, "op", op->name);
+                            rmx_json_int(j, "procs", p);
+                            rmx_json_str(j, "order", order);
+                            rmx_json_arr_begin(j, "rank_order");
                             for (int r = 0; r < p; r++)
                                 for (int q = 0; q < p; q++)
                                     if (pos[q] == r)
-                                        rmx_json_int(&j, NULL, q);
-                            rmx_json_arr_end(&j);
-                            rmx_json_int(&j, "size", (long long)c.size);
-                            rmx_json_bool(&j, "validated", !failed);
-                            rmx_json_int(&j, "wrong_bytes", anybad);
-                            net_json_measure(&j, &m, NET_AVG, 1.0);
-                            rmx_json_obj_end(&j);
+                                        rmx_json_int(j, NULL, q);
+                            rmx_json_arr_end(j);
+                            rmx_json_int(j, "size", (long long)c.size);
+                            rmx_json_int(j, "wrong_bytes", anybad);
+                            net_record_end(&run, !failed, &m, NET_AVG, 1.0);
                         }
-                        if (table) {
+                        if (run.table) {
                             rmx_summary a, lo, hi;
                             rmx_summarize(m.s[NET_AVG].v, m.s[NET_AVG].n, &a);
                             rmx_summarize(m.s[NET_MIN].v, m.s[NET_MIN].n, &lo);
@@ -253,14 +246,8 @@ int cmd_coll(int argc, char **argv)
     }
     long total_invalid = 0;
     MPI_Reduce(&invalid, &total_invalid, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (jf) {
-        net_json_done(&j, "rmax.coll/1");
-        rmx_json_int(&j, "invalid", total_invalid);
-        net_json_finish(&j, jf);
-    }
-    rmx_step("finalize");
+    if ((j = net_run_done(&run)))
+        rmx_json_int(j, "invalid", total_invalid);
     free(pos);
-    free(hosts);
-    MPI_Finalize();
-    return 0;
+    return net_run_end(&run);
 }

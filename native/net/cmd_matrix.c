@@ -135,9 +135,10 @@ int cmd_matrix(int argc, char **argv)
     };
     rmx_args_parse(PROG " matrix", "All-pairs latency and bandwidth matrices.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);
-    int me, n;
-    if (net_start(&argc, &argv, "matrix", 2, 0, &me, &n))
+    net_run run;
+    if (net_start(&argc, &argv, "matrix", 2, 0, &run.me, &run.n))
         return 2;
+    int me = run.me, n = run.n;
     size_t big = lat_size > bw_size ? lat_size : bw_size;
     net_require_memory(2 * big, "the send and receive buffers");
     matrix_ctx x;
@@ -150,7 +151,7 @@ int cmd_matrix(int argc, char **argv)
     x.p.req = malloc(2 * (size_t)window * sizeof *x.p.req);
     x.p.window = (int)window;
     x.p.tcp = x.p.udp = -1;
-    char(*hosts)[64] = net_gather_hosts(MPI_COMM_WORLD);
+    net_run_init(&run, "rmax.matrix/1", json);
 
     /* my row: latency to j (when I initiated), bandwidth from me to j */
     double *lat_row = malloc((size_t)n * sizeof *lat_row), *bw_row = malloc((size_t)n * sizeof *bw_row);
@@ -221,7 +222,7 @@ int cmd_matrix(int argc, char **argv)
     if (me == 0 && groups) {
         group_of = malloc((size_t)n * sizeof *group_of);
         order = malloc((size_t)n * sizeof *order);
-        if (net_group_order(groups, hosts, n, order, group_of) < 0) {  /* a host in no group: one class */
+        if (net_group_order(groups, run.hosts, n, order, group_of) < 0) {  /* a host in no group: one class */
             free(group_of);
             group_of = NULL;
         }
@@ -260,57 +261,53 @@ int cmd_matrix(int argc, char **argv)
         }
 
     if (me == 0) {
-        rmx_json j;
-        FILE *jf = net_json_start(&j, json, me, "rmax.matrix/1", "matrix", n, hosts);
-        if (jf) {
-            rmx_json_int(&j, "lat_size", (long long)lat_size);
-            rmx_json_int(&j, "bw_size", (long long)bw_size);
-            rmx_json_int(&j, "window", window);
-            rmx_json_int(&j, "rounds", m_ - 1);
-            rmx_json_int(&j, "retests", retests);
-            rmx_json_bool(&j, "classes", group_of != NULL);
-            rmx_json_arr_begin(&j, "group_of");   /* each rank's switch group, when known */
+        rmx_json *j = net_run_header(&run, "matrix");
+        if (j) {
+            rmx_json_int(j, "lat_size", (long long)lat_size);
+            rmx_json_int(j, "bw_size", (long long)bw_size);
+            rmx_json_int(j, "window", window);
+            rmx_json_int(j, "rounds", m_ - 1);
+            rmx_json_int(j, "retests", retests);
+            rmx_json_bool(j, "classes", group_of != NULL);
+            rmx_json_arr_begin(j, "group_of");   /* each rank's switch group, when known */
             for (int r = 0; r < n && group_of; r++)
-                rmx_json_int(&j, NULL, group_of[r]);
-            rmx_json_arr_end(&j);
-            rmx_json_obj_end(&j);
-            rmx_json_obj_begin(&j, NULL);
-            rmx_json_str(&j, "schema", "rmax.matrix/1");
-            rmx_json_str(&j, "record", "matrix");
-            write_matrix(&j, "latency", lat, n);
-            write_matrix(&j, "bandwidth", bw, n);
-            rmx_json_arr_begin(&j, "suspects");
+                rmx_json_int(j, NULL, group_of[r]);
+            rmx_json_arr_end(j);
+            rmx_json_obj_end(j);
+            net_record(&run, "matrix");
+            write_matrix(j, "latency", lat, n);
+            write_matrix(j, "bandwidth", bw, n);
+            rmx_json_arr_begin(j, "suspects");
             for (int s = 0; s < nsus; s++) {
                 int i = sus[3 * s], jj = sus[3 * s + 1], kind = sus[3 * s + 2];
-                rmx_json_obj_begin(&j, NULL);
-                rmx_json_int(&j, "from", i);
-                rmx_json_int(&j, "to", jj);
-                rmx_json_str(&j, "kind", kind ? "bandwidth" : "latency");
-                rmx_json_str(&j, "class", !group_of ? "all" : pair_class(group_of, i, jj) ? "across" : "same");
-                rmx_json_num(&j, "concurrent", kind ? bw[i * n + jj] : lat[i * n + jj]);
-                rmx_json_nums(&j, "alone", retest + (size_t)s * (size_t)retests, (size_t)retests);
-                rmx_json_obj_end(&j);
+                rmx_json_obj_begin(j, NULL);
+                rmx_json_int(j, "from", i);
+                rmx_json_int(j, "to", jj);
+                rmx_json_str(j, "kind", kind ? "bandwidth" : "latency");
+                rmx_json_str(j, "class", !group_of ? "all" : pair_class(group_of, i, jj) ? "across" : "same");
+                rmx_json_num(j, "concurrent", kind ? bw[i * n + jj] : lat[i * n + jj]);
+                rmx_json_nums(j, "alone", retest + (size_t)s * (size_t)retests, (size_t)retests);
+                rmx_json_obj_end(j);
             }
-            rmx_json_arr_end(&j);
+            rmx_json_arr_end(j);
             /* first-pass raw samples per pair (row = from; latency measured by the lower rank) */
             for (int kind = 0; kind < 2; kind++) {
                 const double *all = kind ? bw_all : lat_all;
                 const int *cnt = kind ? bw_alln : lat_alln;
-                rmx_json_arr_begin(&j, kind ? "samples_bandwidth" : "samples_latency");
+                rmx_json_arr_begin(j, kind ? "samples_bandwidth" : "samples_latency");
                 for (int i = 0; i < n; i++) {
-                    rmx_json_arr_begin(&j, NULL);
+                    rmx_json_arr_begin(j, NULL);
                     for (int jj = 0; jj < n; jj++)
-                        rmx_json_nums(&j, NULL, all + ((size_t)i * n + jj) * KEEP, (size_t)cnt[i * n + jj]);
-                    rmx_json_arr_end(&j);
+                        rmx_json_nums(j, NULL, all + ((size_t)i * n + jj) * KEEP, (size_t)cnt[i * n + jj]);
+                    rmx_json_arr_end(j);
                 }
-                rmx_json_arr_end(&j);
+                rmx_json_arr_end(j);
             }
-            rmx_json_bool(&j, "validated", !any_bad);
-            rmx_json_obj_end(&j);
-            net_json_done(&j, "rmax.matrix/1");
-            net_json_finish(&j, jf);
+            rmx_json_bool(j, "validated", !any_bad);
+            rmx_json_obj_end(j);
+            net_run_done(&run);
         }
-        if (net_table(me, json)) {
+        if (run.table) {
             printf("# Latency (us), row = from, column = to\n");
             for (int i = 0; i < n; i++) {
                 for (int jj = 0; jj < n; jj++)
@@ -325,7 +322,6 @@ int cmd_matrix(int argc, char **argv)
             }
         }
     }
-    rmx_step("finalize");
     free(lat_row);
     free(bw_row);
     free(lat_keep);
@@ -342,7 +338,5 @@ int cmd_matrix(int argc, char **argv)
     free(order);
     free(sus);
     free(retest);
-    free(hosts);
-    MPI_Finalize();
-    return 0;
+    return net_run_end(&run);
 }

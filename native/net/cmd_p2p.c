@@ -107,9 +107,10 @@ int cmd_p2p(int argc, char **argv)
     for (size_t i = 0; i < nsz; i++)
         largest = sz[i] > largest ? sz[i] : largest;
 
-    int rank, nranks;
-    if (net_start(&argc, &argv, "p2p", 2, 2, &rank, &nranks))
+    net_run run;
+    if (net_start(&argc, &argv, "p2p", 2, 2, &run.me, &run.n))
         return 2;
+    int rank = run.me;
     net_require_memory(2 * largest, "the send and receive buffers");
     net_pair p;
     memset(&p, 0, sizeof p);
@@ -128,33 +129,31 @@ int cmd_p2p(int argc, char **argv)
     char my_addr[64] = "", peer_addr[64] = "";
     if (uses_sockets(ks, nk))
         net_sockets_open(&p, my_addr, peer_addr, sizeof my_addr);
-    char(*hosts)[64] = net_gather_hosts(MPI_COMM_WORLD);
+    net_run_init(&run, "rmax.net/1", json);
 
     net_timing t = net_timing_make(budget, (size_t)max_samples);
     if (batch > 0)
         t.batch_target = batch;  /* asked for: wins over the budget */
-    rmx_json j;
-    FILE *jf = net_json_start(&j, json, rank, "rmax.net/1", "p2p", nranks, hosts);
-    int table = net_table(rank, json);
-    if (jf) {
-        rmx_json_str(&j, "address0", my_addr);
-        rmx_json_str(&j, "address1", peer_addr);
-        rmx_json_int(&j, "window", window);
-        rmx_json_bool(&j, "validate_every_message", validate);
-        rmx_json_bool(&j, "one_buffer", one_buffer);
-        rmx_json_int(&j, "offset", (long long)offset);
-        rmx_json_num(&j, "budget", budget);
-        rmx_json_num(&j, "batch", t.batch_target);
-        rmx_json_int(&j, "repeats", repeats);
-        rmx_json_arr_begin(&j, "layers");
+    rmx_json *j = net_run_header(&run, "p2p");
+    if (j) {
+        rmx_json_str(j, "address0", my_addr);
+        rmx_json_str(j, "address1", peer_addr);
+        rmx_json_int(j, "window", window);
+        rmx_json_bool(j, "validate_every_message", validate);
+        rmx_json_bool(j, "one_buffer", one_buffer);
+        rmx_json_int(j, "offset", (long long)offset);
+        rmx_json_num(j, "budget", budget);
+        rmx_json_num(j, "batch", t.batch_target);
+        rmx_json_int(j, "repeats", repeats);
+        rmx_json_arr_begin(j, "layers");
         for (size_t k = 0; k < nk; k++)
-            rmx_json_str(&j, NULL, ks[k]->name);
-        rmx_json_arr_end(&j);
-        rmx_json_arr_begin(&j, "sizes");
+            rmx_json_str(j, NULL, ks[k]->name);
+        rmx_json_arr_end(j);
+        rmx_json_arr_begin(j, "sizes");
         for (size_t i = 0; i < nsz; i++)
-            rmx_json_int(&j, NULL, (long long)sz[i]);
-        rmx_json_arr_end(&j);
-        rmx_json_obj_end(&j);
+            rmx_json_int(j, NULL, (long long)sz[i]);
+        rmx_json_arr_end(j);
+        rmx_json_obj_end(j);
     }
 
     long points = 0, invalid = 0;
@@ -168,7 +167,7 @@ int cmd_p2p(int argc, char **argv)
                 snprintf(step, sizeof step, "p2p %s repeat %ld", kern->name, trial + 1);
                 rmx_step(step);
             }
-            if (table)
+            if (run.table)
                 printf("# %s: %s (repeat %ld of %lld)\n# %-10s %16s %12s %18s\n", kern->name, kern->what, trial + 1,
                        repeats, "Size", "Avg Latency(us)", "Median(us)", "Bandwidth (MB/s)");
             for (size_t i = 0; i < nsz; i++) {
@@ -197,41 +196,29 @@ int cmd_p2p(int argc, char **argv)
                         v[r] = m.s[NET_ROOT].v[r] / msgs;
                     rmx_summarize(v, m.s[NET_ROOT].n, &s);
                     free(v);
-                    if (jf) {
-                        rmx_json_obj_begin(&j, NULL);
-                        rmx_json_str(&j, "schema", "rmax.net/1");
-                        rmx_json_str(&j, "record", "point");
-                        rmx_json_str(&j, "layer", kern->name);
-                        rmx_json_int(&j, "size", (long long)n);
-                        rmx_json_int(&j, "trial", trial);
-                        rmx_json_int(&j, "messages_per_op", (long long)msgs);
-                        rmx_json_bool(&j, "validated", !failed);
-                        rmx_json_int(&j, "udp_resent", p.lost);
-                        net_json_measure(&j, &m, NET_ROOT, msgs);
-                        rmx_json_obj_end(&j);
+                    if ((j = net_record(&run, "point"))) {
+                        rmx_json_str(j, "layer", kern->name);
+                        rmx_json_int(j, "size", (long long)n);
+                        rmx_json_int(j, "trial", trial);
+                        rmx_json_int(j, "messages_per_op", (long long)msgs);
+                        rmx_json_int(j, "udp_resent", p.lost);
+                        net_record_end(&run, !failed, &m, NET_ROOT, msgs);
                     }
-                    if (table)
+                    if (run.table)
                         printf("  %-10zu %16.2f %12.2f %18.2f%s\n", n, s.mean * 1e6, s.median * 1e6,
                                s.median > 0 ? (double)n / s.median / 1e6 : 0.0, failed ? "  INVALID" : "");
                 }
                 net_measure_free(&m);
             }
-            if (table)
+            if (run.table)
                 fflush(stdout);
         }
     }
-    if (jf) {
-        net_json_done(&j, "rmax.net/1");
-        rmx_json_int(&j, "points", points);
-        rmx_json_int(&j, "invalid", invalid);
-        net_json_finish(&j, jf);
+    if ((j = net_run_done(&run))) {
+        rmx_json_int(j, "points", points);
+        rmx_json_int(j, "invalid", invalid);
     }
-    rmx_step("finalize");
     net_sockets_close(&p);
     MPI_Comm_free(&p.comm);
-    free(hosts);
-    MPI_Finalize();
-    /* A completed run exits 0 even when a payload was wrong: the JSON says which
-     * points are invalid, and the run is stored as invalid rather than failed. */
-    return 0;
+    return net_run_end(&run);
 }

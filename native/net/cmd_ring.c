@@ -11,7 +11,7 @@
  *
  * Each link of the natural ring is then timed alone (a ping-pong between
  * the two neighbours while everyone else waits), so that a slow hop stands
- * out (seed 04's ring test, where a hop across switches took longer). */
+ * out (as in the Helix cluster's ring test, where a hop across switches took longer). */
 #include "p2p.h"
 
 #include "rmx_args.h"
@@ -89,12 +89,12 @@ static const struct {
     net_batch_fn fn;
 } methods[] = {{"sendrecv", ring_sendrecv}, {"nonblocking", ring_nonblocking}};
 
-static void write_measure(rmx_json *j, const char *record, int pattern, const int *order, int n, size_t size,
-                          const char *method, const net_measure *m, int valid)
+static void write_measure(net_run *run, int pattern, const int *order, int n, size_t size, const char *method,
+                          const net_measure *m, int valid)
 {
-    rmx_json_obj_begin(j, NULL);
-    rmx_json_str(j, "schema", "rmax.ring/1");
-    rmx_json_str(j, "record", record);
+    rmx_json *j = net_record(run, "ring");
+    if (!j)
+        return;
     rmx_json_int(j, "pattern", pattern);
     rmx_json_str(j, "ordering", pattern == 0 ? "natural" : "random");
     if (order) {
@@ -105,9 +105,7 @@ static void write_measure(rmx_json *j, const char *record, int pattern, const in
     }
     rmx_json_int(j, "size", (long long)size);
     rmx_json_str(j, "method", method);
-    rmx_json_bool(j, "validated", valid);
-    net_json_measure(j, m, NET_MAX, 2.0);  /* two messages per rank per loop */
-    rmx_json_obj_end(j);
+    net_record_end(run, valid, m, NET_MAX, 2.0);  /* two messages per rank per loop */
 }
 
 /* Times the link a -> b alone; world rank 0 gets (median, min, n) per message. */
@@ -169,9 +167,10 @@ int cmd_ring(int argc, char **argv)
     };
     rmx_args_parse(PROG " ring", "HPCC natural and random ring latency and bandwidth, and per-link times.", argc,
                    argv, 2, spec, sizeof spec / sizeof spec[0]);
-    int me, n;
-    if (net_start(&argc, &argv, "ring", 2, 0, &me, &n))
+    net_run run;
+    if (net_start(&argc, &argv, "ring", 2, 0, &run.me, &run.n))
         return 2;
+    int me = run.me, n = run.n;
     size_t big = lat_size > bw_size ? lat_size : bw_size;
     net_require_memory(4 * big, "the four ring buffers");
     ring_ctx r;
@@ -181,18 +180,16 @@ int cmd_ring(int argc, char **argv)
     r.sr = net_alloc(big, "ring buffers");
     r.rl = net_alloc(big, "ring buffers");
     r.rr = net_alloc(big, "ring buffers");
-    char(*hosts)[64] = net_gather_hosts(MPI_COMM_WORLD);
-    rmx_json j;
-    FILE *jf = net_json_start(&j, json, me, "rmax.ring/1", "ring", n, hosts);
-    int table = net_table(me, json);
-    if (jf) {
-        rmx_json_int(&j, "lat_size", (long long)lat_size);
-        rmx_json_int(&j, "bw_size", (long long)bw_size);
-        rmx_json_int(&j, "random_rings", rings);
-        rmx_json_int(&j, "seed", seed);
-        rmx_json_obj_end(&j);
+    net_run_init(&run, "rmax.ring/1", json);
+    rmx_json *j = net_run_header(&run, "ring");
+    if (j) {
+        rmx_json_int(j, "lat_size", (long long)lat_size);
+        rmx_json_int(j, "bw_size", (long long)bw_size);
+        rmx_json_int(j, "random_rings", rings);
+        rmx_json_int(j, "seed", seed);
+        rmx_json_obj_end(j);
     }
-    if (table)
+    if (run.table)
         printf("# %-8s %-8s %10s %-12s %14s %12s\n", "Ring", "Pattern", "Size", "Method", "Avg Latency(us)",
                "Best(us)");
 
@@ -223,9 +220,8 @@ int cmd_ring(int argc, char **argv)
                 net_measure m;
                 net_measure_run(MPI_COMM_WORLD, 0, NET_MAX, &t, methods[k].fn, &r, &m);
                 invalid += m.failed;
-                if (jf)
-                    write_measure(&j, "ring", (int)pat, order, n, r.size, methods[k].name, &m, !m.failed);
-                if (table) {
+                write_measure(&run, (int)pat, order, n, r.size, methods[k].name, &m, !m.failed);
+                if (run.table) {
                     rmx_summary sm;
                     rmx_summarize(m.s[NET_MAX].v, m.s[NET_MAX].n, &sm);
                     printf("  %-8s %-8ld %10zu %-12s %14.2f %12.2f%s\n", pat ? "random" : "natural", pat, r.size,
@@ -238,7 +234,7 @@ int cmd_ring(int argc, char **argv)
     }
     if (!no_links) {
         rmx_step("ring links");
-        if (table)
+        if (run.table)
             printf("# %-6s %-6s %10s %16s %12s\n", "From", "To", "Size", "Latency(us)", "Best(us)");
         for (int s = 0; s < 2; s++)
             for (int a = 0; a < n; a++) {
@@ -246,34 +242,25 @@ int cmd_ring(int argc, char **argv)
                 double v[3];
                 time_link(a, b, msg[s], r.sr, r.rr, &t, v, &valid);
                 invalid += !valid;
-                if (jf) {
-                    rmx_json_obj_begin(&j, NULL);
-                    rmx_json_str(&j, "schema", "rmax.ring/1");
-                    rmx_json_str(&j, "record", "link");
-                    rmx_json_int(&j, "from", a);
-                    rmx_json_int(&j, "to", b);
-                    rmx_json_str(&j, "from_host", hosts[a]);
-                    rmx_json_str(&j, "to_host", hosts[b]);
-                    rmx_json_int(&j, "size", (long long)msg[s]);
-                    rmx_json_num(&j, "time", v[0]);
-                    rmx_json_num(&j, "best", v[1]);
-                    rmx_json_int(&j, "n", (long long)v[2]);
-                    rmx_json_bool(&j, "validated", valid);
-                    rmx_json_obj_end(&j);
+                if ((j = net_record(&run, "link"))) {
+                    rmx_json_int(j, "from", a);
+                    rmx_json_int(j, "to", b);
+                    rmx_json_str(j, "from_host", run.hosts[a]);
+                    rmx_json_str(j, "to_host", run.hosts[b]);
+                    rmx_json_int(j, "size", (long long)msg[s]);
+                    rmx_json_num(j, "time", v[0]);
+                    rmx_json_num(j, "best", v[1]);
+                    rmx_json_int(j, "n", (long long)v[2]);
+                    rmx_json_bool(j, "validated", valid);
+                    rmx_json_obj_end(j);
                 }
-                if (table)
+                if (run.table)
                     printf("  %-6d %-6d %10zu %16.2f %12.2f%s\n", a, b, msg[s], v[0] * 1e6, v[1] * 1e6,
                            valid ? "" : "  INVALID");
             }
     }
-    if (jf) {
-        net_json_done(&j, "rmax.ring/1");
-        rmx_json_int(&j, "invalid", invalid);
-        net_json_finish(&j, jf);
-    }
-    rmx_step("finalize");
+    if ((j = net_run_done(&run)))
+        rmx_json_int(j, "invalid", invalid);
     free(order);
-    free(hosts);
-    MPI_Finalize();
-    return 0;
+    return net_run_end(&run);
 }

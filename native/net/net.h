@@ -8,7 +8,7 @@
  *   p2p.c         MPI point-to-point kernels (blocking, non-blocking, stream, bidirectional)
  *   netaddr.c     choosing each rank's own interface address
  *   sockets.c     the TCP and UDP layers between the same two processes
- *   output.c      JSON helpers shared by the commands
+ *   output.c      one run of a command: hosts, JSON records, table, tear-down
  *   cmd_*.c       one command each: p2p, coll, ring, bisect, matrix
  *   coll_ops.c    the collective operations behind one interface
  */
@@ -112,24 +112,39 @@ void net_shuffle(int *v, int n, uint64_t *state);
  * -1 when some rank's host is in no group (then nothing can be said). */
 int net_group_order(const char *spec, char (*hosts)[64], int n, int *order, int *group_of);
 
-/* ---- output (output.c) ------------------------------------------------- */
-/* Opens --json: NULL when not asked; dies on a file that cannot be written. */
-FILE *net_json_open(const char *path);
-/* Common header fields: schema, kind, ranks, hosts of every rank, MPI library. */
-void net_json_header(rmx_json *j, const char *schema, const char *test, int nranks, char (*hosts)[64]);
-/* On rank 0 with --json: opens it, initialises j and begins the header record with the
- * common fields, left open for the command's own (end it with rmx_json_obj_end).
- * Returns the file, NULL on other ranks or without --json. */
-FILE *net_json_start(rmx_json *j, const char *path, int me, const char *schema, const char *test, int nranks,
-                     char (*hosts)[64]);
-/* Whether rank `me` prints the table: rank 0, unless the JSON goes to stdout. */
-int net_table(int me, const char *path);
-/* Begins the closing record ({"schema", "record": "done"}), left open for the command's counts;
- * net_json_finish ends it and closes the file (not stdout). */
-void net_json_done(rmx_json *j, const char *schema);
-void net_json_finish(rmx_json *j, FILE *jf);
-/* Gathers every rank's host name to rank 0 (NULL on other ranks). */
-char (*net_gather_hosts(MPI_Comm comm))[64];
+/* ---- one run of a command (output.c) ------------------------------------ */
+/* What every command does around its measurements, once: every rank's host,
+ * rank 0's JSON lines (a header record, the command's records, a closing
+ * "done" record) and its table, and the tear-down. */
+typedef struct {
+    const char *schema;  /* every record's, "rmax.<command>/1" */
+    int me, n;           /* this rank and the rank count, of MPI_COMM_WORLD */
+    char (*hosts)[64];   /* every rank's host name, on rank 0 (NULL elsewhere) */
+    const char *json;    /* --json: a file, "-" for stdout, NULL */
+    rmx_json j;
+    FILE *jf;            /* rank 0's JSON once the header is begun, NULL elsewhere */
+    int table;           /* this rank prints the table: rank 0, unless the JSON goes to stdout */
+} net_run;
+
+/* Collective, after net_start: gathers every rank's host to rank 0. */
+void net_run_init(net_run *r, const char *schema, const char *json);
+/* On rank 0 with --json: opens it (dies on a file that cannot be written) and begins
+ * the header record (schema, "header", test, ranks, hosts, MPI library), left open for
+ * the command's members; end it with rmx_json_obj_end. NULL elsewhere. */
+rmx_json *net_run_header(net_run *r, const char *test);
+/* Begins a record of kind `record` ("point", "link", ...) for the command's members;
+ * NULL when this rank writes no JSON. */
+rmx_json *net_record(net_run *r, const char *record);
+/* Ends a measured record: validated, then the measurement (net_json_measure). */
+void net_record_end(net_run *r, int validated, const net_measure *m, int key, double per_op);
+/* Begins the closing record ({"schema", "record": "done"}) for the command's counts;
+ * NULL when this rank writes no JSON. */
+rmx_json *net_run_done(net_run *r);
+/* Ends the closing record and the JSON, marks the step "finalize", frees the hosts
+ * and finalizes MPI. Returns 0: a completed run exits 0 even when a payload was
+ * wrong (its records say which points are invalid; the run is stored as invalid,
+ * not failed). */
+int net_run_end(net_run *r);
 /* Writes the measurement's samples and summaries as members "samples", "summary",
  * "rank_min", "rank_avg", "rank_max" (per operation seconds divided by `per_op`). */
 void net_json_measure(rmx_json *j, const net_measure *m, int key, double per_op);

@@ -4,7 +4,7 @@
  * enough to dwarf the timer's resolution and the harness's own overhead; the
  * batch length is calibrated first (which doubles as warm-up). Then batches
  * are repeated until the 95% confidence half-width is within the relative
- * target or the budget ends (DESIGN.md). All ranks of the communicator must
+ * target or the budget ends (Hoefler and Belli, SC'15: report a CI). All ranks of the communicator must
  * run the same number of batches, so one rank (the root) decides and tells
  * the others after each batch; the decision traffic is outside the timed
  * region. Each batch's elapsed time is reduced to min, mean and max over the

@@ -2,7 +2,7 @@
  * same two processes, over a plain TCP connection and over UDP datagrams.
  * MPI only carries the addresses and ports, so the difference between these
  * curves and the MPI curve is the cost of the MPI layer (NIST's per-layer
- * measurements, seed 05). Sockets bind to the address netaddr.c chose, never
+ * measurements of each protocol layer). Sockets bind to the address netaddr.c chose, never
  * to a wildcard address. */
 #include "p2p.h"
 

@@ -1,4 +1,5 @@
-/* cpurate: Brown's floating-point rate vs vector length (seed 03, "cpu-rate").
+/* cpurate: Brown's floating-point rate vs vector length ("cpu-rate", from
+ * "Maximizing Beowulf Performance").
  *
  * For each length of a geometric sweep and each precision: every sample is one
  * timed block of passes over a vector of 1.0s, at a fresh random page-aligned
@@ -8,11 +9,10 @@
  * empty pass function is subtracted; the vector must still hold 1.0s. The sweep
  * stops at --max-size or when the next length would overrun --budget. */
 #include "cpurate_kernels.h"
+#include "measure.h"
 #include "node_commands.h"
 #include "node_util.h"
 
-#include "rmx_args.h"
-#include "rmx_stats.h"
 #include "rmx_step.h"
 #include "rmx_timer.h"
 
@@ -22,7 +22,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PROG "rmax-node cpurate"
+static const node_kernel K = {
+    "rmax-node cpurate", "rmax.cpurate/1",
+    "Brown's cpu-rate: floating-point rate vs vector length, empty loop subtracted.",
+    "# Precision          Bytes       Median         Mean           SD     Passes      n",
+    "GFLOPS (4 flops per element, empty loop subtracted) per vector length: median, mean, SD of n timed blocks",
+    "the vector no longer holds 1.0",
+};
 #define POOL_LIMIT ((size_t)64 << 20) /* beyond this, one fixed vector: page placement no longer matters */
 
 typedef struct {
@@ -112,28 +118,25 @@ static double median_of(double *v, size_t n)
 
 int cmd_cpurate(int argc, char **argv)
 {
-    const char *json = NULL, *precision = "both";
+    node_run r = {&K, .budget = 40.0, .sample_time = 0.002, .target = 0.02};
+    const char *precision = "both";
     size_t min_size = 1024, max_size = NODE_UNSET;
-    long long reps = 30, per_octave = 4, corrupt = 0;
-    double budget = 40.0, sample_time = 0.002, target = 0.02;
+    long long reps = 30, per_octave = 4;
     const rmx_arg spec[] = {
-        {"min-size", RMX_ARG_SIZE, &min_size, "shortest vector in bytes (default 1K)", 0, 1e18, NULL},
-        {"max-size", RMX_ARG_SIZE, &max_size, "longest vector in bytes (default 4x the last-level cache, capped by memory)", 0, 1e18, NULL},
-        {"points-per-octave", RMX_ARG_INT, &per_octave, "lengths per doubling (default 4)", 1, 64, NULL},
+        NODE_ARGS_SIZES(&min_size, &max_size, &per_octave, "vector"),
         {"reps", RMX_ARG_INT, &reps, "at least this many samples per length (default 30)", 2, 1e6, NULL},
         {"precision", RMX_ARG_CHOICE, &precision, "which precision", 0, 0, "double|single|both"},
-        {"budget", RMX_ARG_DOUBLE, &budget, "seconds for the whole sweep (default 40)", 0.01, 86400, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed block (default 0.002)", 1e-5, 10, NULL},
-        {"target", RMX_ARG_DOUBLE, &target, "stop repeating when the 95% CI half-width is within this fraction of the median (default 0.02)", 1e-4, 1, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one result so that validation must fail", 0, 0, NULL},
-        {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep (default 40)", 0.01, 86400, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block (default 0.002)", 1e-5, 10, NULL},
+        NODE_ARG_TARGET(&r),
+        NODE_ARG_CORRUPT(&r, "spoil one result"),
+        NODE_ARG_JSON(&r),
     };
-    rmx_args_parse(PROG, "Brown's cpu-rate: floating-point rate vs vector length, empty loop subtracted.", argc,
-                   argv, 2, spec, sizeof spec / sizeof spec[0]);
+    node_parse(&r, argc, argv, spec, sizeof spec / sizeof spec[0]);
     size_t llc = node_llc_bytes();
-    int explicit_max = node_sweep_range(PROG, min_size, &max_size, 1);
+    int explicit_max = node_sweep_range(K.prog, min_size, &max_size, 1);
     if (min_size < 64)
-        rmx_die(2, PROG, "--min-size must be at least 64 bytes, not %zu", min_size);
+        rmx_die(2, K.prog, "--min-size must be at least 64 bytes, not %zu", min_size);
 
     size_t *sizes;
     size_t nsizes = node_sweep(min_size, max_size, (int)per_octave, 64, &sizes);
@@ -147,33 +150,23 @@ int cmd_cpurate(int argc, char **argv)
      * early never pays for touching memory it does not reach. */
     size_t pool_bytes = 0;
     char *pool = NULL;
-    node_out o;
-    node_out_open(&o, PROG, json);
-    if (o.table)
-        printf("# %-9s %14s %12s %12s %12s %10s %6s\n", "Precision", "Bytes", "Median", "Mean", "SD", "Passes", "n");
-
-    double start = rmx_now(), last_pass = 0.0;
-    size_t last_bytes = 0, done = 0;
-    const char *stopped = "max-size";
-    int failed = 0;
+    node_open(&r);
+    double last_pass = 0.0;
+    size_t last_bytes = 0;
     rmx_step("sweep");
+    node_sweep_begin(&r, nsizes);
     for (size_t si = 0; si < nsizes; si++) {
         size_t bytes = sizes[si];
         /* Cost of this length from the last one: a pass scales with its length. */
-        if (last_bytes) {
-            double pass_est = last_pass * (double)bytes / (double)last_bytes;
-            double est = np * (double)reps * (fmax(sample_time, pass_est) + 2 * pass_est);
-            if (rmx_now() - start + est > budget) {
-                stopped = "budget";
-                break;
-            }
-        }
+        double pass_est = last_bytes ? last_pass * (double)bytes / (double)last_bytes : 0.0;
+        if (!node_sweep_fits(&r, np * (double)reps * (fmax(r.sample_time, pass_est) + 2 * pass_est)))
+            break;
         size_t need = bytes <= POOL_LIMIT ? 4 * bytes : bytes;
         if (need > pool_bytes) {
             rmx_step("allocate");
             node_free(pool, pool_bytes);
             pool_bytes = 2 * need < max_size ? 2 * need : (need > max_size ? need : max_size);
-            pool = node_alloc(PROG, pool_bytes);
+            pool = node_alloc(K.prog, pool_bytes);
             rmx_step("sweep");
         }
         for (int pi = 0; pi < np; pi++) {
@@ -185,15 +178,12 @@ int cmd_cpurate(int argc, char **argv)
             c.pool = pool;
             c.pool_bytes = bytes <= POOL_LIMIT ? 4 * bytes : bytes;
             c.rng.s = 0x9e3779b97f4a7c15ULL ^ bytes ^ (unsigned long long)dp;
-            c.corrupt = (int)corrupt;
+            c.corrupt = (int)r.corrupt;
             /* Calibrate: passes per block so a block lasts about sample_time. */
             void *x = place(&c);
             fill(&c, x);
             c.passes = 1;
-            double t1 = block(&c, x, 0);
-            if (t1 <= 0)
-                t1 = 1e-9;
-            c.passes = (size_t)fmax(1.0, sample_time / t1);
+            c.passes = node_blocks(&r, block(&c, x, 0));
             fill(&c, x);
             double pass_t = block(&c, x, 0) / (double)c.passes;
             if (dp || np == 1) {
@@ -205,61 +195,34 @@ int cmd_cpurate(int argc, char **argv)
                 e[k] = block(&c, x, 1);
             c.empty = median_of(e, 11);
 
-            rmx_repeat_rule rule = rmx_repeat_default();
-            rule.warmup = 1;
-            rule.min_reps = (size_t)reps;
-            rule.max_reps = 4 * (size_t)reps;
-            rule.rel_target = target;
-            rule.budget = budget / (double)(nsizes * (size_t)np);
-            rmx_samples smp;
-            rmx_samples_init(&smp);
-            int rc = rmx_repeat(sample, &c, &rule, &smp);
-            rmx_summary sum;
-            rmx_summarize(smp.v, smp.n, &sum);
+            rmx_repeat_rule rule =
+                node_rule(&r, 1, (size_t)reps, 4 * (size_t)reps, r.budget / (double)(nsizes * (size_t)np));
+            node_meas m;
+            node_measure(sample, &c, &rule, &m);
             const char *pname = dp ? "double" : "single";
-            if (c.bad)
-                failed = 1;
-            if (o.table)
-                printf("  %-9s %14zu %12.3f %12.3f %12.4f %10zu %6zu%s\n", pname, bytes, sum.median, sum.mean, sum.sd,
-                       c.passes, sum.n, c.bad ? "  INVALID" : "");
-            if (o.jf) {
-                rmx_json_obj_begin(&o.j, NULL);
-                rmx_json_str(&o.j, "schema", "rmax.cpurate/1");
-                rmx_json_str(&o.j, "precision", pname);
-                rmx_json_int(&o.j, "bytes", (long long)bytes);
-                rmx_json_int(&o.j, "elements", (long long)c.n);
-                rmx_json_int(&o.j, "passes", (long long)c.passes);
-                rmx_json_num(&o.j, "empty_loop_s", c.empty);
-                rmx_json_int(&o.j, "flops_per_element", 4);
-                rmx_json_str(&o.j, "unit", "GFLOPS");
-                node_json_measurement(&o, &smp, &sum, !c.bad, rc == 0);
-                rmx_json_obj_end(&o.j);
+            if (r.table)
+                printf("  %-9s %14zu %12.3f %12.3f %12.4f %10zu %6zu%s\n", pname, bytes, m.sum.median, m.sum.mean,
+                       m.sum.sd, c.passes, m.sum.n, c.bad ? "  INVALID" : "");
+            rmx_json *j = node_record(&r);
+            if (j) {
+                rmx_json_str(j, "precision", pname);
+                rmx_json_int(j, "bytes", (long long)bytes);
+                rmx_json_int(j, "elements", (long long)c.n);
+                rmx_json_int(j, "passes", (long long)c.passes);
+                rmx_json_num(j, "empty_loop_s", c.empty);
+                rmx_json_int(j, "flops_per_element", 4);
             }
-            rmx_samples_free(&smp);
+            node_record_end(&r, "GFLOPS", &m, !c.bad);
         }
-        done++;
+        node_sweep_done(&r, bytes);
     }
-    if (o.jf) {
-        rmx_json_obj_begin(&o.j, NULL);
-        rmx_json_str(&o.j, "schema", "rmax.cpurate.sweep/1");
-        rmx_json_int(&o.j, "lengths_measured", (long long)done);
-        rmx_json_int(&o.j, "lengths_planned", (long long)nsizes);
-        rmx_json_int(&o.j, "max_size", (long long)max_size);
-        rmx_json_bool(&o.j, "max_size_given", explicit_max);
-        rmx_json_int(&o.j, "llc_bytes", (long long)llc);
-        rmx_json_str(&o.j, "stopped_by", stopped);
-        rmx_json_num(&o.j, "seconds", rmx_now() - start);
-        rmx_json_obj_end(&o.j);
+    rmx_json *j = node_sweep_record(&r, "rmax.cpurate.sweep/1", "lengths", max_size);
+    if (j) {
+        rmx_json_bool(j, "max_size_given", explicit_max);
+        rmx_json_int(j, "llc_bytes", (long long)llc);
+        node_sweep_record_end(&r);
     }
-    if (o.table)
-        printf("# GFLOPS (4 flops per element, empty loop subtracted) per vector length: median, mean, SD of n timed "
-               "blocks; sweep ended by %s\n", stopped);
     node_free(pool, pool_bytes);
     free(sizes);
-    node_out_close(&o);
-    /* A wrong answer is a finished run with validated=false (status "invalid"
-     * upstream, as HPL's FAILED residual), not a crash: exit 0, say it on stderr. */
-    if (failed)
-        fprintf(stderr, PROG ": warning: validation failed: the vector no longer holds 1.0\n");
-    return 0;
+    return node_finish(&r);
 }

@@ -1,4 +1,4 @@
-/* Brown's cpu-rate kernel (seed 03): x[i] = (1.0 + x[i]) * (1.5 - x[i]) / x[i],
+/* Brown's cpu-rate kernel ("Maximizing Beowulf Performance"): x[i] = (1.0 + x[i]) * (1.5 - x[i]) / x[i],
  * four flops per element; with x[i] = 1.0 the result is exactly 1.0 again, so a
  * run checks itself. One pass over the vector per call, in each precision, and
  * an empty function with the same call signature for the empty-loop correction. */

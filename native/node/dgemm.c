@@ -1,13 +1,12 @@
 /* dgemm: GFLOPS of the BLAS's DGEMM (C = A B, Fortran ABI, whatever
  * libblas.so.3 the loader picks) vs square order n, and vs the inner dimension
- * k at fixed large m = n: seed 02's rule for HPL's NB is the k where the rate
- * stops growing. Every timed block is checked: sampled entries of C against a
+ * k at fixed large m = n: I-Cluster's rule for HPL's NB (Richard et al., HP
+ * Labs Grenoble) is the k where the rate stops growing. Every timed block is checked: sampled entries of C against a
  * long-double dot product. */
+#include "measure.h"
 #include "node_commands.h"
 #include "node_util.h"
 
-#include "rmx_args.h"
-#include "rmx_stats.h"
 #include "rmx_step.h"
 #include "rmx_timer.h"
 
@@ -16,8 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROG "rmax-node dgemm"
 #define CHECKS 48
+
+static const node_kernel K = {
+    "rmax-node dgemm", "rmax.dgemm/1", "BLAS DGEMM rate vs square size and vs inner dimension k.",
+    "# Sweep         m       n       k       Median          Min          Max      n",
+    "GFLOPS (2mnk per call): median, min, max of n timed blocks",
+    "C differs from a long-double reference",
+};
 
 /* Fortran BLAS; the trailing lengths of the character arguments are gfortran's hidden arguments. */
 void dgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const double *alpha,
@@ -78,63 +83,41 @@ static void fill(double *x, size_t n, node_rng *r)
         x[i] = (double)(node_rand(r) >> 11) * 0x1.0p-53 - 0.5;
 }
 
-typedef struct {
-    node_out *o;
-    double budget, sample_time, target;
-    int corrupt, failed;
-} run_opts;
-
-static void measure(run_opts *ro, const char *sweep, int m, int n, int k)
+static void measure(node_run *r, const char *sweep, int m, int n, int k)
 {
     gemm_ctx g = {0};
     g.m = m;
     g.n = n;
     g.k = k;
-    g.corrupt = ro->corrupt;
+    g.corrupt = (int)r->corrupt;
     g.rng.s = 0x2545F4914F6CDD1DULL ^ (unsigned long long)(m * 31 + k);
     size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
-    g.a = node_alloc(PROG, na * sizeof(double));
-    g.b = node_alloc(PROG, nb * sizeof(double));
-    g.c = node_alloc(PROG, nc * sizeof(double));
+    g.a = node_alloc(K.prog, na * sizeof(double));
+    g.b = node_alloc(K.prog, nb * sizeof(double));
+    g.c = node_alloc(K.prog, nc * sizeof(double));
     fill(g.a, na, &g.rng);
     fill(g.b, nb, &g.rng);
-    /* Calibrate: calls per block so one block lasts about sample_time (at least one call). */
     g.calls = 1;
-    gemm(&g);
+    gemm(&g); /* untimed: the BLAS's first call sets up its threads and buffers */
     double t0 = rmx_now();
     gemm(&g);
-    double t1 = rmx_now() - t0;
-    g.calls = (size_t)fmax(1.0, ro->sample_time / fmax(t1, 1e-9));
+    g.calls = node_blocks(r, rmx_now() - t0);
 
-    rmx_repeat_rule rule = rmx_repeat_default();
-    rule.warmup = 1;
-    rule.min_reps = 5;
-    rule.budget = ro->budget;
-    rule.rel_target = ro->target;
-    rmx_samples smp;
-    rmx_samples_init(&smp);
-    int rc = rmx_repeat(sample, &g, &rule, &smp);
-    rmx_summary sum;
-    rmx_summarize(smp.v, smp.n, &sum);
-    if (g.bad)
-        ro->failed = 1;
-    if (ro->o->table)
-        printf("  %-7s %7d %7d %7d %12.2f %12.2f %12.2f %6zu%s\n", sweep, m, n, k, sum.median, sum.min, sum.max, sum.n,
-               g.bad ? "  INVALID" : "");
-    if (ro->o->jf) {
-        rmx_json *j = &ro->o->j;
-        rmx_json_obj_begin(j, NULL);
-        rmx_json_str(j, "schema", "rmax.dgemm/1");
+    rmx_repeat_rule rule = node_rule(r, 1, 5, 0, r->budget);
+    node_meas s;
+    node_measure(sample, &g, &rule, &s);
+    if (r->table)
+        printf("  %-7s %7d %7d %7d %12.2f %12.2f %12.2f %6zu%s\n", sweep, m, n, k, s.sum.median, s.sum.min, s.sum.max,
+               s.sum.n, g.bad ? "  INVALID" : "");
+    rmx_json *j = node_record(r);
+    if (j) {
         rmx_json_str(j, "sweep", sweep);
         rmx_json_int(j, "m", m);
         rmx_json_int(j, "n", n);
         rmx_json_int(j, "k", k);
         rmx_json_int(j, "calls_per_sample", (long long)g.calls);
-        rmx_json_str(j, "unit", "GFLOPS");
-        node_json_measurement(ro->o, &smp, &sum, !g.bad, rc == 0);
-        rmx_json_obj_end(j);
     }
-    rmx_samples_free(&smp);
+    node_record_end(r, "GFLOPS", &s, !g.bad);
     node_free(g.a, na * sizeof(double));
     node_free(g.b, nb * sizeof(double));
     node_free(g.c, nc * sizeof(double));
@@ -143,18 +126,17 @@ static void measure(run_opts *ro, const char *sweep, int m, int n, int k)
 static void check_order(const char *what, size_t v)
 {
     if (v == 0)
-        rmx_die(2, PROG, "%s: matrix dimensions must be greater than zero", what);
+        rmx_die(2, K.prog, "%s: matrix dimensions must be greater than zero", what);
     if (v > 1000000)
-        rmx_die(2, PROG, "%s: %zu is too large a matrix dimension", what, v);
+        rmx_die(2, K.prog, "%s: %zu is too large a matrix dimension", what, v);
 }
 
 int cmd_dgemm(int argc, char **argv)
 {
-    const char *json = NULL, *sweep = "both";
+    node_run r = {&K, .budget = 1.0, .sample_time = 0.05, .target = 0.02};
+    const char *sweep = "both";
     rmx_size_list sizes = {0}, ks = {0};
     size_t mn = 2048;
-    long long corrupt = 0;
-    double budget = 1.0, sample_time = 0.05, target = 0.02;
     static size_t default_sizes[] = {128, 256, 512, 1024, 2048};
     static size_t default_ks[] = {32, 64, 96, 128, 192, 256, 384, 512};
     const rmx_arg spec[] = {
@@ -162,14 +144,13 @@ int cmd_dgemm(int argc, char **argv)
         {"sizes", RMX_ARG_SIZE_LIST, &sizes, "square orders n (default 128,256,512,1024,2048)", 0, 1e18, NULL},
         {"k", RMX_ARG_SIZE_LIST, &ks, "inner dimensions k at m = n = --mn (default 32,64,96,128,192,256,384,512)", 0, 1e18, NULL},
         {"mn", RMX_ARG_SIZE, &mn, "m = n of the k sweep (default 2048)", 0, 1e18, NULL},
-        {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per point (default 1)", 0.001, 3600, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed block, at least one call (default 0.05)", 1e-5, 60, NULL},
-        {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width is within this fraction of the median (default 0.02)", 1e-4, 1, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one result so that validation must fail", 0, 0, NULL},
-        {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds of timed repetitions per point (default 1)", 0.001, 3600, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block, at least one call (default 0.05)", 1e-5, 60, NULL},
+        NODE_ARG_TARGET(&r),
+        NODE_ARG_CORRUPT(&r, "spoil one result"),
+        NODE_ARG_JSON(&r),
     };
-    rmx_args_parse(PROG, "BLAS DGEMM rate vs square size and vs inner dimension k.", argc, argv, 2, spec,
-                   sizeof spec / sizeof spec[0]);
+    node_parse(&r, argc, argv, spec, sizeof spec / sizeof spec[0]);
     if (!sizes.n) {
         sizes.v = default_sizes;
         sizes.n = sizeof default_sizes / sizeof default_sizes[0];
@@ -181,30 +162,21 @@ int cmd_dgemm(int argc, char **argv)
     int do_square = strcmp(sweep, "k") != 0, do_k = strcmp(sweep, "square") != 0;
     for (size_t i = 0; do_square && i < sizes.n; i++) {
         check_order("--sizes", sizes.v[i]);
-        node_check_size(PROG, "--sizes: three matrices", sizes.v[i] * sizes.v[i] * sizeof(double), 3);
+        node_check_size(K.prog, "--sizes: three matrices", sizes.v[i] * sizes.v[i] * sizeof(double), 3);
     }
     if (do_k) {
         check_order("--mn", mn);
         for (size_t i = 0; i < ks.n; i++) {
             check_order("--k", ks.v[i]);
-            node_check_size(PROG, "--k: the matrices", (mn * ks.v[i] * 2 + mn * mn) * sizeof(double), 1);
+            node_check_size(K.prog, "--k: the matrices", (mn * ks.v[i] * 2 + mn * mn) * sizeof(double), 1);
         }
     }
-    node_out o;
-    node_out_open(&o, PROG, json);
-    if (o.table)
-        printf("# %-7s %7s %7s %7s %12s %12s %12s %6s\n", "Sweep", "m", "n", "k", "Median", "Min", "Max", "n");
-    run_opts ro = {&o, budget, sample_time, target, (int)corrupt, 0};
+    node_open(&r);
     rmx_step("square");
     for (size_t i = 0; do_square && i < sizes.n; i++)
-        measure(&ro, "square", (int)sizes.v[i], (int)sizes.v[i], (int)sizes.v[i]);
+        measure(&r, "square", (int)sizes.v[i], (int)sizes.v[i], (int)sizes.v[i]);
     rmx_step("k");
     for (size_t i = 0; do_k && i < ks.n; i++)
-        measure(&ro, "k", (int)mn, (int)mn, (int)ks.v[i]);
-    if (o.table)
-        printf("# GFLOPS (2mnk per call): median, min, max of n timed blocks\n");
-    node_out_close(&o);
-    if (ro.failed)
-        fprintf(stderr, PROG ": warning: validation failed: C differs from a long-double reference\n");
-    return 0;
+        measure(&r, "k", (int)mn, (int)mn, (int)ks.v[i]);
+    return node_finish(&r);
 }

@@ -1,12 +1,11 @@
-/* memcopy: memcpy bandwidth vs buffer size (seed 05's NIST memcopy). The
- * library's memcpy, as applications get it; bandwidth counts the bytes copied
- * once (MB = 10^6 bytes), as the NIST tool did. Every size is checked: the
- * destination must equal the source. */
+/* memcopy: memcpy bandwidth vs buffer size, as NIST's memcopy benchmark
+ * measured it: the library's memcpy, as applications get it; bandwidth counts
+ * the bytes copied once (MB = 10^6 bytes), as the NIST tool did. Every size is
+ * checked: the destination must equal the source. */
+#include "measure.h"
 #include "node_commands.h"
 #include "node_util.h"
 
-#include "rmx_args.h"
-#include "rmx_stats.h"
 #include "rmx_step.h"
 #include "rmx_timer.h"
 
@@ -14,7 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROG "rmax-node memcopy"
+static const node_kernel K = {
+    "rmax-node memcopy", "rmax.memcopy/1", "memcpy bandwidth vs buffer size.",
+    "#          Bytes  Median MB/s     Min MB/s     Max MB/s    Calls      n",
+    "MB/s (10^6 bytes copied per second): median, min, max of n timed blocks",
+    "a destination differs from its source",
+};
 
 typedef struct {
     char *src, *dst;
@@ -35,51 +39,37 @@ static double sample(void *arg)
 
 int cmd_memcopy(int argc, char **argv)
 {
-    const char *json = NULL;
+    node_run r = {&K, .budget = 10.0, .sample_time = 0.004, .target = 0.02};
     size_t min_size = 1024, max_size = NODE_UNSET;
-    long long per_octave = 4, min_reps = 5, corrupt = 0;
-    double budget = 10.0, sample_time = 0.004, target = 0.02;
+    long long per_octave = 4, min_reps = 5;
     const rmx_arg spec[] = {
-        {"min-size", RMX_ARG_SIZE, &min_size, "smallest buffer in bytes (default 1K)", 0, 1e18, NULL},
-        {"max-size", RMX_ARG_SIZE, &max_size, "largest buffer (default 4x the last-level cache, capped by memory)", 0, 1e18, NULL},
-        {"points-per-octave", RMX_ARG_INT, &per_octave, "sizes per doubling (default 4)", 1, 64, NULL},
+        NODE_ARGS_SIZES(&min_size, &max_size, &per_octave, "buffer"),
         {"min-reps", RMX_ARG_INT, &min_reps, "samples per size at least (default 5)", 2, 1e6, NULL},
-        {"budget", RMX_ARG_DOUBLE, &budget, "seconds for the whole sweep (default 10)", 0.01, 86400, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed block of copies (default 0.004)", 1e-5, 10, NULL},
-        {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width is within this fraction of the median (default 0.02)", 1e-4, 1, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one copy so that validation must fail", 0, 0, NULL},
-        {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep (default 10)", 0.01, 86400, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block of copies (default 0.004)", 1e-5, 10, NULL},
+        NODE_ARG_TARGET(&r),
+        NODE_ARG_CORRUPT(&r, "spoil one copy"),
+        NODE_ARG_JSON(&r),
     };
-    rmx_args_parse(PROG, "memcpy bandwidth vs buffer size.", argc, argv, 2, spec, sizeof spec / sizeof spec[0]);
-    node_sweep_range(PROG, min_size, &max_size, 2);
+    node_parse(&r, argc, argv, spec, sizeof spec / sizeof spec[0]);
+    node_sweep_range(K.prog, min_size, &max_size, 2);
     size_t *sizes;
     size_t nsizes = node_sweep(min_size, max_size, (int)per_octave, 64, &sizes);
-    node_out o;
-    node_out_open(&o, PROG, json);
-    if (o.table)
-        printf("# %14s %12s %12s %12s %8s %6s\n", "Bytes", "Median MB/s", "Min MB/s", "Max MB/s", "Calls", "n");
+    node_open(&r);
     char *src = NULL, *dst = NULL;
-    size_t have = 0, done = 0, last_size = 0;
-    double start = rmx_now(), last_cost = 0;
-    const char *stopped = "max-size";
-    int failed = 0;
+    size_t have = 0;
+    node_sweep_begin(&r, nsizes);
     for (size_t si = 0; si < nsizes; si++) {
         size_t bytes = sizes[si];
-        if (last_size) {
-            double est = fmax(last_cost * (double)bytes / (double)last_size, (double)min_reps * sample_time);
-            if (rmx_now() - start + est > budget) {
-                stopped = "budget";
-                break;
-            }
-        }
-        double t_size = rmx_now();
+        if (!node_sweep_fits(&r, fmax(node_sweep_scaled(&r, bytes), (double)min_reps * r.sample_time)))
+            break;
         if (bytes > have) {
             rmx_step("allocate");
             node_free(src, have);
             node_free(dst, have);
             have = bytes * 2 < max_size ? bytes * 2 : max_size;
-            src = node_alloc(PROG, have);
-            dst = node_alloc(PROG, have);
+            src = node_alloc(K.prog, have);
+            dst = node_alloc(K.prog, have);
             for (size_t i = 0; i < have; i++)
                 src[i] = (char)(i * 131 + 7);
         }
@@ -87,54 +77,28 @@ int cmd_memcopy(int argc, char **argv)
         copy_ctx c = {src, dst, bytes, 1};
         double t0 = rmx_now();
         memcpy(dst, src, bytes);
-        double t1 = rmx_now() - t0;
-        c.calls = (size_t)fmax(1.0, sample_time / fmax(t1, 1e-8));
-        rmx_repeat_rule rule = node_sweep_rule(min_reps, sample_time, budget / (double)nsizes, target);
-        rmx_samples smp;
-        rmx_samples_init(&smp);
-        int rc = rmx_repeat(sample, &c, &rule, &smp);
-        if (corrupt)
+        c.calls = node_blocks(&r, rmx_now() - t0);
+        rmx_repeat_rule rule = node_sweep_rule(&r, min_reps, r.budget / (double)nsizes);
+        node_meas m;
+        node_measure(sample, &c, &rule, &m);
+        if (r.corrupt)
             dst[bytes / 2] ^= 1;
         int ok = memcmp(dst, src, bytes) == 0;
-        if (!ok)
-            failed = 1;
-        rmx_summary sum;
-        rmx_summarize(smp.v, smp.n, &sum);
-        if (o.table)
-            printf("  %14zu %12.0f %12.0f %12.0f %8zu %6zu%s\n", bytes, sum.median, sum.min, sum.max, c.calls, sum.n,
-                   ok ? "" : "  INVALID");
-        if (o.jf) {
-            rmx_json *j = &o.j;
-            rmx_json_obj_begin(j, NULL);
-            rmx_json_str(j, "schema", "rmax.memcopy/1");
+        if (r.table)
+            printf("  %14zu %12.0f %12.0f %12.0f %8zu %6zu%s\n", bytes, m.sum.median, m.sum.min, m.sum.max, c.calls,
+                   m.sum.n, ok ? "" : "  INVALID");
+        rmx_json *j = node_record(&r);
+        if (j) {
             rmx_json_int(j, "bytes", (long long)bytes);
             rmx_json_int(j, "calls_per_sample", (long long)c.calls);
-            rmx_json_str(j, "unit", "MB/s");
-            node_json_measurement(&o, &smp, &sum, ok, rc == 0);
-            rmx_json_obj_end(j);
         }
-        rmx_samples_free(&smp);
-        last_cost = rmx_now() - t_size;
-        last_size = bytes;
-        done++;
+        node_record_end(&r, "MB/s", &m, ok);
+        node_sweep_done(&r, bytes);
     }
-    if (o.jf) {
-        rmx_json_obj_begin(&o.j, NULL);
-        rmx_json_str(&o.j, "schema", "rmax.memcopy.sweep/1");
-        rmx_json_int(&o.j, "sizes_measured", (long long)done);
-        rmx_json_int(&o.j, "sizes_planned", (long long)nsizes);
-        rmx_json_int(&o.j, "max_size", (long long)max_size);
-        rmx_json_str(&o.j, "stopped_by", stopped);
-        rmx_json_num(&o.j, "seconds", rmx_now() - start);
-        rmx_json_obj_end(&o.j);
-    }
-    if (o.table)
-        printf("# MB/s (10^6 bytes copied per second): median, min, max of n timed blocks; sweep ended by %s\n", stopped);
+    if (node_sweep_record(&r, "rmax.memcopy.sweep/1", "sizes", max_size))
+        node_sweep_record_end(&r);
     node_free(src, have);
     node_free(dst, have);
     free(sizes);
-    node_out_close(&o);
-    if (failed)
-        fprintf(stderr, PROG ": warning: validation failed: a destination differs from its source\n");
-    return 0;
+    return node_finish(&r);
 }

@@ -9,11 +9,10 @@
  * Each load depends on the previous one, so time / loads is the latency.
  * The chain is checked before timing: every link is the one the visit order
  * prescribes and the order is a permutation, i.e. one cycle through all nodes. */
+#include "measure.h"
 #include "node_commands.h"
 #include "node_util.h"
 
-#include "rmx_args.h"
-#include "rmx_stats.h"
 #include "rmx_step.h"
 #include "rmx_timer.h"
 
@@ -23,7 +22,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define PROG "rmax-node memlat"
+static const node_kernel K = {
+    "rmax-node memlat", "rmax.memlat/1", "Memory load latency by pointer chasing vs working-set size.",
+    "# Pattern          Bytes    Median ns       Min ns       Max ns      n",
+    "ns per dependent load: median, min, max of n timed chases",
+    "a chain is not one cycle through every node",
+};
 #define LINE 64
 
 typedef struct {
@@ -94,33 +98,30 @@ static double sample(void *arg)
 
 int cmd_memlat(int argc, char **argv)
 {
-    const char *json = NULL, *pattern = "both";
+    node_run r = {&K, .budget = 20.0, .sample_time = 0.004, .target = 0.02};
+    const char *pattern = "both";
     size_t min_size = 1024, max_size = NODE_UNSET, stride = 64;
-    long long per_octave = 4, min_reps = 5, corrupt = 0;
-    double budget = 20.0, sample_time = 0.004, target = 0.02;
+    long long per_octave = 4, min_reps = 5;
     const rmx_arg spec[] = {
-        {"min-size", RMX_ARG_SIZE, &min_size, "smallest working set in bytes (default 1K)", 0, 1e18, NULL},
-        {"max-size", RMX_ARG_SIZE, &max_size, "largest working set (default 4x the last-level cache, capped by memory)", 0, 1e18, NULL},
-        {"points-per-octave", RMX_ARG_INT, &per_octave, "sizes per doubling (default 4)", 1, 64, NULL},
+        NODE_ARGS_SIZES(&min_size, &max_size, &per_octave, "working set"),
         {"pattern", RMX_ARG_CHOICE, &pattern, "which chain", 0, 0, "stride|random|both"},
         {"stride", RMX_ARG_SIZE, &stride, "bytes between nodes of the stride chain (default 64)", 8, 1 << 20, NULL},
         {"min-reps", RMX_ARG_INT, &min_reps, "samples per size at least (default 5)", 2, 1e6, NULL},
-        {"budget", RMX_ARG_DOUBLE, &budget, "seconds for the whole sweep (default 20)", 0.01, 86400, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed chase (default 0.004)", 1e-5, 10, NULL},
-        {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width is within this fraction of the median (default 0.02)", 1e-4, 1, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: break one link so that validation must fail", 0, 0, NULL},
-        {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep (default 20)", 0.01, 86400, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed chase (default 0.004)", 1e-5, 10, NULL},
+        NODE_ARG_TARGET(&r),
+        NODE_ARG_CORRUPT(&r, "break one link"),
+        NODE_ARG_JSON(&r),
     };
-    rmx_args_parse(PROG, "Memory load latency by pointer chasing vs working-set size.", argc, argv, 2, spec,
-                   sizeof spec / sizeof spec[0]);
+    node_parse(&r, argc, argv, spec, sizeof spec / sizeof spec[0]);
     size_t llc = node_llc_bytes();
-    node_sweep_range(PROG, min_size, &max_size, 1);
+    node_sweep_range(K.prog, min_size, &max_size, 1);
     if (stride % sizeof(void *))
-        rmx_die(2, PROG, "--stride must be a multiple of %zu bytes", sizeof(void *));
+        rmx_die(2, K.prog, "--stride must be a multiple of %zu bytes", sizeof(void *));
     if (min_size < 2 * stride || min_size < 2 * LINE)
-        rmx_die(2, PROG, "--min-size must hold at least two nodes (%zu bytes)", 2 * (stride > LINE ? stride : LINE));
+        rmx_die(2, K.prog, "--min-size must hold at least two nodes (%zu bytes)", 2 * (stride > LINE ? stride : LINE));
     if (max_size / (stride < LINE ? stride : LINE) > UINT32_MAX)
-        rmx_die(2, PROG, "--max-size is beyond the 2^32 nodes a chain may have");
+        rmx_die(2, K.prog, "--max-size is beyond the 2^32 nodes a chain may have");
 
     int pats[2], np = 0;
     if (strcmp(pattern, "random") != 0)
@@ -130,29 +131,16 @@ int cmd_memlat(int argc, char **argv)
     size_t *sizes;
     size_t nsizes = node_sweep(min_size, max_size, (int)per_octave, LINE, &sizes);
 
-    node_out o;
-    node_out_open(&o, PROG, json);
-    if (o.table)
-        printf("# %-7s %14s %12s %12s %12s %6s\n", "Pattern", "Bytes", "Median ns", "Min ns", "Max ns", "n");
+    node_open(&r);
     char *buf = NULL;
     size_t buf_bytes = 0;
     uint32_t *order = NULL;
-    double start = rmx_now(), last_cost = 0;
-    size_t last_size = 0, done = 0;
-    const char *stopped = "max-size";
-    int failed = 0;
     node_rng rng = {0x853c49e6748fea9bULL};
+    node_sweep_begin(&r, nsizes);
     for (size_t si = 0; si < nsizes; si++) {
         size_t bytes = sizes[si];
-        if (last_size) {
-            double est = fmax(last_cost * (double)bytes / (double)last_size,
-                              np * (double)min_reps * sample_time);
-            if (rmx_now() - start + est > budget) {
-                stopped = "budget";
-                break;
-            }
-        }
-        double t_size = rmx_now();
+        if (!node_sweep_fits(&r, fmax(node_sweep_scaled(&r, bytes), np * (double)min_reps * r.sample_time)))
+            break;
         if (bytes > buf_bytes) { /* grow by doubling: the total allocated stays under twice the last size */
             rmx_step("allocate");
             node_free(buf, buf_bytes);
@@ -160,14 +148,14 @@ int cmd_memlat(int argc, char **argv)
             size_t want = bytes * 2 < max_size ? bytes * 2 : max_size;
             buf = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (buf == MAP_FAILED)
-                rmx_die(1, PROG, "cannot allocate %.1f MiB", (double)want / 1048576.0);
+                rmx_die(1, K.prog, "cannot allocate %.1f MiB", (double)want / 1048576.0);
             madvise(buf, want, MADV_HUGEPAGE); /* fewer TLB misses: the curve shows caches, not TLB reach */
             memset(buf, 0, want);
             buf_bytes = want;
             size_t step = stride < LINE ? stride : LINE; /* the closest nodes of either chain */
             order = malloc((want / step + 1) * sizeof *order);
             if (!order)
-                rmx_die(1, PROG, "out of memory for the visit order");
+                rmx_die(1, K.prog, "out of memory for the visit order");
         }
         rmx_step("measure");
         for (int pi = 0; pi < np; pi++) {
@@ -180,70 +168,44 @@ int cmd_memlat(int argc, char **argv)
                 continue;
             c.order = order;
             build(&c, random, &rng);
-            if (corrupt) /* node 0 skips its successor */
+            if (r.corrupt) /* node 0 skips its successor */
                 *(void **)node_at(&c, c.order[0]) = node_at(&c, c.order[2 % c.nodes]);
             int ok = check_chain(&c);
-            if (!ok)
-                failed = 1;
             c.sink = node_at(&c, c.order[0]);
-            /* warm-up: one lap (or as much as 10 ms allows) brings the set into the caches */
+            /* warm-up: one lap brings the set into the caches; a block is as many
+             * loads as sample_time holds at the lap's rate */
             c.loads = 16 * ((c.nodes + 15) / 16);
             double tw = rmx_now();
             sample(&c);
             tw = rmx_now() - tw;
-            if (tw > sample_time) /* big sets: calibrate from the lap */
-                c.loads = 16 * (size_t)fmax(1.0, sample_time / tw * (double)c.loads / 16);
-            else
-                c.loads = 16 * (size_t)fmax(1.0, sample_time / fmax(tw, 1e-7) * (double)c.loads / 16);
-            rmx_repeat_rule rule =
-                node_sweep_rule(min_reps, sample_time, budget / (double)(nsizes * (size_t)np), target);
-            rmx_samples smp;
-            rmx_samples_init(&smp);
-            int rc = rmx_repeat(sample, &c, &rule, &smp);
-            rmx_summary sum;
-            rmx_summarize(smp.v, smp.n, &sum);
+            c.loads = 16 * node_blocks(&r, fmax(tw, 1e-7) / (double)(c.loads / 16));
+            rmx_repeat_rule rule = node_sweep_rule(&r, min_reps, r.budget / (double)(nsizes * (size_t)np));
+            node_meas m;
+            node_measure(sample, &c, &rule, &m);
             const char *pname = random ? "random" : "stride";
-            if (o.table)
-                printf("  %-7s %14zu %12.2f %12.2f %12.2f %6zu%s\n", pname, bytes, sum.median, sum.min, sum.max, sum.n,
-                       ok ? "" : "  INVALID");
-            if (o.jf) {
-                rmx_json *j = &o.j;
-                rmx_json_obj_begin(j, NULL);
-                rmx_json_str(j, "schema", "rmax.memlat/1");
+            if (r.table)
+                printf("  %-7s %14zu %12.2f %12.2f %12.2f %6zu%s\n", pname, bytes, m.sum.median, m.sum.min, m.sum.max,
+                       m.sum.n, ok ? "" : "  INVALID");
+            rmx_json *j = node_record(&r);
+            if (j) {
                 rmx_json_str(j, "pattern", pname);
                 rmx_json_int(j, "bytes", (long long)bytes);
                 rmx_json_int(j, "stride", (long long)c.stride);
                 rmx_json_int(j, "nodes", (long long)c.nodes);
                 rmx_json_int(j, "loads_per_sample", (long long)c.loads);
-                rmx_json_str(j, "unit", "ns");
-                node_json_measurement(&o, &smp, &sum, ok, rc == 0);
-                rmx_json_obj_end(j);
             }
-            rmx_samples_free(&smp);
+            node_record_end(&r, "ns", &m, ok);
         }
-        last_cost = rmx_now() - t_size;
-        last_size = bytes;
-        done++;
+        node_sweep_done(&r, bytes);
     }
-    if (o.jf) {
-        rmx_json_obj_begin(&o.j, NULL);
-        rmx_json_str(&o.j, "schema", "rmax.memlat.sweep/1");
-        rmx_json_int(&o.j, "sizes_measured", (long long)done);
-        rmx_json_int(&o.j, "sizes_planned", (long long)nsizes);
-        rmx_json_int(&o.j, "max_size", (long long)max_size);
-        rmx_json_int(&o.j, "llc_bytes", (long long)llc);
-        rmx_json_str(&o.j, "stopped_by", stopped);
-        rmx_json_str(&o.j, "huge_pages", "madvised");
-        rmx_json_num(&o.j, "seconds", rmx_now() - start);
-        rmx_json_obj_end(&o.j);
+    rmx_json *j = node_sweep_record(&r, "rmax.memlat.sweep/1", "sizes", max_size);
+    if (j) {
+        rmx_json_int(j, "llc_bytes", (long long)llc);
+        rmx_json_str(j, "huge_pages", "madvised");
+        node_sweep_record_end(&r);
     }
-    if (o.table)
-        printf("# ns per dependent load: median, min, max of n timed chases; sweep ended by %s\n", stopped);
     node_free(buf, buf_bytes);
     free(order);
     free(sizes);
-    node_out_close(&o);
-    if (failed)
-        fprintf(stderr, PROG ": warning: validation failed: a chain is not one cycle through every node\n");
-    return 0;
+    return node_finish(&r);
 }

@@ -3,6 +3,7 @@
 #include "rmx_args.h"
 
 #include <dirent.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,17 +168,6 @@ int node_sweep_range(const char *prog, size_t min_size, size_t *max_size, size_t
     return given;
 }
 
-rmx_repeat_rule node_sweep_rule(long long min_reps, double sample_time, double share, double target)
-{
-    rmx_repeat_rule rule = rmx_repeat_default();
-    rule.warmup = 1;
-    rule.min_reps = (size_t)min_reps;
-    rule.max_reps = 50;
-    rule.budget = fmin(10 * (double)min_reps * sample_time, share);
-    rule.rel_target = target;
-    return rule;
-}
-
 void *node_alloc(const char *prog, size_t bytes)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -227,36 +217,6 @@ size_t node_sweep(size_t lo, size_t hi, int per_octave, size_t align, size_t **o
     }
     *out = v;
     return n;
-}
-
-void node_out_open(node_out *o, const char *prog, const char *json_path)
-{
-    o->jf = NULL;
-    o->table = 1;
-    if (json_path) {
-        o->jf = rmx_json_open(json_path);
-        if (!o->jf)
-            rmx_die(2, prog, "cannot write --json file '%s'", json_path);
-        rmx_json_init(&o->j, o->jf);
-        o->table = strcmp(json_path, "-") != 0;
-    }
-}
-
-void node_out_close(node_out *o)
-{
-    if (o->jf && o->jf != stdout)
-        fclose(o->jf);
-    o->jf = NULL;
-    fflush(stdout);
-}
-
-void node_json_measurement(node_out *o, const rmx_samples *s, const rmx_summary *sum, int validated,
-                           int target_met)
-{
-    rmx_json_bool(&o->j, "validated", validated);
-    rmx_json_bool(&o->j, "target_met", target_met);
-    rmx_json_nums(&o->j, "samples", s->v, s->n);
-    rmx_json_summary(&o->j, "summary", sum);
 }
 
 unsigned long long node_rand(node_rng *r)

@@ -6,8 +6,6 @@
 
 #include "node_commands.h"
 
-#include "rmx_args.h"
-#include "rmx_stats.h"
 #include "rmx_step.h"
 #include "rmx_timer.h"
 
@@ -20,7 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PROG "rmax-node oslat"
+static const node_kernel K = {
+    "rmax-node oslat", "rmax.oslat/1", "Operating-system latencies, lmbench style (loopback only for the network).",
+    "# Test                         Median          Min          Max Unit       Ops     n",
+    "microseconds per operation (round trips for pipe, unix, udp, tcp), MB/s = 10^6 bytes/s: median, min, max of n "
+    "timed batches",
+    "an operation gave a wrong answer",
+};
 
 static const char *const ALL = "null,stat,open-close,sig-install,sig-catch,fork-exit,fork-exec,pipe,unix,ctxsw,"
                                "udp,tcp,tcp-connect,tcp-bw";
@@ -85,42 +89,28 @@ void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op o
         if (op(ctx, b.n) != 0)
             b.bad = 1;
         double t = rmx_now() - t0;
-        if (t >= e->sample_time / 2 || b.n >= ((size_t)1 << 30) || t >= e->budget / 8)
+        if (t >= e->r->sample_time / 2 || b.n >= ((size_t)1 << 30) || t >= e->budget / 8)
             break;
-        b.n = t > 0 ? (size_t)fmax((double)b.n * 2, (double)b.n * e->sample_time / t) : b.n * 8;
+        b.n = t > 0 ? (size_t)fmax((double)b.n * 2, (double)b.n * e->r->sample_time / t) : b.n * 8;
     }
-    rmx_repeat_rule rule = rmx_repeat_default();
-    rule.warmup = 1;
-    rule.min_reps = 5;
-    rule.budget = e->budget;
-    rule.rel_target = e->target;
-    rmx_samples smp;
-    rmx_samples_init(&smp);
-    int rc = rmx_repeat(one_batch, &b, &rule, &smp);
-    rmx_summary sum;
-    rmx_summarize(smp.v, smp.n, &sum);
-    if (b.bad)
-        e->failed = 1;
+    rmx_repeat_rule rule = node_rule(e->r, 1, 5, 0, e->budget);
+    node_meas m;
+    node_measure(one_batch, &b, &rule, &m);
     const char *unit = bytes_per_op > 0 ? "MB/s" : "us";
-    node_out *o = e->o;
-    if (o->table)
-        printf("  %-22s %12.3f %12.3f %12.3f %-5s %8zu %5zu%s\n", label, sum.median, sum.min, sum.max, unit, b.n, sum.n,
-               b.bad ? "  INVALID" : "");
-    if (o->jf) {
-        rmx_json_obj_begin(&o->j, NULL);
-        rmx_json_str(&o->j, "schema", "rmax.oslat/1");
-        rmx_json_str(&o->j, "test", test);
-        rmx_json_str(&o->j, "label", label);
-        rmx_json_int(&o->j, "ops_per_sample", (long long)b.n);
-        rmx_json_str(&o->j, "unit", unit);
+    if (e->r->table)
+        printf("  %-22s %12.3f %12.3f %12.3f %-5s %8zu %5zu%s\n", label, m.sum.median, m.sum.min, m.sum.max, unit, b.n,
+               m.sum.n, b.bad ? "  INVALID" : "");
+    rmx_json *j = node_record(e->r);
+    if (j) {
+        rmx_json_str(j, "test", test);
+        rmx_json_str(j, "label", label);
+        rmx_json_int(j, "ops_per_sample", (long long)b.n);
         if (!isnan(overhead_us))
-            rmx_json_num(&o->j, "overhead_us", overhead_us);
+            rmx_json_num(j, "overhead_us", overhead_us);
         if (extra)
-            extra(ctx, o);
-        node_json_measurement(o, &smp, &sum, !b.bad, rc == 0);
-        rmx_json_obj_end(&o->j);
+            extra(ctx, j);
     }
-    rmx_samples_free(&smp);
+    node_record_end(e->r, unit, &m, !b.bad);
 }
 
 static int listed(const char *list, const char *name)
@@ -138,34 +128,30 @@ static int listed(const char *list, const char *name)
 
 int cmd_oslat(int argc, char **argv)
 {
-    const char *json = NULL, *tests = ALL;
-    double budget = 25.0, sample_time = 0.002, target = 0.02;
+    node_run r = {&K, .budget = 25.0, .sample_time = 0.002, .target = 0.02};
+    const char *tests = ALL;
     const rmx_arg spec[] = {
         {"tests", RMX_ARG_STRING, &tests, "comma-separated tests (default: all of null,stat,open-close,sig-install,sig-catch,fork-exit,fork-exec,pipe,unix,ctxsw,udp,tcp,tcp-connect,tcp-bw)", 0, 0, NULL},
-        {"budget", RMX_ARG_DOUBLE, &budget, "seconds for all the tests together (default 25)", 0.01, 86400, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed batch (default 0.002)", 1e-5, 10, NULL},
-        {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width is within this fraction of the median (default 0.02)", 1e-4, 1, NULL},
-        {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for all the tests together (default 25)", 0.01, 86400, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed batch (default 0.002)", 1e-5, 10, NULL},
+        NODE_ARG_TARGET(&r),
+        NODE_ARG_JSON(&r),
     };
-    rmx_args_parse(PROG, "Operating-system latencies, lmbench style (loopback only for the network).", argc, argv, 2,
-                   spec, sizeof spec / sizeof spec[0]);
+    node_parse(&r, argc, argv, spec, sizeof spec / sizeof spec[0]);
     /* refuse unknown test names before measuring anything */
     char *copy = strdup(tests);
     int count = 0;
     for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!listed(ALL, t))
-            rmx_die(2, PROG, "--tests: unknown test '%s' (known: %s)", t, ALL);
+            rmx_die(2, K.prog, "--tests: unknown test '%s' (known: %s)", t, ALL);
         count += strcmp(t, "ctxsw") == 0 ? 9 : 1;
     }
     free(copy);
     if (count == 0)
-        rmx_die(2, PROG, "--tests: no test given");
+        rmx_die(2, K.prog, "--tests: no test given");
     signal(SIGPIPE, SIG_IGN); /* a dead peer is an error return, not the end of the program */
-    node_out o;
-    node_out_open(&o, PROG, json);
-    oslat_env e = {&o, budget / count, sample_time, target, 0};
-    if (o.table)
-        printf("# %-22s %12s %12s %12s %-5s %8s %5s\n", "Test", "Median", "Min", "Max", "Unit", "Ops", "n");
+    node_open(&r);
+    oslat_env e = {&r, r.budget / count};
     if (listed(tests, "null")) oslat_null(&e);
     if (listed(tests, "stat")) oslat_stat(&e);
     if (listed(tests, "open-close")) oslat_open_close(&e);
@@ -186,11 +172,5 @@ int cmd_oslat(int argc, char **argv)
     if (listed(tests, "tcp")) oslat_tcp(&e);
     if (listed(tests, "tcp-connect")) oslat_tcp_connect(&e);
     if (listed(tests, "tcp-bw")) oslat_tcp_bw(&e);
-    if (o.table)
-        printf("# microseconds per operation (round trips for pipe, unix, udp, tcp), MB/s = 10^6 bytes/s: median, min, "
-               "max of n timed batches\n");
-    node_out_close(&o);
-    if (e.failed)
-        fprintf(stderr, PROG ": warning: validation failed: an operation gave a wrong answer\n");
-    return 0;
+    return node_finish(&r);
 }

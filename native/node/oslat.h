@@ -6,14 +6,11 @@
 
 #include <stddef.h>
 
-#include "node_util.h"
+#include "measure.h"
 
 typedef struct {
-    node_out *o;
+    node_run *r;         /* the run: options, output, failures */
     double budget;       /* seconds per measurement */
-    double sample_time;  /* seconds per timed batch */
-    double target;
-    int failed;          /* some test's answer was wrong */
 } oslat_env;
 
 /* Times batches of n operations: op(ctx, n) does them and returns 0 when every
@@ -22,7 +19,7 @@ typedef struct {
  * `overhead_us` (NAN: none); or, with bytes_per_op > 0, MB/s. `extra` (may be
  * NULL) adds members to the record. */
 typedef int (*oslat_op)(void *ctx, size_t n);
-typedef void (*oslat_extra)(void *ctx, node_out *o);
+typedef void (*oslat_extra)(void *ctx, rmx_json *j);
 
 void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op op, void *ctx, double bytes_per_op,
                    double events_per_op, double overhead_us, oslat_extra extra);

@@ -54,7 +54,7 @@ void oslat_pipe(oslat_env *e)
 {
     int to_child[2], to_parent[2];
     if (pipe(to_child) || pipe(to_parent)) {
-        e->failed = 1;
+        e->r->failed = 1;
         return;
     }
     duplex child = {to_child[0], to_parent[1]}, me = {to_parent[0], to_child[1]};
@@ -71,7 +71,7 @@ void oslat_unix(oslat_env *e)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
-        e->failed = 1;
+        e->r->failed = 1;
         return;
     }
     duplex child = {sv[1], sv[1]}, me = {sv[0], sv[0]};
@@ -180,12 +180,12 @@ static double hop_overhead_us(size_t ws_bytes, long *ws)
     return s.median;
 }
 
-static void ring_extra(void *ctx, node_out *o)
+static void ring_extra(void *ctx, rmx_json *j)
 {
     ring *r = ctx;
-    rmx_json_int(&o->j, "procs", r->procs);
-    rmx_json_int(&o->j, "ws_bytes", (long long)r->ws_bytes);
-    rmx_json_str(&o->j, "cpu", "all processes on the first allowed CPU");
+    rmx_json_int(j, "procs", r->procs);
+    rmx_json_int(j, "ws_bytes", (long long)r->ws_bytes);
+    rmx_json_str(j, "cpu", "all processes on the first allowed CPU");
 }
 
 void oslat_ctxsw(oslat_env *e, int procs, size_t ws_bytes)
@@ -216,7 +216,7 @@ void oslat_ctxsw(oslat_env *e, int procs, size_t ws_bytes)
         close(pipes[0][0]);
         close(pipes[1 % procs][1]);
     } else {
-        e->failed = 1;
+        e->r->failed = 1;
     }
     for (int i = 1; i < procs; i++)
         if (pids[i] > 0)
@@ -282,14 +282,14 @@ void oslat_tcp(oslat_env *e)
     struct sockaddr_in addr;
     int ls = loopback_socket(SOCK_STREAM, &addr);
     if (ls < 0) {
-        e->failed = 1;
+        e->r->failed = 1;
         return;
     }
     int pid = oslat_spawn(tcp_echo_server, &ls);
     close(ls);
     int s = tcp_client(&addr);
     if (s < 0) {
-        e->failed = 1;
+        e->r->failed = 1;
     } else {
         duplex me = {s, s};
         oslat_measure(e, "tcp", "TCP round trip", op_round_trip, &me, 0, 1, NAN, NULL);
@@ -317,7 +317,7 @@ void oslat_udp(oslat_env *e)
     struct sockaddr_in addr;
     int ss = loopback_socket(SOCK_DGRAM, &addr);
     if (ss < 0) {
-        e->failed = 1;
+        e->r->failed = 1;
         return;
     }
     int pid = oslat_spawn(udp_echo_server, &ss);
@@ -326,7 +326,7 @@ void oslat_udp(oslat_env *e)
     struct timeval tv = {1, 0}; /* a lost datagram is a failed test, not a hang */
     if (s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||
         connect(s, (struct sockaddr *)&addr, sizeof addr)) {
-        e->failed = 1;
+        e->r->failed = 1;
     } else {
         duplex me = {s, s};
         oslat_measure(e, "udp", "UDP round trip", op_round_trip, &me, 0, 1, NAN, NULL);
@@ -367,7 +367,7 @@ void oslat_tcp_connect(oslat_env *e)
     struct sockaddr_in addr;
     int ls = loopback_socket(SOCK_STREAM, &addr);
     if (ls < 0) {
-        e->failed = 1;
+        e->r->failed = 1;
         return;
     }
     int pid = oslat_spawn(accept_server, &ls);
@@ -435,14 +435,14 @@ void oslat_tcp_bw(oslat_env *e)
     struct sockaddr_in addr;
     int ls = loopback_socket(SOCK_STREAM, &addr);
     if (ls < 0) {
-        e->failed = 1;
+        e->r->failed = 1;
         return;
     }
     int pid = oslat_spawn(bw_server, &ls);
     close(ls);
     bw_ctx b = {tcp_client(&addr), malloc(BW_CHUNK)};
     if (b.s < 0 || !b.buf)
-        e->failed = 1;
+        e->r->failed = 1;
     else
         oslat_measure(e, "tcp-bw", "TCP bandwidth", op_bw, &b, BW_OP, 1, NAN, NULL);
     if (b.s >= 0)

@@ -69,7 +69,7 @@ void oslat_stat(oslat_env *e)
 {
     file_ctx f;
     if (make_file(&f) != 0) {
-        e->failed = 1;
+        e->r->failed = 1;
         return;
     }
     oslat_measure(e, "stat", "stat", op_stat, &f, 0, 1, NAN, NULL);
@@ -80,7 +80,7 @@ void oslat_open_close(oslat_env *e)
 {
     file_ctx f;
     if (make_file(&f) != 0) {
-        e->failed = 1;
+        e->r->failed = 1;
         return;
     }
     oslat_measure(e, "open-close", "open/close", op_open_close, &f, 0, 1, NAN, NULL);

@@ -3,12 +3,10 @@
  * one timed block of about --sample-time seconds; the answer of every block is
  * checked against a scalar replay of the same recurrence. A wrong answer is
  * reported (validated: false, no rate), as every node kernel reports one. */
+#include "measure.h"
 #include "node_commands.h"
 #include "peakflops_kernels.h"
 
-#include "rmx_args.h"
-#include "rmx_json.h"
-#include "rmx_stats.h"
 #include "rmx_threads.h"
 #include "rmx_timer.h"
 
@@ -16,7 +14,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PROG "rmax-node peakflops"
+static const node_kernel K = {
+    "rmax-node peakflops", "rmax.peakflops/1", "Measured FMA-throughput peak, one core and all cores.",
+    "# ISA     Precision  Threads       Median          Min          Max      n",
+    "GFLOPS per measurement: median, min and max of timed blocks (n)",
+    "an answer differs from its scalar replay",
+};
 
 /* Converges to a / (1 - m) = 1.0, so values stay normal however long it runs. */
 static const double M = 0.9990234375, A = 0.0009765625;
@@ -78,118 +81,84 @@ static double sample(void *arg)
     return flops / t / 1e9;
 }
 
+/* Iterations per timed block: grown on one thread until a block lasts a
+ * quarter of sample_time, then scaled to sample_time. */
+static size_t calibrate(const node_run *r, const rmx_peak_kernel *k)
+{
+    size_t iters = 1024;
+    double out[RMX_PEAK_CHAINS], t;
+    for (;;) {
+        double t0 = rmx_now();
+        k->run(iters, M, A, out);
+        t = rmx_now() - t0;
+        if (t >= r->sample_time / 4 || iters > ((size_t)1 << 40))
+            break;
+        iters *= 4;
+    }
+    double t0 = rmx_now();
+    k->run(iters, M, A, out);
+    t = rmx_now() - t0;
+    return t > 0 ? (size_t)fmax(1024.0, (double)iters * r->sample_time / t) : iters;
+}
+
 int cmd_peakflops(int argc, char **argv)
 {
-    const char *json = NULL, *precision = "both", *isa = "all";
-    long long threads = 0, corrupt = 0;
-    double budget = 2.0, sample_time = 0.02, target = 0.02;
+    node_run r = {&K, .budget = 2.0, .sample_time = 0.02, .target = 0.02};
+    const char *precision = "both", *isa = "all";
+    long long threads = 0;
     const rmx_arg spec[] = {
         {"threads", RMX_ARG_INT, &threads, "threads for the all-core measurement (default: CPUs allowed)", 1, 4096, NULL},
         {"precision", RMX_ARG_CHOICE, &precision, "which precision", 0, 0, "double|single|both"},
         {"isa", RMX_ARG_CHOICE, &isa, "which instruction set (default: every one the CPU has)", 0, 0, "all|avx512|avx2|sse2"},
-        {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per measurement (default 2)", 0.01, 3600, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &sample_time, "seconds per timed block (default 0.02)", 0.001, 10, NULL},
-        {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width is within this fraction of the median (default 0.02)", 0.0001, 1, NULL},
-        {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil the expected answer so that validation must fail", 0, 0, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds of timed repetitions per measurement (default 2)", 0.01, 3600, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block (default 0.02)", 0.001, 10, NULL},
+        NODE_ARG_TARGET(&r),
+        NODE_ARG_JSON(&r),
+        NODE_ARG_CORRUPT(&r, "spoil the expected answer"),
     };
-    rmx_args_parse(PROG, "Measured FMA-throughput peak, one core and all cores.", argc, argv, 2, spec,
-                   sizeof spec / sizeof spec[0]);
+    node_parse(&r, argc, argv, spec, sizeof spec / sizeof spec[0]);
     int all = threads > 0 ? (int)threads : rmx_cpus_allowed();
+    const rmx_peak_kernel *chosen[16];
+    int nk = 0;
+    for (const rmx_peak_kernel *const *kp = rmx_peak_kernels; *kp && nk < 16; kp++)
+        if ((*kp)->available() && (strcmp(isa, "all") == 0 || strcmp(isa, (*kp)->isa) == 0) &&
+            (strcmp(precision, "both") == 0 || strcmp(precision, (*kp)->precision) == 0))
+            chosen[nk++] = *kp;
+    if (!nk) /* refused before any output, as every bad input is */
+        rmx_die(2, K.prog, "no kernel matches --isa %s --precision %s on this CPU", isa, precision);
 
-    FILE *jf = NULL;
-    rmx_json j;
-    if (json) {
-        jf = rmx_json_open(json);
-        if (!jf)
-            rmx_die(2, PROG, "cannot write --json file '%s'", json);
-        rmx_json_init(&j, jf);
-    }
-    int table = !(json && strcmp(json, "-") == 0);
-    if (table)
-        printf("# %-7s %-9s %8s %12s %12s %12s %6s\n", "ISA", "Precision", "Threads", "Median", "Min", "Max", "n");
-
-    int measured = 0;
-    for (const rmx_peak_kernel *const *kp = rmx_peak_kernels; *kp; kp++) {
-        const rmx_peak_kernel *k = *kp;
-        if (!k->available())
-            continue;
-        if (strcmp(isa, "all") != 0 && strcmp(isa, k->isa) != 0)
-            continue;
-        if (strcmp(precision, "both") != 0 && strcmp(precision, k->precision) != 0)
-            continue;
-        /* Calibrate the block length on one thread to about sample_time. */
-        peak_ctx p = {k, 1024, 0, {0}};
-        for (;;) {
-            double t0 = rmx_now();
-            double out[RMX_PEAK_CHAINS];
-            k->run(p.iters, M, A, out);
-            double t = rmx_now() - t0;
-            if (t >= sample_time / 4 || p.iters > ((size_t)1 << 40))
-                break;
-            p.iters *= 4;
-        }
-        double t0 = rmx_now();
-        double out[RMX_PEAK_CHAINS];
-        k->run(p.iters, M, A, out);
-        double t = rmx_now() - t0;
-        if (t > 0)
-            p.iters = (size_t)fmax(1024.0, (double)p.iters * sample_time / t);
+    node_open(&r);
+    for (int ki = 0; ki < nk; ki++) {
+        const rmx_peak_kernel *k = chosen[ki];
+        peak_ctx p = {k, calibrate(&r, k), 0, {0}};
         replay(k, p.iters, p.expect);
-        if (corrupt)
+        if (r.corrupt)
             p.expect[0] += 1.0;
-
         int counts[2] = {1, all};
         for (int ci = 0; ci < (all > 1 ? 2 : 1); ci++) {
             sample_ctx s = {&p, counts[ci]};
-            rmx_repeat_rule rule = rmx_repeat_default();
-            rule.warmup = 2;
-            rule.budget = budget;
-            rule.rel_target = target;
-            rmx_samples smp;
-            rmx_samples_init(&smp);
-            int rc = rmx_repeat(sample, &s, &rule, &smp);
-            int valid = rc >= 0;
-            rmx_summary sum;
-            if (valid)
-                rmx_summarize(smp.v, smp.n, &sum);
-            if (table && valid)
-                printf("  %-7s %-9s %8d %12.2f %12.2f %12.2f %6zu\n", k->isa, k->precision, counts[ci], sum.median,
-                       sum.min, sum.max, sum.n);
-            else if (table)
+            rmx_repeat_rule rule = node_rule(&r, 2, 5, 0, r.budget);
+            node_meas m;
+            node_measure(sample, &s, &rule, &m);
+            int valid = m.rc >= 0;
+            if (r.table && valid)
+                printf("  %-7s %-9s %8d %12.2f %12.2f %12.2f %6zu\n", k->isa, k->precision, counts[ci], m.sum.median,
+                       m.sum.min, m.sum.max, m.sum.n);
+            else if (r.table)
                 printf("  %-7s %-9s %8d  WRONG ANSWER: validation against a scalar replay failed\n", k->isa,
                        k->precision, counts[ci]);
-            if (jf) {
-                rmx_json_obj_begin(&j, NULL);
-                rmx_json_str(&j, "schema", "rmax.peakflops/1");
-                rmx_json_str(&j, "isa", k->isa);
-                rmx_json_str(&j, "precision", k->precision);
-                rmx_json_int(&j, "threads", counts[ci]);
-                rmx_json_int(&j, "lanes", k->lanes);
-                rmx_json_bool(&j, "fused", k->fused);
-                rmx_json_int(&j, "chains", RMX_PEAK_CHAINS);
-                rmx_json_int(&j, "iterations", (long long)p.iters);
-                rmx_json_str(&j, "unit", "GFLOPS");
-                rmx_json_bool(&j, "validated", valid);
-                rmx_json_bool(&j, "target_met", rc == 0);
-                if (valid) {
-                    rmx_json_nums(&j, "samples", smp.v, smp.n);
-                    rmx_json_summary(&j, "summary", &sum);
-                } else {
-                    rmx_json_nums(&j, "samples", NULL, 0);
-                    rmx_json_null(&j, "summary");
-                }
-                rmx_json_obj_end(&j);
+            rmx_json *j = node_record(&r);
+            if (j) {
+                rmx_json_str(j, "isa", k->isa);
+                rmx_json_str(j, "precision", k->precision);
+                rmx_json_int(j, "threads", counts[ci]);
+                rmx_json_int(j, "lanes", k->lanes);
+                rmx_json_bool(j, "fused", k->fused);
+                rmx_json_int(j, "chains", RMX_PEAK_CHAINS);
+                rmx_json_int(j, "iterations", (long long)p.iters);
             }
-            rmx_samples_free(&smp);
-            measured++;
+            node_record_end(&r, "GFLOPS", &m, valid);
         }
     }
-    if (table)
-        printf("# GFLOPS per measurement: median, min and max of timed blocks (n)\n");
-    if (jf && jf != stdout)
-        fclose(jf);
-    if (!measured)
-        rmx_die(2, PROG, "no kernel matches --isa %s --precision %s on this CPU", isa, precision);
-    return 0;
+    return node_finish(&r);
 }

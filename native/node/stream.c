@@ -9,12 +9,11 @@
  *  - the arrays are validated at the end against a scalar replay of the same
  *    sequence of operations.
  * Pages are first touched by the thread that will stream them. */
+#include "measure.h"
 #include "node_commands.h"
 #include "node_util.h"
 #include "stream_kernels.h"
 
-#include "rmx_args.h"
-#include "rmx_stats.h"
 #include "rmx_step.h"
 #include "rmx_threads.h"
 #include "rmx_timer.h"
@@ -24,7 +23,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define PROG "rmax-node stream"
+static const node_kernel K = {
+    "rmax-node stream", "rmax.stream/1", "STREAM Copy, Scale, Add and Triad under STREAM's rules.",
+    "# Kernel Threads      Best MB/s    Median MB/s       Min MB/s      Array MiB      n",
+    "MB/s (10^6 bytes/s, STREAM's byte counts); best = STREAM's headline, over n repetitions after the first",
+    "the arrays differ from the scalar replay",
+};
 #define SCALAR 3.0
 
 enum { COPY, SCALE, ADD, TRIAD, NKERNELS };
@@ -70,7 +74,7 @@ static double *map_array(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
-        rmx_die(1, PROG, "cannot allocate %.1f MiB", (double)bytes / 1048576.0);
+        rmx_die(1, K.prog, "cannot allocate %.1f MiB", (double)bytes / 1048576.0);
     return p;
 }
 
@@ -92,25 +96,63 @@ static int validate(const stream_ctx *s, size_t reps)
     return 1;
 }
 
+/* Repeats the four kernels in turn, on nt threads, at least ntimes and at most
+ * max_times times, beyond ntimes only while the budget lasts and some kernel's
+ * CI is wider than the target. The first repetition is kept in smp (it is
+ * reported) but excluded from every statistic. Returns the repetitions. */
+static size_t repeat(stream_ctx *s, int nt, const node_run *r, long long ntimes, long long max_times,
+                     rmx_samples *smp, double *thread_best, int *met)
+{
+    size_t reps = 0;
+    double start = rmx_now();
+    for (;;) {
+        for (int k = 0; k < NKERNELS; k++) {
+            s->kernel = k;
+            double t = rmx_run_threads(stream_thread, s, nt);
+            if (t <= 0)
+                rmx_die(1, K.prog, "a %s thread failed", names[k]);
+            rmx_samples_push(&smp[k], (double)bytes_per_element[k] * (double)s->n / t / 1e6);
+            for (int i = 0; reps > 0 && i < nt; i++) {
+                size_t lo, hi;
+                share(s->n, i, nt, &lo, &hi);
+                double rate = (double)bytes_per_element[k] * (double)(hi - lo) / s->thread_s[i] / 1e6;
+                if (rate > thread_best[(size_t)i * NKERNELS + k])
+                    thread_best[(size_t)i * NKERNELS + k] = rate;
+            }
+        }
+        reps++;
+        if (reps < (size_t)ntimes)
+            continue;
+        *met = 1;
+        for (int k = 0; k < NKERNELS; k++) {
+            rmx_summary sum;
+            rmx_summarize(smp[k].v + 1, smp[k].n - 1, &sum);
+            if (!(sum.ci_half_rel <= r->target))
+                *met = 0;
+        }
+        if (*met || reps >= (size_t)max_times || rmx_now() - start >= r->budget)
+            return reps;
+    }
+}
+
 int cmd_stream(int argc, char **argv)
 {
-    const char *json = NULL, *mode = "both";
+    node_run r = {&K, .budget = 5.0, .target = 0.02};
+    const char *mode = "both";
     size_t size = NODE_UNSET;
-    long long threads = 0, ntimes = 10, max_times = 200, corrupt = 0;
-    double budget = 5.0, target = 0.02;
+    long long threads = 0, ntimes = 10, max_times = 200;
     const rmx_arg spec[] = {
         {"size", RMX_ARG_SIZE, &size, "bytes per array (default 4x the total cache, capped by memory)", 0, 1e18, NULL},
         {"threads", RMX_ARG_INT, &threads, "threads of the all-core run (default: CPUs allowed)", 1, 4096, NULL},
         {"mode", RMX_ARG_CHOICE, &mode, "one thread, all cores, or both", 0, 0, "one|all|both"},
         {"ntimes", RMX_ARG_INT, &ntimes, "at least this many repetitions, the first excluded (default 10, STREAM's minimum)", 10, 1e6, NULL},
         {"max-times", RMX_ARG_INT, &max_times, "at most this many repetitions (default 200)", 10, 1e6, NULL},
-        {"budget", RMX_ARG_DOUBLE, &budget, "seconds of repetitions beyond the first ntimes per thread count (default 5)", 0, 86400, NULL},
-        {"target", RMX_ARG_DOUBLE, &target, "stop when the 95% CI half-width of every kernel is within this fraction of its median (default 0.02)", 1e-4, 1, NULL},
-        {"corrupt", RMX_ARG_FLAG, &corrupt, "testing: spoil one result so that validation must fail", 0, 0, NULL},
-        {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds of repetitions beyond the first ntimes per thread count (default 5)", 0, 86400, NULL},
+        {"target", RMX_ARG_DOUBLE, &r.target, "stop when the 95% CI half-width of every kernel is within this fraction of its median (default 0.02)", 1e-4, 1, NULL},
+        NODE_ARG_CORRUPT(&r, "spoil one result"),
+        NODE_ARG_JSON(&r),
     };
-    rmx_args_parse(PROG, "STREAM Copy, Scale, Add and Triad under STREAM's rules.", argc, argv, 2, spec,
-                   sizeof spec / sizeof spec[0]);
+    node_parse(&r, argc, argv, spec, sizeof spec / sizeof spec[0]);
     size_t total_cache = node_total_cache_bytes(), avail = node_mem_available();
     int given = size != NODE_UNSET;
     if (!given) {
@@ -120,12 +162,12 @@ int cmd_stream(int argc, char **argv)
         if (size < ((size_t)32 << 20))
             size = (size_t)32 << 20;
     }
-    node_check_size(PROG, "--size", size, 3);
+    node_check_size(K.prog, "--size", size, 3);
     if (max_times < ntimes)
         max_times = ntimes;
     size_t n = size / sizeof(double);
     if (n < 1024)
-        rmx_die(2, PROG, "--size must be at least 8 KiB (1024 doubles), not %zu bytes", size);
+        rmx_die(2, K.prog, "--size must be at least 8 KiB (1024 doubles), not %zu bytes", size);
     size_t bytes = n * sizeof(double);
     int all = threads > 0 ? (int)threads : rmx_cpus_allowed();
     int counts[2], nc = 0;
@@ -134,12 +176,7 @@ int cmd_stream(int argc, char **argv)
     if (strcmp(mode, "one") != 0 && !(nc == 1 && all == 1))
         counts[nc++] = all;
 
-    node_out o;
-    node_out_open(&o, PROG, json);
-    if (o.table)
-        printf("# %-6s %7s %14s %14s %14s %14s %6s\n", "Kernel", "Threads", "Best MB/s", "Median MB/s", "Min MB/s",
-               "Array MiB", "n");
-    int failed = 0;
+    node_open(&r);
     for (int ci = 0; ci < nc; ci++) {
         int nt = counts[ci];
         rmx_step("allocate");
@@ -147,60 +184,31 @@ int cmd_stream(int argc, char **argv)
         /* per thread and kernel: its own best rate, as hpcc's StarSTREAM takes each process's best */
         double *thread_best = calloc((size_t)nt * NKERNELS, sizeof *thread_best);
         if (!thread_s || !thread_best)
-            rmx_die(1, PROG, "out of memory");
+            rmx_die(1, K.prog, "out of memory");
         stream_ctx s = {map_array(bytes), map_array(bytes), map_array(bytes), n, -1, thread_s};
         if (rmx_run_threads(stream_thread, &s, nt) < 0)
-            rmx_die(1, PROG, "cannot start %d threads", nt);
+            rmx_die(1, K.prog, "cannot start %d threads", nt);
         rmx_step("measure");
         rmx_samples smp[NKERNELS];
         for (int k = 0; k < NKERNELS; k++)
             rmx_samples_init(&smp[k]);
-        size_t reps = 0;
-        double start = rmx_now();
         int met = 0;
-        for (;;) {
-            for (int k = 0; k < NKERNELS; k++) {
-                s.kernel = k;
-                double t = rmx_run_threads(stream_thread, &s, nt);
-                if (t <= 0)
-                    rmx_die(1, PROG, "a %s thread failed", names[k]);
-                rmx_samples_push(&smp[k], (double)bytes_per_element[k] * (double)n / t / 1e6);
-                for (int i = 0; reps > 0 && i < nt; i++) { /* the first repetition is excluded here too */
-                    size_t lo, hi;
-                    share(n, i, nt, &lo, &hi);
-                    double r = (double)bytes_per_element[k] * (double)(hi - lo) / thread_s[i] / 1e6;
-                    if (r > thread_best[(size_t)i * NKERNELS + k])
-                        thread_best[(size_t)i * NKERNELS + k] = r;
-                }
-            }
-            reps++;
-            if (reps < (size_t)ntimes)
-                continue;
-            met = 1;
-            for (int k = 0; k < NKERNELS; k++) {
-                rmx_summary sum;
-                rmx_summarize(smp[k].v + 1, smp[k].n - 1, &sum);
-                if (!(sum.ci_half_rel <= target))
-                    met = 0;
-            }
-            if (met || reps >= (size_t)max_times || rmx_now() - start >= budget)
-                break;
-        }
-        if (corrupt)
+        size_t reps = repeat(&s, nt, &r, ntimes, max_times, smp, thread_best, &met);
+        if (r.corrupt)
             s.a[n / 2] += 1.0;
         int ok = validate(&s, reps);
-        if (!ok)
-            failed = 1;
         for (int k = 0; k < NKERNELS; k++) {
-            rmx_summary sum;
-            rmx_summarize(smp[k].v + 1, smp[k].n - 1, &sum); /* the first repetition is excluded */
-            if (o.table)
-                printf("  %-6s %7d %14.1f %14.1f %14.1f %14.1f %6zu%s\n", names[k], nt, sum.max, sum.median, sum.min,
-                       (double)bytes / 1048576.0, sum.n, ok ? "" : "  INVALID");
-            if (o.jf) {
-                rmx_json *j = &o.j;
-                rmx_json_obj_begin(j, NULL);
-                rmx_json_str(j, "schema", "rmax.stream/1");
+            /* samples and summary exclude the warm-up repetition */
+            node_meas m = {.rc = met ? 0 : 1};
+            rmx_samples_init(&m.smp);
+            for (size_t i = 1; i < smp[k].n; i++)
+                rmx_samples_push(&m.smp, smp[k].v[i]);
+            rmx_summarize(m.smp.v, m.smp.n, &m.sum);
+            if (r.table)
+                printf("  %-6s %7d %14.1f %14.1f %14.1f %14.1f %6zu%s\n", names[k], nt, m.sum.max, m.sum.median,
+                       m.sum.min, (double)bytes / 1048576.0, m.sum.n, ok ? "" : "  INVALID");
+            rmx_json *j = node_record(&r);
+            if (j) {
                 rmx_json_str(j, "kernel", names[k]);
                 rmx_json_int(j, "threads", nt);
                 rmx_json_int(j, "array_bytes", (long long)bytes);
@@ -211,7 +219,7 @@ int cmd_stream(int argc, char **argv)
                 rmx_json_bool(j, "size_given", given);
                 rmx_json_int(j, "repetitions", (long long)reps);
                 rmx_json_num(j, "first_sample_mbs", smp[k].v[0]);
-                rmx_json_num(j, "best_mbs", sum.max);
+                rmx_json_num(j, "best_mbs", m.sum.max);
                 double per[4096], mean = 0;
                 int np_ = nt < 4096 ? nt : 4096;
                 for (int i = 0; i < np_; i++) {
@@ -221,12 +229,8 @@ int cmd_stream(int argc, char **argv)
                 /* each thread timed by itself (hpcc StarSTREAM style): best per thread, and their mean */
                 rmx_json_nums(j, "thread_best_mbs", per, (size_t)np_);
                 rmx_json_num(j, "thread_best_mean_mbs", mean);
-                rmx_json_str(j, "unit", "MB/s");
-                /* samples and summary exclude the warm-up repetition */
-                rmx_samples rest = {smp[k].v + 1, smp[k].n - 1, smp[k].n - 1};
-                node_json_measurement(&o, &rest, &sum, ok, met);
-                rmx_json_obj_end(j);
             }
+            node_record_end(&r, "MB/s", &m, ok);
             rmx_samples_free(&smp[k]);
         }
         free(thread_s);
@@ -235,11 +239,5 @@ int cmd_stream(int argc, char **argv)
         munmap(s.b, bytes);
         munmap(s.c, bytes);
     }
-    if (o.table)
-        printf("# MB/s (10^6 bytes/s, STREAM's byte counts); best = STREAM's headline, over n repetitions after the "
-               "first\n");
-    node_out_close(&o);
-    if (failed)
-        fprintf(stderr, PROG ": warning: validation failed: the arrays differ from the scalar replay\n");
-    return 0;
+    return node_finish(&r);
 }

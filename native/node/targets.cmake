@@ -1,5 +1,5 @@
 # rmax-node: single-node kernels, one sub-command per file (see node/main.c).
-add_executable(rmax-node node/main.c node/node_util.c node/peakflops.c node/peakflops_kernels.c
+add_executable(rmax-node node/main.c node/measure.c node/node_util.c node/peakflops.c node/peakflops_kernels.c
     node/cpurate.c node/cpurate_kernels.c
     node/dgemm.c node/stream.c node/stream_kernels.c node/memlat.c node/memcopy.c
     node/oslat.c node/oslat_proc.c node/oslat_ipc.c)

@@ -11,10 +11,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from rmax.errors import RmaxError
 from rmax.stats import differ_significantly
 from rmax.store import Store
 from rmax.store.runs import RunRecord
 from rmax.survey.spread import _medians
+
+
+# How a change reads: significant, not, or undecidable without independent repeats.
+VERDICT = {True: "yes", False: "no", None: "not enough runs to decide"}
 
 
 @dataclass
@@ -83,12 +88,56 @@ def _members(store: Store, run: RunRecord) -> list[RunRecord]:
     return [run] + _hpl_tests(store, run)
 
 
-def compare(store: Store, a_id: str, b_id: str) -> tuple[RunRecord, RunRecord, list[Change]]:
-    a, b = store.get(a_id), store.get(b_id)
+def paired(store: Store, a: list[RunRecord], b: list[RunRecord]) -> dict[tuple, tuple[list[RunRecord], list[RunRecord]]]:
+    """The runs of each side (one or several runs or surveys) grouped by what pairs them
+    (kind, host, HPL parameters). Several runs on a side are that side's repeats."""
     groups: dict[tuple, tuple[list, list]] = {}
-    for side, run in ((0, a), (1, b)):
-        for r in _members(store, run):
-            groups.setdefault(_pair_key(r), ([], []))[side].append(r)
+    for side, runs in ((0, a), (1, b)):
+        for run in runs:
+            for r in _members(store, run):
+                groups.setdefault(_pair_key(r), ([], []))[side].append(r)
+    return groups
+
+
+MOST_RUNS = 100
+
+
+def side(store: Store, ids: str) -> list[RunRecord]:
+    """The runs a side names: one id (or prefix, or 'latest'), or several separated by commas."""
+    names = [i.strip() for i in ids.split(",") if i.strip()]
+    if not names or len(names) > MOST_RUNS:
+        raise RmaxError(f"'{ids[:40]}': name 1 to {MOST_RUNS} runs on a side, separated by commas")
+    runs = [store.get(i) for i in names]
+    kinds = {r.kind for r in runs}
+    if len(kinds) > 1:
+        raise RmaxError(f"one side mixes run kinds ({', '.join(sorted(kinds))})",
+                        hint="give runs of one kind on each side, e.g. several surveys")
+    return runs
+
+
+def curves(groups: dict[tuple, tuple[list, list]]) -> list[tuple[str, list]]:
+    """(title, plots) per paired family: the family's own plots, drawn with the latest run of
+    each side as two series ("A host", "B host"), so the curves lie over each other."""
+    from rmax.bench.family import loaded
+
+    out = []
+    for key, (ra, rb) in groups.items():
+        if not ra or not rb:
+            continue
+        la, lb = loaded(ra[-1]), loaded(rb[-1])
+        if la is None or lb is None:
+            continue
+        fam, host = la[0], key[1]
+        plots = fam.plots([(f"A {host}", la[1]), (f"B {host}", lb[1])])
+        if plots:
+            out.append((f"{fam.title} ({host})", plots))
+    return out
+
+
+def compare(store: Store, a_ids: str, b_ids: str) -> tuple[list[RunRecord], list[RunRecord], list[Change]]:
+    """Side A against side B: each a run id or several, comma-separated."""
+    a, b = side(store, a_ids), side(store, b_ids)
+    groups = paired(store, a, b)
     changes: list[Change] = []
     for key, (ra, rb) in groups.items():
         if not ra or not rb:

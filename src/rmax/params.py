@@ -110,6 +110,24 @@ class NumberList(click.ParamType):
         return [self.item.convert(p, param, ctx) for p in _items(value, param, self.most, "values")]
 
 
+class Subset(click.ParamType):
+    """'a,b': a comma-separated subset of known names, as a tuple in the order given."""
+
+    def __init__(self, names: tuple[str, ...], noun: str):
+        self.names, self.noun = tuple(names), noun
+        self.name = "NAME,..."
+
+    def convert(self, value, param, ctx):
+        items = tuple(value) if isinstance(value, (list, tuple)) else \
+            tuple(p.strip() for p in _items(value, param, len(self.names), self.noun + "s") if p.strip())
+        for item in items:
+            if item not in self.names:
+                raise RmaxError(f"{_name(param)}: unknown {self.noun} '{item}'", hint=f"one of {', '.join(self.names)}")
+        if not items:
+            raise RmaxError(f"{_name(param)}: no {self.noun} named")
+        return items
+
+
 class Size(click.ParamType):
     """Bytes, with units: 4096, 64K, 8MiB, 1GB (rmax.sizes)."""
 

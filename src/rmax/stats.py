@@ -1,8 +1,8 @@
 """Summary statistics of raw samples, matching native/common/rmx_stats.c.
 
 Every number rmax shows is one of these statistics of kept samples; the
-field names say which (DESIGN.md: median by default, best-of where a standard
-demands it)."""
+field names say which: the median by default (one disturbed repeat cannot move it),
+best-of where a benchmark's own rules demand it (STREAM reports its best time)."""
 
 from __future__ import annotations
 
@@ -22,13 +22,6 @@ class Summary:
     sd: float
     max: float
     ci95: tuple[float, float]
-
-    @property
-    def ci_half_rel(self) -> float:
-        """95% CI half-width relative to the median."""
-        if self.n < 2 or self.median == 0:
-            return math.inf
-        return (self.ci95[1] - self.ci95[0]) / 2 / abs(self.median)
 
     def as_dict(self) -> dict:
         d = asdict(self)

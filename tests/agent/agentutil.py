@@ -104,7 +104,7 @@ def stop_all(procs) -> None:
 
 class CpuBudget:
     """A cgroup (v1 cpu controller, or v2) for a node's processes: a high weight, so that the
-    machine's other work (this machine is shared) leaves its CPU time alone and its rates are the
+    machine's other work (a test machine may be shared) leaves its CPU time alone and its rates are the
     core's own, and a cap, `limit(fraction)` of one CPU enforced every 10 ms so that even timed
     blocks of milliseconds see it: a node with a smaller CPU budget. (Competing processes are no
     sure slow-down here: with autogroup scheduling each session gets its own share.)"""

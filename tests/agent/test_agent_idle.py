@@ -1,4 +1,4 @@
-"""What the agent counts as load, and Slurm as this machine has it. About 3 s."""
+"""What the agent counts as load, and a Slurm that is installed but not configured. About 3 s."""
 
 from __future__ import annotations
 

@@ -47,8 +47,8 @@ def test_work_arriving_stops_the_probe_and_the_agent_resumes_when_idle(db):
 def test_a_node_slowed_on_purpose_is_flagged(db):
     """The node is one core (the agent pinned to it) in a cgroup of high weight, so that the machine's
     other sessions leave it alone; after a baseline, a competing process pinned to the same core,
-    in the same cgroup, takes half of it. DGEMM shows it (measured here: about 56 -> 26 GFLOPS);
-    the peakflops medians of 5 ms blocks are built to see through time-sharing and move less."""
+    in the same cgroup, takes half of it. DGEMM shows it (its rate about halves);
+    the peakflops peak (the fastest 5 ms block) is built to see through time-sharing and moves less."""
     cpu = max(os.sched_getaffinity(0))
     group = CpuBudget()
     agent = Agent(db, "--probes", "dgemm", "--interval", "0.5", "--window", "0.5", "--max-load", "1000",

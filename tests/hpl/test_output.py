@@ -75,9 +75,9 @@ def test_json_to_stdout_moves_text_to_stderr(tmp_path, hpl_run, hpl_dat):
 
 
 def test_corrupted_solution_fails_the_check(tmp_path, hpl_run, hpl_dat):
-    """--corrupt-solution perturbs x before the check: a self-test of the checker."""
+    """--self-test-corrupt perturbs x before the check: a self-test of the checker."""
     (tmp_path / "HPL.dat").write_text(hpl_dat((40, 41), (8,), 2, 2))
-    r = hpl_run(tmp_path, np=4, args=["--corrupt-solution", "--json", "o.json"])
+    r = hpl_run(tmp_path, np=4, args=["--self-test-corrupt", "--json", "o.json"])
     assert r.returncode == 0, r.stderr
     res = [RESID.match(l) for l in r.stdout.splitlines() if l.startswith("||Ax-b||")]
     assert len(res) == 2 and all(m.group(2) == "FAILED" and float(m.group(1)) > 16 for m in res)
@@ -87,7 +87,7 @@ def test_corrupted_solution_fails_the_check(tmp_path, hpl_run, hpl_dat):
 
 def test_negative_threshold_skips_the_check(tmp_path, hpl_run, hpl_dat):
     (tmp_path / "HPL.dat").write_text(hpl_dat((30,), (8,), thresh=-1.0))
-    r = hpl_run(tmp_path, np=1, args=["--corrupt-solution"])
+    r = hpl_run(tmp_path, np=1, args=["--self-test-corrupt"])
     assert r.returncode == 0
     assert "||Ax-b||_oo/(eps" not in r.stdout
     assert re.search(r"^ +1 tests completed and passed residual checks,$", r.stdout, re.M)

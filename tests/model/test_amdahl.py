@@ -13,7 +13,7 @@ from rmax.model.karp_flatt import karp_flatt
 RANKS = [1, 2, 4, 8, 16, 32, 64]
 
 
-def test_seed03_formula_by_hand():
+def test_brown_formula_by_hand():
     # S(N) = (Ts + Tp) / (Ts + N Tis + Tp/N + Tip) with Ts=10, Tp=1000, Tis=1, Tip=1 at N=10
     assert speedup(10, 10, 1000, 1, 1, "linear") == pytest.approx(1010 / (10 + 10 + 100 + 1))
     assert speedup(10, 10, 1000, 1, 1, "quadratic") == pytest.approx(1010 / (10 + 100 + 100 + 1))

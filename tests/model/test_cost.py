@@ -1,4 +1,5 @@
-"""Cost arithmetic (seed 01's Table 2), cluster.toml errors, and `rmax cost`."""
+"""Cost arithmetic (Table Two of the Kronos article, Eadline and Layton), cluster.toml errors,
+and `rmax cost`."""
 
 import json
 
@@ -31,7 +32,7 @@ latency_us = 10.6
 """
 
 
-def test_seed01_table2_arithmetic():
+def test_kronos_table_two_arithmetic():
     # Kronos: 14.53 GFLOPS, $2,490, 900 W, peak 28.10 -> $171/GFLOPS, 16.14 MFLOPS/W, 52%
     f = cost_figures(14.53, 2490, 900, 28.10)
     assert f.dollars_per_gflops == pytest.approx(171.37, abs=0.01)

@@ -26,7 +26,7 @@ def test_records_are_complete_and_validated():
 
 
 def test_a_wrong_answer_is_caught():
-    recs = records("cpurate", *SMALL, "--precision", "double", "--corrupt")
+    recs = records("cpurate", *SMALL, "--precision", "double", "--self-test-corrupt")
     meas = [r for r in recs if r["schema"] == "rmax.cpurate/1"]
     assert meas and all(r["validated"] is False for r in meas)
 
@@ -48,10 +48,13 @@ def test_cli_stores_the_run_with_boundaries(db):
     proc = run_cli("bench", "cpurate", "--quick", "--budget", "1", "--max-size", "256K", "--json", check=True)
     rec = json.loads(proc.stdout)
     assert rec["status"] == "ok" and rec["kind"] == "cpurate"
-    s = rec["summary"]
-    assert set(s["curves"]) == {"double", "single"} and s["unit"] == "GFLOPS"
-    assert set(s["analysis"]["double"]) == {"rate_steps", "plateaus", "spread_peaks"}
-    assert len(rec["samples"]) == sum(len(c) for c in s["curves"].values())
+    from rmax.bench.family import get
+
+    s = get("cpurate").Summary.load(rec["summary"])
+    assert [c.precision for c in s.curves] == ["double", "single"] and s.unit == "GFLOPS"
+    assert all(p.median > 0 and p.n >= 2 for c in s.curves for p in c.points)
+    assert len(rec["samples"]) == sum(len(c.points) for c in s.curves)
+    assert {f.key for f in get("cpurate").metrics(s)} == {"double.best", "single.best"}
     from rmax.store import open_store
 
     with open_store(db) as store:

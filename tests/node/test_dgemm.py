@@ -19,7 +19,7 @@ def test_records_are_complete_and_validated():
 
 
 def test_a_wrong_product_is_caught():
-    recs = records("dgemm", "--sweep", "square", "--sizes", "64", "--budget", "0.02", "--corrupt")
+    recs = records("dgemm", "--sweep", "square", "--sizes", "64", "--budget", "0.02", "--self-test-corrupt")
     assert recs and recs[0]["validated"] is False
 
 

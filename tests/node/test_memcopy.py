@@ -17,7 +17,7 @@ def test_records_are_complete_and_validated():
 
 
 def test_a_wrong_copy_is_caught():
-    recs = records("memcopy", "--min-size", "4K", "--max-size", "4K", "--budget", "0.2", "--corrupt")
+    recs = records("memcopy", "--min-size", "4K", "--max-size", "4K", "--budget", "0.2", "--self-test-corrupt")
     assert recs[0]["validated"] is False
 
 
@@ -31,9 +31,14 @@ def test_cli_stores_the_run(db):
     proc = run_cli("bench", "memcopy", "--quick", "--max-size", "256K", "--json", check=True)
     rec = json.loads(proc.stdout)
     assert rec["status"] == "ok" and rec["kind"] == "memcopy"
-    assert rec["summary"]["points"][0]["bytes"] == 1024 and rec["summary"]["unit"] == "MB/s"
+    from rmax.bench.family import get
+
+    s = get("memcopy").Summary.load(rec["summary"])
+    assert s.points[0].bytes == 1024 and s.points[-1].bytes == 256 * 1024 and s.unit == "MB/s"
+    assert all(p.min <= p.median <= p.max for p in s.points)
 
 
 def test_cli_bad_input():
     assert_one_line_error(run_cli("bench", "memcopy", "--max-size", "-1"), 2, "greater than zero")
     assert_one_line_error(run_cli("bench", "memcopy", "--max-size", "99999G"), 2, "does not fit")
+    assert_one_line_error(run_cli("bench", "memcopy", "--min-size", "1M", "--max-size", "4K"), 2, "larger than")

@@ -29,7 +29,7 @@ def test_strides_shorter_than_a_line_make_longer_chains():
 
 
 def test_a_broken_chain_is_caught():
-    recs = records("memlat", "--min-size", "4K", "--max-size", "8K", "--budget", "0.5", "--corrupt")
+    recs = records("memlat", "--min-size", "4K", "--max-size", "8K", "--budget", "0.5", "--self-test-corrupt")
     meas = [r for r in recs if r["schema"] == "rmax.memlat/1"]
     assert meas and all(r["validated"] is False for r in meas)
 
@@ -42,32 +42,46 @@ def test_bad_sizes_are_one_line_errors():
 
 
 def test_plateaus_are_named_in_order():
+    from rmax.bench.cache_boundaries import Plateau
     from rmax.bench.memlat import name_plateaus
 
+    def levels(*ns):
+        return [Plateau(1024 << i, 2048 << i, level, 3) for i, level in enumerate(ns)]
+
+    def named(p, max_bytes):
+        return [x.name for x in name_plateaus(p, caches, max_bytes)]
+
     caches = {"L1d": 48 * 1024, "L2": 2 * 2**20, "L3": 260 * 2**20}
-    p = [{"level": 1.7}, {"level": 5}, {"level": 30}, {"level": 110}]
-    assert [x["name"] for x in name_plateaus(p, caches, 2**30)] == ["L1d", "L2", "L3", "memory"]
+    p = levels(1.7, 5, 30, 110)
+    assert named(p, 2**30) == ["L1d", "L2", "L3", "memory"]
     # a sweep that stopped inside L2 calls nothing memory
-    assert [x["name"] for x in name_plateaus(p[:2], caches, 2**20)] == ["L1d", "L2"]
+    assert named(p[:2], 2**20) == ["L1d", "L2"]
     # a sweep past the last-level cache ends in memory even if a level was not resolved
-    assert [x["name"] for x in name_plateaus(p[:3], caches, 2**30)] == ["L1d", "L2", "memory"]
+    assert named(p[:3], 2**30) == ["L1d", "L2", "memory"]
     # a sub-step within a level (less than 1.5x slower) stays in that level
-    sub = [{"level": 1.7}, {"level": 5.5}, {"level": 6.9}, {"level": 36}, {"level": 130}]
-    assert [x["name"] for x in name_plateaus(sub, caches, 2**30)] == [
+    sub = levels(1.7, 5.5, 6.9, 36, 130)
+    assert named(sub, 2**30) == [
         "L1d", "L2 (1 of 2)", "L2 (2 of 2)", "L3", "memory"]
     # two plateaus beyond the last cache (the way into memory, then memory) are both memory
-    more = sub[:4] + [{"level": 69}, {"level": 135}]
-    assert [x["name"] for x in name_plateaus(more, caches, 2**30)][-2:] == ["memory (1 of 2)", "memory (2 of 2)"]
+    more = sub[:4] + levels(1, 1, 1, 1, 69, 135)[4:]
+    assert named(more, 2**30)[-2:] == ["memory (1 of 2)", "memory (2 of 2)"]
 
 
 def test_cli_stores_the_run(db):
     proc = run_cli("bench", "memlat", "--quick", "--max-size", "128K", "--budget", "1", "--json", check=True)
     rec = json.loads(proc.stdout)
     assert rec["status"] == "ok" and rec["kind"] == "memlat"
-    assert set(rec["summary"]["curves"]) == {"stride", "random"}
-    assert set(rec["summary"]["analysis"]["random"]) == {"steps", "plateaus"}
+    from rmax.bench.family import get
+
+    s = get("memlat").Summary.load(rec["summary"])
+    assert [c.pattern for c in s.curves] == ["stride", "random"]
+    assert all(c.points[-1].bytes <= 128 * 1024 and c.points[0].min <= c.points[0].median for c in s.curves)
+    assert all(lv.name for c in s.curves for lv in c.plateaus)
+    (memory,) = get("memlat").headline(s)
+    assert memory.better == "lower" and memory.value == s.curves[1].points[-1].median
 
 
 def test_cli_bad_input():
     assert_one_line_error(run_cli("bench", "memlat", "--max-size", "0"), 2, "greater than zero")
     assert_one_line_error(run_cli("bench", "memlat", "--max-size", "99999G"), 2, "does not fit")
+    assert_one_line_error(run_cli("bench", "memlat", "--min-size", "1M", "--max-size", "4K"), 2, "larger than")

@@ -32,9 +32,15 @@ def test_cli_stores_the_run(db):
     proc = run_cli("bench", "oslat", "--tests", "null,pipe,tcp", "--budget", "0.5", "--json", check=True)
     rec = json.loads(proc.stdout)
     assert rec["status"] == "ok" and rec["kind"] == "oslat"
-    assert set(rec["summary"]["results"]) == {"null syscall", "pipe round trip", "TCP round trip"}
+    from rmax.bench.family import get
+
+    s = get("oslat").Summary.load(rec["summary"])
+    assert [r.label for r in s.results] == ["null syscall", "pipe round trip", "TCP round trip"]
+    assert rec["params"]["tests"] == ["null", "pipe", "tcp"]
+    assert all(f.better == "lower" and f.unit == "us" for f in get("oslat").metrics(s))
     assert rec["params"]["network"] == "127.0.0.1 only"
 
 
 def test_cli_bad_input():
     assert_one_line_error(run_cli("bench", "oslat", "--tests", "warp"), 2, "unknown oslat test 'warp'")
+    assert_one_line_error(run_cli("bench", "oslat", "--tests", "null,warp"), 2, "unknown oslat test 'warp'")

@@ -1,33 +1,72 @@
-"""peakflops read against the nominal Rpeak: the FMA-unit count a stored run implies."""
+"""peakflops read against the nominal Rpeak: the FMA-unit count a stored run implies, the peak
+(the fastest block) and the basis of % of peak, each figure read from its stored field."""
 
-from rmax.bench import peakflops
+import json
+
+import pytest
+
+from rmax.bench.family import get, run
+from rmax.bench.view import resolve
+
+AVX512_CPU = {"flags": ["sse2", "avx", "avx2", "fma", "avx512f"], "cores": 2, "cpuinfo_mhz": 2600.0}
 
 
-def test_two_fma_units_are_implied_by_a_doubling_from_avx2_to_avx512(monkeypatch):
-    import rmax.inventory.cpu as cpu
+def record(isa, threads, median, top, n=9):
+    return {"schema": "rmax.peakflops/1", "isa": isa, "precision": "double", "threads": threads, "fused": True,
+            "validated": True, "samples": [median] * n,
+            "summary": {"n": n, "min": median - 1, "median": median, "mean": median, "sd": 0.5, "max": top,
+                        "ci95": [median - 1, median + 1]}}
 
-    monkeypatch.setattr(cpu, "collect_cpu", lambda: {"flags": ["sse2", "avx", "avx2", "fma", "avx512f"], "cores": 2,
-                                                     "cpuinfo_mhz": 2600.0})
-    summary = {"avx512/double/1": {"median": 96.0, "n": 9}, "avx512/double/2": {"median": 190.0, "n": 9},
-               "avx2/double/1": {"median": 48.5, "n": 9}, "avx2/double/2": {"median": 96.0, "n": 9}}
-    view = peakflops.rpeak_view(summary)
-    assert view["fma_units"] == 2 and view["fma_units_source"] == "measured"
-    assert abs(view["nominal_gflops"] - 2 * 2.6 * 32) < 1e-6
 
-    summary["avx512/double/1"]["median"] = 50.0  # one 512-bit unit: no faster than AVX2 per core
-    assert peakflops.rpeak_view(summary)["fma_units"] == 1
+def test_two_fma_units_are_implied_by_a_doubling_from_avx2_to_avx512():
+    fam = get("peakflops")
+    recs = [record("avx512", 1, 96.0, 97.0), record("avx512", 2, 190.0, 193.0), record("avx2", 1, 48.5, 49.0),
+            record("avx2", 2, 96.0, 97.5)]
+    s = fam.parse(recs, AVX512_CPU).summary
+    assert s.rpeak.fma_units == 2 and s.rpeak.fma_units_source == "measured"
+    assert s.rpeak.nominal_gflops == pytest.approx(2 * 2.6 * 32)
+    # the peak is the fastest block of the all-core run of the widest ISA
+    assert s.results[s.peak_row].isa == "avx512" and s.results[s.peak_row].threads == 2
+    figs = {f.role: f for f in fam.headline(s)}
+    assert figs["peak"].value == 193.0 and figs["peak"].statistic == "maximum of 9 timed blocks"
+    stored = json.loads(json.dumps(s.to_dict()))
+    for f in figs.values():
+        assert resolve(stored, f.path) * f.scale == f.value
+
+    recs[0]["summary"]["median"] = 50.0  # one 512-bit unit: no faster than AVX2 per core
+    assert fam.parse(recs, AVX512_CPU).summary.rpeak.fma_units == 1
+
+
+def test_a_measured_peak_above_nominal_is_the_basis_and_the_same_field():
+    fam = get("peakflops")
+    recs = [record("avx512", 1, 96.0, 97.0), record("avx512", 2, 190.0, 200.0), record("avx2", 1, 48.5, 49.0)]
+    s = fam.parse(recs, {**AVX512_CPU, "cpuinfo_mhz": 2000.0}).summary   # nominal 128 GFLOPS
+    assert s.rpeak.basis == "measured" and not s.rpeak.trustworthy
+    figs = {f.role: f for f in fam.headline(s)}
+    assert figs["peak_basis"].path == figs["peak"].path and figs["peak_basis"].value == 200.0
+    assert figs["rpeak_nominal"].value == pytest.approx(128.0)
+
+
+def test_without_cpu_facts_the_peak_stands_alone():
+    fam = get("peakflops")
+    s = fam.parse([record("avx2", 1, 48.5, 49.0), record("avx2", 2, 96.0, 97.5)], None).summary
+    assert s.rpeak is None and [f.role for f in fam.headline(s)] == ["peak"]
 
 
 def test_quick_run_is_stored(db):
-    rec = peakflops.run(quick=True, precision="double", isa="sse2")
-    assert rec.status == "ok" and set(rec.summary) >= {"sse2/double/1"}
+    fam = get("peakflops")
+    rec = run(fam, fam.options(True, precision="double", isa="sse2"))
+    assert rec.status == "ok" and rec.summary["schema"] == "rmax.peakflops/2"
+    s = fam.load(rec)
+    assert ("sse2", "double", 1) in {(r.isa, r.precision, r.threads) for r in s.results}
+    assert rec.params["sample_time"] == 0.005 and rec.params["budget"] == 0.05
 
 
 def test_a_wrong_answer_is_reported_not_a_rate():
     from node_helpers import records
 
     (rec,) = records("peakflops", "--isa", "sse2", "--precision", "double", "--threads", "1", "--budget", "0.05",
-                     "--corrupt")
+                     "--self-test-corrupt")
     assert rec["validated"] is False and rec["summary"] is None and rec["samples"] == []
-    parsed = peakflops.parse([rec])
-    assert parsed.status == "invalid" and "sse2/double/1" in parsed.error and parsed.summary == {}
+    parsed = get("peakflops").parse([rec])
+    assert parsed.status == "invalid" and "sse2/double/1" in parsed.error and parsed.summary.results == []

@@ -24,7 +24,7 @@ def test_records_follow_streams_rules():
 
 
 def test_a_wrong_answer_is_caught():
-    recs = records("stream", "--size", "1M", "--budget", "0", "--mode", "one", "--corrupt")
+    recs = records("stream", "--size", "1M", "--budget", "0", "--mode", "one", "--self-test-corrupt")
     assert recs and all(r["validated"] is False for r in recs)
 
 
@@ -51,7 +51,7 @@ def test_cli_marks_an_invalid_run(db):
     from rmax.native import executable
 
     argv = [executable("rmax-node"), "stream", "--json", "-", "--size", "1M", "--budget", "0", "--mode", "one",
-            "--corrupt"]
+            "--self-test-corrupt"]
     from rmax.bench.node_kernel import run_node
 
     rec = run_node("stream", argv, {}, get("stream").parse)

@@ -8,7 +8,8 @@ from rmax.errors import RmaxError
 from rmax.launch.hosts import Host
 from rmax.topology.declared import read_groups, write_cluster_toml
 from rmax.topology.placement import (collective_order, heavier_dimension, hpl_placement, natural_placement,
-                                     parse_rankfile, rankfile_text, rank_of)
+                                     rankfile_text, rank_of)
+from vcutil import parse_rankfile
 
 
 def switches_of_rows(placed, groups, p, q, pmap=0):

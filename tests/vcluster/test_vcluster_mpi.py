@@ -9,8 +9,7 @@ import shutil
 import pytest
 
 from cliutil import assert_one_line_error, run_cli
-from rmax.topology.placement import parse_rankfile
-from vcutil import cluster  # noqa: F401  (the module's 4-node, 2-switch cluster)
+from vcutil import cluster, parse_rankfile  # noqa: F401  (cluster: the module's 4-node, 2-switch cluster)
 
 pytestmark = pytest.mark.skipif(not shutil.which("mpirun"), reason="Open MPI's mpirun is not installed")
 
@@ -301,6 +300,13 @@ def test_survey_spans_the_nodes(cluster, db):
     assert sorted(rec["summary"]["nodes"]) == two
     spread = [v for k, v in rec["summary"]["spread"].items() if k.startswith("peakflops:")]
     assert spread and all(sorted(v["nodes"]) == two and v["median"] > 0 for v in spread)
+    # the FMA peak is measured once, by peakflops, read against each node's own inventory
+    from rmax.store import open_store
+
+    with open_store(db) as store:
+        kids = store.children(rec["id"])
+    assert sorted(k.hosts[0] for k in kids if k.kind == "info" and k.summary["measured"] is False) == two
+    assert sorted(k.hosts[0] for k in kids if k.kind == "peakflops" and k.summary["rpeak"]) == two
 
 
 def test_coll_node_orders_follow_the_hosts(cluster, db):

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from rmax.topology.placement import Slot
+
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="virtual clusters need root")
 needs_mpi = pytest.mark.skipif(not shutil.which("mpirun"), reason="Open MPI's mpirun is not installed")
 
@@ -85,3 +87,17 @@ def temporary_cluster(nodes: int, switches: int, **shaping):
         else:
             os.environ["RMAX_VCLUSTER"] = old
         assert leftovers(name) == []
+
+
+def parse_rankfile(text: str) -> list[Slot]:
+    """The ranks of a rankfile written by rankfile_text (rmax itself only writes them)."""
+    out: dict[int, Slot] = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        left, _, right = line.partition("=")
+        rank = int(left.split()[1])
+        host, _, slot = right.partition(" slot=")
+        out[rank] = Slot(host.strip(), int(slot) if slot.isdigit() else 0)
+    return [out[r] for r in sorted(out)]

@@ -54,12 +54,6 @@ def _positive(name, v):
     return float(v)
 
 
-def _non_negative(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-        raise RmaxError(f"{name} must be a number of at least 0, not {v!r}")
-    return float(v)
-
-
 def _count(least):
     def check(name, v):
         if isinstance(v, bool) or not isinstance(v, int) or v < least:

@@ -25,7 +25,6 @@ class Verdict:
     p_value: float           # nan while learning
     state: str               # learning | steady | drift
     n_baseline: int
-    n_recent: int
 
     @property
     def drift(self) -> bool:
@@ -43,6 +42,6 @@ def judge(values: list[float], higher_is_better: bool, recent: int, history: int
     noise = MAD_TO_SD * statistics.median(abs(v - baseline) for v in base_window)
     deviation = latest / baseline - 1 if baseline else math.nan
     if learning:
-        return Verdict(latest, baseline, noise, deviation, math.nan, "learning", len(before), len(now))
+        return Verdict(latest, baseline, noise, deviation, math.nan, "learning", len(before))
     flagged, p = shifted(now, before, "lower" if higher_is_better else "higher", alpha)
-    return Verdict(latest, baseline, noise, deviation, p, "drift" if flagged else "steady", len(before), len(now))
+    return Verdict(latest, baseline, noise, deviation, p, "drift" if flagged else "steady", len(before))

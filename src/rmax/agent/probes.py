@@ -81,19 +81,12 @@ class PeakFlops(Probe):
     name, kind = "peakflops", "peakflops"
 
     def run(self, cfg, store, peer=None):
-        from rmax.bench import peakflops
-
-        return peakflops.run(quick=True, budget=0.2, precision="double", store=store, label=LABEL,
-                             timeout=cfg.probe_timeout)
+        return run_family("peakflops", store, cfg.probe_timeout, budget=0.2, precision="double")
 
     def rates(self, record):
         # the widest instruction set on every core: the node's FMA peak as it runs today
-        rows = [(int(k.split("/")[2]), s["median"]) for k, s in record.summary.items() if "/double/" in k]
-        if not rows:
-            return []
-        top = max(t for t, _ in rows)
-        best = max(m for t, m in rows if t == top)
-        return [Rate("peakflops_fp64", "", "flops_per_second", "median", True, best * 1e9)]
+        f = family_figure(record, "peak")
+        return [Rate("peakflops_fp64", "", "flops_per_second", "max", True, f.value * 1e9)] if f else []
 
 
 @register
@@ -136,17 +129,13 @@ class MemoryLatency(Probe):
         return 4 * max(caches.values()) if caches else 256 << 20
 
     def run(self, cfg, store, peer=None):
-        from rmax.bench import memlat
-
         size = self.working_set()
-        return memlat.run(budget=1.0, pattern="random", min_size=size, max_size=size, store=store, label=LABEL,
-                          timeout=cfg.probe_timeout)
+        return run_family("memlat", store, cfg.probe_timeout, budget=1.0, pattern="random", min_size=size,
+                          max_size=size)
 
     def rates(self, record):
-        pts = record.summary.get("curves", {}).get("random", [])
-        if not pts:
-            return []
-        return [Rate("memory_latency", "", "seconds", "median", False, pts[-1]["median"] * 1e-9)]
+        f = family_figure(record, "memory_latency")
+        return [Rate("memory_latency", "", "seconds", "median", False, f.value * 1e-9)] if f else []
 
 
 @register

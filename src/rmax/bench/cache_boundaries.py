@@ -1,6 +1,6 @@
 """Cache boundaries found in a curve measured against working-set size.
 
-Two signals, as Brown used them (seed 03):
+Two signals, as Robert G. Brown used them ("Maximizing Beowulf Performance", cpu-rate):
 - steps: the curve (a rate that falls, or a latency that rises, as the working
   set outgrows a cache) is cut into plateaus by an optimal piecewise-constant
   fit in log-log space; a boundary is where the curve crosses half-way (in
@@ -12,7 +12,7 @@ Pure functions of the numbers, so they can be tested on synthetic curves."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -183,6 +183,3 @@ def sysfs_levels() -> dict[str, int]:
         out[name] = c["size_bytes"]
     return out
 
-
-def as_dicts(items) -> list[dict]:
-    return [asdict(i) for i in items]

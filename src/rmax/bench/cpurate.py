@@ -1,79 +1,196 @@
-"""cpurate: Brown's floating-point rate vs vector length (native/node/cpurate.c),
-with the cache boundaries it reveals, from the rate and from its spread."""
+"""cpurate: floating-point rate vs vector length (native/node/cpurate.c), Robert G. Brown's
+cpu-rate ("Maximizing Beowulf Performance"), with the cache boundaries it reveals, from the
+rate and from its run-to-run spread (which peaks where page placement decides whether a
+vector fits a cache)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import click
+
 from rmax.bench import cache_boundaries as cb
-from rmax.bench.node_kernel import invalid, run_node
+from rmax.bench.cache_boundaries import Boundary, Plateau
+from rmax.bench.family import Family, Summary, SurveyPlan, option, register
+from rmax.bench.node_kernel import check_fits, invalid
 from rmax.bench.runner import Parsed
+from rmax.bench.view import Figure, Plot, Table, View, cell, figure
+from rmax.errors import RmaxError
 from rmax.native import executable
-from rmax.store.runs import RunRecord
+from rmax.params import Count, Seconds, Size
+from rmax.sizes import human_bytes
 
-# Seconds for the whole sweep (both precisions), points per doubling, samples per length: about a fifth
-# of the 3-minute node set; in the 30-s quick set, 4 s with coarser steps and fewer samples.
-PLAN = {"default": (35.0, 4, 30), "quick": (4.0, 2, 10)}
-SCHEMA = "rmax.cpurate/1"
+STATISTIC = "median, mean and sd of timed blocks per length"
 
 
-def argv(budget: float, precision: str = "both", min_size: int | None = None, max_size: int | None = None,
-         reps: int = 30, points_per_octave: int = 4, sample_time: float | None = None) -> list[str]:
-    a = [executable("rmax-node"), "cpurate", "--json", "-", "--budget", str(budget), "--precision", precision,
-         "--reps", str(reps), "--points-per-octave", str(points_per_octave)]
-    if min_size:
-        a += ["--min-size", str(min_size)]
-    if max_size:
-        a += ["--max-size", str(max_size)]
-    if sample_time:
-        a += ["--sample-time", str(sample_time)]
-    return a
+@dataclass
+class CpurateOptions:
+    # about a fifth of a 3-minute node survey; 4 s with coarser steps and fewer samples in the quick one
+    budget: float = option(35.0, "Seconds for the whole sweep; it stops at the length that would overrun it.",
+                           type=Seconds(0.01, 86400, lo_open=False), quick=4.0)
+    precision: str = option("both", "Precision.", type=click.Choice(["double", "single", "both"]))
+    min_size: int | None = option(None, "Shortest vector, e.g. 1K.", type=Size(), show="1 KiB")
+    max_size: int | None = option(None, "Longest vector, e.g. 1GiB.", type=Size(),
+                                  show="4x the last-level cache, capped by memory")
+    reps: int = option(30, "Samples per length, at least.", type=Count(2, 100000), quick=10)
+    points_per_octave: int = option(4, "Lengths per doubling.", type=Count(1, 64), quick=2)
 
 
-def key(r: dict) -> str:
-    return f"{r['precision']}/{r['bytes']}"
+@dataclass
+class RatePoint:
+    bytes: int
+    median: float               # GFLOPS, empty loop subtracted
+    mean: float
+    sd: float
+    n: int
+    min: float
+    max: float
+    passes: int
+    empty_loop_s: float
+
+    @property
+    def rel_sd(self) -> float | None:
+        return self.sd / self.mean if self.mean else None
 
 
-def analyse(points: list[dict]) -> dict:
-    """Boundaries from one precision's curve: steps of the median rate, peaks of the relative SD."""
-    sizes = [p["bytes"] for p in points]
-    rate = [p["median"] for p in points]
-    spread = [p["sd"] / p["mean"] if p.get("mean") else None for p in points]
-    steps = cb.boundaries(sizes, rate)
-    return {"rate_steps": cb.as_dicts(steps),
-            "plateaus": cb.as_dicts(cb.plateaus(sizes, rate)),
-            "spread_peaks": cb.spread_peaks(sizes, [s if s is not None else float("nan") for s in spread])}
+@dataclass
+class RateCurve:
+    precision: str
+    points: list[RatePoint]
+    rate_steps: list[Boundary]          # half-way (in log) between plateaus of the median rate
+    plateaus: list[Plateau]
+    spread_peaks: list[int]             # lengths in bytes where the relative SD peaks
 
 
-def parse(records: list[dict]) -> Parsed:
-    recs = [r for r in records if r.get("schema") == SCHEMA]
-    sweep = next((r for r in records if r.get("schema") == "rmax.cpurate.sweep/1"), {})
-    curves: dict[str, list[dict]] = {}
-    for r in recs:
-        s = r["summary"]
-        curves.setdefault(r["precision"], []).append(
-            {"bytes": r["bytes"], "median": s["median"], "mean": s["mean"], "sd": s["sd"], "n": s["n"],
-             "min": s["min"], "max": s["max"], "passes": r["passes"], "empty_loop_s": r["empty_loop_s"]})
-    summary = {"unit": "GFLOPS", "statistic": "median, mean and sd of timed blocks per length",
-               "curves": curves, "analysis": {p: analyse(pts) for p, pts in curves.items()},
-               "sysfs_caches": cb.sysfs_levels(),
-               "sweep": {k: sweep.get(k) for k in ("lengths_measured", "lengths_planned", "max_size", "llc_bytes",
-                                                  "stopped_by", "seconds")}}
-    samples = {key(r): r["samples"] for r in recs}
-    if not recs:
-        return Parsed(summary, samples, "failed", "cpurate measured no vector length")
-    err = invalid(recs, key)
-    return Parsed(summary, samples, "invalid" if err else "ok", err)
+@dataclass
+class CpurateSweep:
+    lengths_measured: int | None = None
+    lengths_planned: int | None = None
+    max_size: int | None = None
+    llc_bytes: int | None = None
+    stopped_by: str | None = None
+    seconds: float | None = None
 
 
-def run(quick: bool = False, *, budget: float | None = None, precision: str = "both", min_size: int | None = None,
-        max_size: int | None = None, reps: int | None = None, points_per_octave: int | None = None, store=None,
-        parent: str | None = None, label: str | None = None,
-        spec=None, launcher: str | None = None, timeout: float | None = None,
-        on_stdout=None) -> RunRecord:
-    p_budget, p_ppo, p_reps = PLAN["quick" if quick else "default"]
-    budget, ppo, reps = budget or p_budget, points_per_octave or p_ppo, reps or p_reps
-    params = {"budget": budget, "precision": precision, "min_size": min_size, "max_size": max_size, "reps": reps,
-              "points_per_octave": ppo, "quick": quick}
-    # the sweep can overrun its budget by one length plus the allocation
-    return run_node("cpurate", argv(budget, precision, min_size, max_size, reps, ppo), params, parse, store=store,
-                    parent=parent, label=label, spec=spec, launcher=launcher,
-                    timeout=timeout or 3 * budget + 60, on_stdout=on_stdout)
+@dataclass
+class CpurateSummary(Summary):
+    SCHEMA = "rmax.cpurate/2"
+    curves: list[RateCurve]
+    sysfs_caches: dict[str, int]
+    sweep: CpurateSweep
+    unit: str = "GFLOPS"
+    statistic: str = STATISTIC
+
+
+def curve(precision: str, points: list[RatePoint]) -> RateCurve:
+    """One precision's curve with its boundaries: steps of the median rate, peaks of the relative SD."""
+    sizes = [p.bytes for p in points]
+    rate = [p.median for p in points]
+    spread = [p.rel_sd if p.rel_sd is not None else float("nan") for p in points]
+    return RateCurve(precision, points, cb.boundaries(sizes, rate), cb.plateaus(sizes, rate),
+                     cb.spread_peaks(sizes, spread))
+
+
+@register
+class Cpurate(Family):
+    """Brown's cpu-rate: x = (1+x)(1.5-x)/x over vectors of growing length, GFLOPS,
+    empty loop subtracted; cache boundaries from the rate and from its spread."""
+
+    name = "cpurate"
+    title = "floating-point rate vs vector length; cache boundaries"
+    Options = CpurateOptions
+    Summary = CpurateSummary
+    survey = SurveyPlan("CPU rate vs vector length", 0.12, 25)
+    example = "rmax bench cpurate --quick"
+
+    def check(self, o, ctx):
+        if o.max_size:
+            # short vectors are kept several times over (the kernel's working copies)
+            check_fits("--max-size", o.max_size, 4 if o.max_size <= 64 * 2**20 else 1)
+        if o.min_size and o.max_size and o.min_size > o.max_size:
+            raise RmaxError(f"--min-size ({o.min_size} bytes) is larger than --max-size ({o.max_size} bytes)")
+
+    def argv(self, o):
+        a = [executable("rmax-node"), "cpurate", "--json", "-", "--budget", str(o.budget), "--precision",
+             o.precision, "--reps", str(o.reps), "--points-per-octave", str(o.points_per_octave)]
+        for opt, v in (("--min-size", o.min_size), ("--max-size", o.max_size)):
+            if v:
+                a += [opt, str(v)]
+        return a
+
+    def timeout(self, o):
+        return 3 * o.budget + 60    # the sweep can overrun its budget by one length plus the allocation
+
+    def parse(self, records):
+        recs = [r for r in records if r.get("schema") == "rmax.cpurate/1"]
+        sweep = next((r for r in records if r.get("schema") == "rmax.cpurate.sweep/1"), {})
+        points: dict[str, list[RatePoint]] = {}
+        for r in recs:
+            s = r["summary"] or {}
+            if r.get("validated"):
+                points.setdefault(r["precision"], []).append(
+                    RatePoint(r["bytes"], s["median"], s["mean"], s["sd"], s["n"], s["min"], s["max"], r["passes"],
+                              r["empty_loop_s"]))
+        summary = CpurateSummary([curve(p, pts) for p, pts in points.items()], cb.sysfs_levels(),
+                                 CpurateSweep(**{k: sweep.get(k) for k in CpurateSweep.__dataclass_fields__}))
+        samples = {f"{r['precision']}/{r['bytes']}": r["samples"] for r in recs}
+        if not recs:
+            return Parsed(summary, samples, "failed", "cpurate measured no vector length")
+        err = invalid(recs, lambda r: f"{r['precision']}/{r['bytes']}")
+        return Parsed(summary, samples, "invalid" if err else "ok", err)
+
+    def metrics(self, s: CpurateSummary) -> list[Figure]:
+        out = []
+        for i, c in enumerate(s.curves):
+            if c.points:
+                j = max(range(len(c.points)), key=lambda k: c.points[k].median)
+                out.append(figure(s, ("curves", i, "points", j, "median"), f"{c.precision}.best",
+                                  f"CPU rate, {c.precision} (fastest length, {human_bytes(c.points[j].bytes)})",
+                                  "GFLOPS", "median of timed blocks at the fastest length"))
+        return [f for f in out if f]
+
+    def view(self, s: CpurateSummary) -> View:
+        precs = [c.precision for c in s.curves]
+        by_size: dict[int, dict[str, RatePoint]] = {}
+        for c in s.curves:
+            for p in c.points:
+                by_size.setdefault(p.bytes, {})[c.precision] = p
+        rows = []
+        for size in sorted(by_size):
+            row = [human_bytes(size)]
+            for prec in precs:
+                p = by_size[size].get(prec)
+                row += [cell(p.median), cell(100 * p.rel_sd if p.rel_sd is not None else None, ".1f"), str(p.n)] \
+                    if p else ["—", "—", "—"]
+            rows.append(row)
+        rate = Table(["Length"] + [c for p in precs for c in (f"{p} median GFLOPS", f"{p} SD/mean %", "n")], rows,
+                     "GFLOPS vs vector length")
+        sysfs = ", ".join(f"{k} {human_bytes(v)}" for k, v in s.sysfs_caches.items()) or "none"
+        bounds = Table(["Source"] + precs, [
+            ["rate steps (half-way between plateaus)"] + [", ".join(human_bytes(b.bytes) for b in c.rate_steps)
+                                                          or "none" for c in s.curves],
+            ["peaks of the relative SD"] + [", ".join(human_bytes(x) for x in c.spread_peaks) or "none"
+                                            for c in s.curves],
+            ["sysfs (per instance)"] + [sysfs] * len(precs)], "Cache boundaries: detected vs reported by sysfs")
+        sw = s.sweep
+        notes = [f"Sweep: {sw.lengths_measured} of {sw.lengths_planned} lengths up to {human_bytes(sw.max_size)}, "
+                 f"ended by {sw.stopped_by} after {cell(sw.seconds, '.1f')} s. Rates are medians of timed blocks; "
+                 "SD/mean is the run-to-run spread."]
+        data = [{"precision": c.precision, "bytes": p.bytes, "median": p.median, "mean": p.mean, "sd": p.sd, "n": p.n,
+                 "min": p.min, "max": p.max} for c in s.curves for p in c.points]
+        return View([rate, bounds], notes, {"cpurate": data})
+
+    def plots(self, runs):
+        rate, spread, caches = {}, {}, {}
+        for label, s in runs:
+            caches.update({f"{k} (sysfs)": v for k, v in s.sysfs_caches.items() if v})
+            for c in s.curves:
+                xs = [p.bytes for p in c.points]
+                rate[f"{label} {c.precision}"] = (xs, [p.median for p in c.points])
+                spread[f"{label} {c.precision}"] = (xs, [p.sd for p in c.points])
+        if not rate:
+            return []
+        return [Plot("line", "Rate vs vector length", "vector length (bytes)", "GFLOPS (median)", rate, logx=True,
+                     vlines=caches),
+                Plot("line", "Run-to-run spread: its peaks mark the boundaries", "vector length (bytes)",
+                     "GFLOPS (sd over repetitions)", spread, logx=True, vlines=caches)]

@@ -143,7 +143,7 @@ class Dgemm(Family):
     def params(self, o, ctx):
         return {**super().params(o, ctx), "blas_selected": blas_env(o.blas)[1]}
 
-    def parser(self, o):
+    def parser(self, o, ctx):
         used = blas.loaded_brief(self.env(o))
         return partial(self.parse, threads=o.threads,
                        blas=BlasUsed(*(used.get(f.name) for f in dataclasses.fields(BlasUsed))))

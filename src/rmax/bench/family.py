@@ -204,8 +204,8 @@ class Family:
         """The kernel's JSON records as a Parsed whose summary is this family's Summary."""
         raise NotImplementedError
 
-    def parser(self, o) -> Callable[[list[dict]], Parsed]:
-        """The parser of one run with options o (a family whose summary records some of them binds them here)."""
+    def parser(self, o, ctx: RunContext) -> Callable[[list[dict]], Parsed]:
+        """The parse of one run (a family whose summary needs facts of where it ran overrides this)."""
         return self.parse
 
     def execute(self, o, ctx: RunContext):
@@ -214,7 +214,7 @@ class Family:
         if self.scope == "node":
             from rmax.bench.node_kernel import run_node
 
-            return run_node(self.name, self.argv(o), self.params(o, ctx), self.parser(o), env=self.env(o),
+            return run_node(self.name, self.argv(o), self.params(o, ctx), self.parser(o, ctx), env=self.env(o),
                             blas_threads=self.blas_threads(o), store=ctx.store, parent=ctx.parent,
                             label=ctx.label, spec=ctx.spec, launcher=ctx.launcher, timeout=timeout,
                             on_stdout=ctx.on_stdout)
@@ -223,7 +223,7 @@ class Family:
         spec = with_program(ctx.spec, self.argv(o), self.default_np, ctx.launcher)
         params = {**self.params(o, ctx), "np": spec.np, "launcher": ctx.launcher,
                   "hosts": [h.name for h in spec.hosts] if spec.hosts else None}
-        return launch(self.name, spec, params, self.parser(o), launcher=ctx.launcher, timeout=timeout,
+        return launch(self.name, spec, params, self.parser(o, ctx), launcher=ctx.launcher, timeout=timeout,
                       store=ctx.store, parent=ctx.parent, on_stdout=ctx.on_stdout, label=ctx.label)
 
     def load(self, run) -> Any:
@@ -255,7 +255,7 @@ class Family:
 FAMILIES: dict[str, Family] = {}
 
 # The modules that define families: rmax.bench.<module>. Importing one registers its family.
-MODULES = ("stream", "dgemm", "blas_compare", "hpl")
+MODULES = ("stream", "peakflops", "cpurate", "memlat", "memcopy", "oslat", "dgemm", "blas_compare", "hpl")
 
 
 def register(cls: type[Family]) -> type[Family]:

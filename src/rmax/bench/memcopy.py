@@ -1,54 +1,133 @@
-"""memcopy: memcpy bandwidth vs buffer size (native/node/memcopy.c), seed 05's NIST memcopy.
-A copy of B bytes touches 2B (source and destination): boundaries are reported in working-set bytes."""
+"""memcopy: memcpy bandwidth vs buffer size (native/node/memcopy.c), after the memcopy benchmark of
+"Linux Clusters at NIST". A copy of B bytes touches 2B (source and destination): boundaries are reported in
+working-set bytes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rmax.bench import cache_boundaries as cb
-from rmax.bench.node_kernel import invalid, run_node
+from rmax.bench.cache_boundaries import Boundary, Plateau
+from rmax.bench.family import Family, Summary, SurveyPlan, option, register
+from rmax.bench.node_kernel import check_fits, invalid
 from rmax.bench.runner import Parsed
+from rmax.bench.view import Figure, Plot, Table, View, cell, figure
+from rmax.errors import RmaxError
 from rmax.native import executable
-from rmax.store.runs import RunRecord
+from rmax.params import Count, Seconds, Size
+from rmax.sizes import human_bytes
 
-SCHEMA = "rmax.memcopy/1"
-PLAN = {"default": (10.0, 4), "quick": (2.0, 2)}
-
-
-def argv(budget: float, per_octave: int, min_size: int | None = None, max_size: int | None = None) -> list[str]:
-    a = [executable("rmax-node"), "memcopy", "--json", "-", "--budget", str(budget), "--points-per-octave",
-         str(per_octave)]
-    for opt, v in (("--min-size", min_size), ("--max-size", max_size)):
-        if v:
-            a += [opt, str(v)]
-    return a
+STATISTIC = "median of timed blocks (points), maximum for steps; MB = 10^6 bytes copied"
 
 
-def parse(records: list[dict]) -> Parsed:
-    recs = [r for r in records if r.get("schema") == SCHEMA]
-    sweep = next((r for r in records if r.get("schema") == "rmax.memcopy.sweep/1"), {})
-    points = [{"bytes": r["bytes"], "median": r["summary"]["median"], "min": r["summary"]["min"],
-               "max": r["summary"]["max"], "n": r["summary"]["n"]} for r in recs]
-    ws = [2 * p["bytes"] for p in points]
-    rates = [p["max"] for p in points]  # the least disturbed by other work on the node, as memlat's minimum
-    summary = {"unit": "MB/s", "statistic": "median of timed blocks (points), maximum for steps; MB = 10^6 bytes copied",
-               "points": points,
-               "steps_working_set": cb.as_dicts(cb.boundaries(ws, rates)),
-               "plateaus_working_set": cb.as_dicts(cb.plateaus(ws, rates)), "sysfs_caches": cb.sysfs_levels(),
-               "sweep": {k: sweep.get(k) for k in ("sizes_measured", "sizes_planned", "max_size", "stopped_by",
-                                                  "seconds")}}
-    samples = {str(r["bytes"]): r["samples"] for r in recs}
-    if not recs:
-        return Parsed(summary, samples, "failed", "memcopy measured no buffer size")
-    err = invalid(recs, lambda r: f"{r['bytes']} bytes")
-    return Parsed(summary, samples, "invalid" if err else "ok", err)
+@dataclass
+class MemcopyOptions:
+    min_size: int | None = option(None, "Smallest buffer.", type=Size(), show="1 KiB")
+    max_size: int | None = option(None, "Largest buffer.", type=Size(),
+                                  show="4x the last-level cache, capped by memory")
+    budget: float = option(10.0, "Seconds for the sweep.", type=Seconds(0.01, 86400, lo_open=False), quick=2.0)
+    points_per_octave: int = option(4, "Buffer sizes per doubling.", type=Count(1, 64), quick=2)
 
 
-def run(quick: bool = False, *, budget: float | None = None, min_size: int | None = None,
-        max_size: int | None = None, points_per_octave: int | None = None, store=None, parent: str | None = None,
-        label: str | None = None,
-        spec=None, launcher: str | None = None, timeout: float | None = None, on_stdout=None) -> RunRecord:
-    p_budget, p_ppo = PLAN["quick" if quick else "default"]
-    budget, ppo = budget or p_budget, points_per_octave or p_ppo
-    params = {"budget": budget, "min_size": min_size, "max_size": max_size, "points_per_octave": ppo, "quick": quick}
-    return run_node("memcopy", argv(budget, ppo, min_size, max_size), params, parse, store=store, parent=parent,
-                    label=label, spec=spec, launcher=launcher,
-                    timeout=timeout or 3 * budget + 60, on_stdout=on_stdout)
+@dataclass
+class CopyPoint:
+    bytes: int                  # buffer size (the working set is twice this)
+    median: float               # MB/s copied
+    min: float
+    max: float
+    n: int
+
+
+@dataclass
+class MemcopySweep:
+    sizes_measured: int | None = None
+    sizes_planned: int | None = None
+    max_size: int | None = None
+    stopped_by: str | None = None
+    seconds: float | None = None
+
+
+@dataclass
+class MemcopySummary(Summary):
+    SCHEMA = "rmax.memcopy/2"
+    points: list[CopyPoint]
+    steps_working_set: list[Boundary]
+    plateaus_working_set: list[Plateau]
+    sysfs_caches: dict[str, int]
+    sweep: MemcopySweep
+    unit: str = "MB/s"
+    statistic: str = STATISTIC
+
+
+@register
+class Memcopy(Family):
+    """memcpy bandwidth vs buffer size (after NIST's memcopy benchmark), MB/s = 10^6 bytes copied per second."""
+
+    name = "memcopy"
+    title = "memcpy bandwidth vs buffer size"
+    Options = MemcopyOptions
+    Summary = MemcopySummary
+    survey = SurveyPlan("memcpy bandwidth vs size", 0.05, 29)
+    example = "rmax bench memcopy --max-size 64MiB"
+
+    def check(self, o, ctx):
+        if o.max_size:
+            check_fits("--max-size: source and destination", o.max_size, 2)
+        if o.min_size and o.max_size and o.min_size > o.max_size:
+            raise RmaxError(f"--min-size ({o.min_size} bytes) is larger than --max-size ({o.max_size} bytes)")
+
+    def argv(self, o):
+        a = [executable("rmax-node"), "memcopy", "--json", "-", "--budget", str(o.budget), "--points-per-octave",
+             str(o.points_per_octave)]
+        for opt, v in (("--min-size", o.min_size), ("--max-size", o.max_size)):
+            if v:
+                a += [opt, str(v)]
+        return a
+
+    def timeout(self, o):
+        return 3 * o.budget + 60
+
+    def parse(self, records):
+        recs = [r for r in records if r.get("schema") == "rmax.memcopy/1"]
+        sweep = next((r for r in records if r.get("schema") == "rmax.memcopy.sweep/1"), {})
+        points = [CopyPoint(r["bytes"], r["summary"]["median"], r["summary"]["min"], r["summary"]["max"],
+                            r["summary"]["n"]) for r in recs if r.get("validated")]
+        ws = [2 * p.bytes for p in points]
+        rates = [p.max for p in points]  # the least disturbed by other work on the node, as memlat's minimum
+        summary = MemcopySummary(points, cb.boundaries(ws, rates), cb.plateaus(ws, rates), cb.sysfs_levels(),
+                                 MemcopySweep(**{k: sweep.get(k) for k in MemcopySweep.__dataclass_fields__}))
+        samples = {str(r["bytes"]): r["samples"] for r in recs}
+        if not recs:
+            return Parsed(summary, samples, "failed", "memcopy measured no buffer size")
+        err = invalid(recs, lambda r: f"{r['bytes']} bytes")
+        return Parsed(summary, samples, "invalid" if err else "ok", err)
+
+    def metrics(self, s: MemcopySummary) -> list[Figure]:
+        if not s.points:
+            return []
+        j = max(range(len(s.points)), key=lambda k: s.points[k].median)
+        last = len(s.points) - 1
+        out = [figure(s, ("points", j, "median"), "best", f"memcpy bandwidth, best ({human_bytes(s.points[j].bytes)})",
+                      "MB/s", "median of timed blocks at the fastest size"),
+               figure(s, ("points", last, "median"), "largest",
+                      f"memcpy bandwidth, largest buffer ({human_bytes(s.points[last].bytes)})", "MB/s",
+                      "median of timed blocks at the largest size")]
+        return [f for f in out if f]
+
+    def view(self, s: MemcopySummary) -> View:
+        t = Table(["Buffer", "Median MB/s", "Min MB/s", "Max MB/s", "n"],
+                  [[human_bytes(p.bytes), cell(p.median, ".0f"), cell(p.min, ".0f"), cell(p.max, ".0f"), str(p.n)]
+                   for p in s.points], "memcpy bandwidth vs buffer size; MB = 10^6 bytes copied")
+        steps = ", ".join(human_bytes(b.bytes) for b in s.steps_working_set) or "none"
+        notes = [f"Bandwidth steps at working sets (source + destination) of {steps}; sysfs: "
+                 + (", ".join(f"{k} {human_bytes(v)}" for k, v in s.sysfs_caches.items()) or "none")]
+        data = [{"bytes": p.bytes, "median": p.median, "min": p.min, "max": p.max, "n": p.n} for p in s.points]
+        return View([t], notes, {"memcopy": data})
+
+    def plots(self, runs):
+        series, caches = {}, {}
+        for label, s in runs:
+            caches.update({f"{k} (sysfs)": v for k, v in s.sysfs_caches.items() if v})
+            series[label] = ([p.bytes for p in s.points], [p.median / 1e3 for p in s.points])
+        return [Plot("line", "memcpy bandwidth vs buffer size", "buffer size (bytes)", "GB/s (median)", series,
+                     logx=True, vlines=caches)] if series else []

@@ -1,44 +1,93 @@
-"""memlat: pointer-chasing load latency vs working-set size (native/node/memlat.c),
-with the L1 / L2 / L3 / memory plateaus found in the random-chain curve."""
+"""memlat: pointer-chasing load latency vs working-set size (native/node/memlat.c, lmbench's
+lat_mem_rd method), with the L1 / L2 / L3 / memory plateaus found in the curve."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import click
+
 from rmax.bench import cache_boundaries as cb
-from rmax.bench.node_kernel import invalid, run_node
+from rmax.bench.cache_boundaries import Boundary, Plateau
+from rmax.bench.family import Family, Summary, SurveyPlan, option, register
+from rmax.bench.node_kernel import check_fits, invalid
 from rmax.bench.runner import Parsed
+from rmax.bench.view import Figure, Plot, Table, View, cell, figure
+from rmax.errors import RmaxError
 from rmax.native import executable
-from rmax.store.runs import RunRecord
+from rmax.params import Count, Seconds, Size
+from rmax.sizes import human_bytes
 
-SCHEMA = "rmax.memlat/1"
-# (seconds for the sweep, sizes per doubling)
-PLAN = {"default": (20.0, 4), "quick": (3.0, 2)}
-
-
-def argv(budget: float, per_octave: int, pattern: str = "both", min_size: int | None = None,
-         max_size: int | None = None, stride: int | None = None) -> list[str]:
-    a = [executable("rmax-node"), "memlat", "--json", "-", "--budget", str(budget), "--points-per-octave",
-         str(per_octave), "--pattern", pattern]
-    for opt, v in (("--min-size", min_size), ("--max-size", max_size), ("--stride", stride)):
-        if v:
-            a += [opt, str(v)]
-    return a
-
-
-def key(r: dict) -> str:
-    return f"{r['pattern']}/{r['bytes']}"
-
-
+STATISTIC = "median of timed chases (curves); minimum for plateaus and steps"
 LEVEL_STEP = 1.5  # a new level of the hierarchy is at least this much slower than the one before
 
 
-def name_plateaus(plateaus: list[dict], caches: dict[str, int], max_bytes: int | None) -> list[dict]:
+@dataclass
+class MemlatOptions:
+    pattern: str = option("both", "Chain: fixed stride, random, or both.",
+                          type=click.Choice(["stride", "random", "both"]))
+    stride: int | None = option(None, "Bytes between nodes of the stride chain.", type=Size(), show="64")
+    min_size: int | None = option(None, "Smallest working set.", type=Size(), show="1 KiB")
+    max_size: int | None = option(None, "Largest working set.", type=Size(),
+                                  show="4x the last-level cache, capped by memory")
+    budget: float = option(20.0, "Seconds for the sweep.", type=Seconds(0.01, 86400, lo_open=False), quick=3.0)
+    points_per_octave: int = option(4, "Working sets per doubling.", type=Count(1, 64), quick=2)
+
+
+@dataclass
+class LatPoint:
+    bytes: int
+    median: float               # ns per dependent load
+    min: float
+    max: float
+    n: int
+    stride: int
+
+
+@dataclass
+class Level(Plateau):
+    name: str = ""              # L1d, L2, L3, memory; "L2 (1 of 2)" for a level's sub-steps
+
+
+@dataclass
+class LatCurve:
+    pattern: str
+    points: list[LatPoint]
+    steps: list[Boundary]
+    plateaus: list[Level]
+
+
+@dataclass
+class MemlatSweep:
+    sizes_measured: int | None = None
+    sizes_planned: int | None = None
+    max_size: int | None = None
+    stopped_by: str | None = None
+    huge_pages: str | None = None
+    seconds: float | None = None
+
+
+@dataclass
+class MemlatSummary(Summary):
+    SCHEMA = "rmax.memlat/2"
+    curves: list[LatCurve]
+    sysfs_caches: dict[str, int]
+    sweep: MemlatSweep
+    unit: str = "ns"
+    statistic: str = STATISTIC
+
+    def curve(self, pattern: str) -> tuple[int, LatCurve] | None:
+        return next(((i, c) for i, c in enumerate(self.curves) if c.pattern == pattern), None)
+
+
+def name_plateaus(plateaus: list[Plateau], caches: dict[str, int], max_bytes: int | None) -> list[Level]:
     """Name plateaus after the hierarchy: consecutive plateaus within LEVEL_STEP of each other
     are one level (a level's sub-steps, e.g. TLB reach inside L2); levels take the reported
     cache names in order (L1d, L2, L3); the last level is 'memory' when there are more levels
     than caches, or when the sweep went past the largest reported cache."""
-    groups: list[list[dict]] = []
+    groups: list[list[Plateau]] = []
     for p in plateaus:
-        if groups and p["level"] < LEVEL_STEP * groups[-1][0]["level"]:
+        if groups and p.level < LEVEL_STEP * groups[-1][0].level:
             groups[-1].append(p)
         else:
             groups.append([p])
@@ -56,52 +105,116 @@ def name_plateaus(plateaus: list[dict], caches: dict[str, int], max_bytes: int |
     out = []
     for name, g in zip(level_names, groups):
         for j, p in enumerate(g):
-            out.append({**p, "name": name if len(g) == 1 else f"{name} ({j + 1} of {len(g)})"})
+            out.append(Level(p.first_bytes, p.last_bytes, p.level, p.points,
+                             name if len(g) == 1 else f"{name} ({j + 1} of {len(g)})"))
     return out
 
 
-def analyse(points: list[dict], caches: dict[str, int], max_bytes: int | None) -> dict:
+def curve(pattern: str, points: list[LatPoint], caches: dict[str, int], max_bytes: int | None) -> LatCurve:
     """Plateaus and steps of the per-size minimum latency: on a shared node other work (an SMT
     sibling sharing L1, a preempting process) only ever adds time, so the minimum is the
     curve least disturbed by it, and the one whose steps are the hardware's."""
-    sizes = [p["bytes"] for p in points]
-    lat = [p["min"] for p in points]
-    levels = cb.as_dicts(cb.plateaus(sizes, lat, rising=True))
-    return {"steps": cb.as_dicts(cb.boundaries(sizes, lat, rising=True)),
-            "plateaus": name_plateaus(levels, caches, max_bytes)}
+    sizes = [p.bytes for p in points]
+    lat = [p.min for p in points]
+    levels = cb.plateaus(sizes, lat, rising=True)
+    return LatCurve(pattern, points, cb.boundaries(sizes, lat, rising=True), name_plateaus(levels, caches, max_bytes))
 
 
-def parse(records: list[dict]) -> Parsed:
-    recs = [r for r in records if r.get("schema") == SCHEMA]
-    sweep = next((r for r in records if r.get("schema") == "rmax.memlat.sweep/1"), {})
-    curves: dict[str, list[dict]] = {}
-    for r in recs:
-        s = r["summary"]
-        curves.setdefault(r["pattern"], []).append({"bytes": r["bytes"], "median": s["median"], "min": s["min"],
-                                                    "max": s["max"], "n": s["n"], "stride": r["stride"]})
-    caches = cb.sysfs_levels()
-    last = max((p["bytes"] for c in curves.values() for p in c), default=None)
-    summary = {"unit": "ns", "statistic": "median of timed chases (curves); minimum for plateaus and steps",
-               "curves": curves, "sysfs_caches": caches,
-               "analysis": {p: analyse(c, caches, last) for p, c in curves.items()},
-               "sweep": {k: sweep.get(k) for k in ("sizes_measured", "sizes_planned", "max_size", "stopped_by",
-                                                  "huge_pages", "seconds")}}
-    samples = {key(r): r["samples"] for r in recs}
-    if not recs:
-        return Parsed(summary, samples, "failed", "memlat measured no working set")
-    err = invalid(recs, key)
-    return Parsed(summary, samples, "invalid" if err else "ok", err)
+@register
+class Memlat(Family):
+    """Load latency by pointer chasing vs working-set size (fixed stride and random chain);
+    the L1, L2, L3 and memory plateaus in ns."""
 
+    name = "memlat"
+    title = "memory load latency vs working-set size"
+    Options = MemlatOptions
+    Summary = MemlatSummary
+    survey = SurveyPlan("memory latency staircase", 0.08, 26)
+    example = "rmax bench memlat --pattern random"
 
-def run(quick: bool = False, *, budget: float | None = None, pattern: str = "both", min_size: int | None = None,
-        max_size: int | None = None, stride: int | None = None, points_per_octave: int | None = None, store=None,
-        parent: str | None = None, label: str | None = None,
-        spec=None, launcher: str | None = None, timeout: float | None = None,
-        on_stdout=None) -> RunRecord:
-    p_budget, p_ppo = PLAN["quick" if quick else "default"]
-    budget, ppo = budget or p_budget, points_per_octave or p_ppo
-    params = {"budget": budget, "pattern": pattern, "min_size": min_size, "max_size": max_size, "stride": stride,
-              "points_per_octave": ppo, "quick": quick}
-    return run_node("memlat", argv(budget, ppo, pattern, min_size, max_size, stride), params, parse, store=store,
-                    parent=parent, label=label, spec=spec, launcher=launcher,
-                    timeout=timeout or 3 * budget + 60, on_stdout=on_stdout)
+    def check(self, o, ctx):
+        if o.max_size:
+            check_fits("--max-size", o.max_size)
+        if o.min_size and o.max_size and o.min_size > o.max_size:
+            raise RmaxError(f"--min-size ({o.min_size} bytes) is larger than --max-size ({o.max_size} bytes)")
+
+    def argv(self, o):
+        a = [executable("rmax-node"), "memlat", "--json", "-", "--budget", str(o.budget), "--points-per-octave",
+             str(o.points_per_octave), "--pattern", o.pattern]
+        for opt, v in (("--min-size", o.min_size), ("--max-size", o.max_size), ("--stride", o.stride)):
+            if v:
+                a += [opt, str(v)]
+        return a
+
+    def timeout(self, o):
+        return 3 * o.budget + 60
+
+    def parse(self, records):
+        recs = [r for r in records if r.get("schema") == "rmax.memlat/1"]
+        sweep = next((r for r in records if r.get("schema") == "rmax.memlat.sweep/1"), {})
+        points: dict[str, list[LatPoint]] = {}
+        for r in recs:
+            if r.get("validated"):
+                s = r["summary"]
+                points.setdefault(r["pattern"], []).append(
+                    LatPoint(r["bytes"], s["median"], s["min"], s["max"], s["n"], r["stride"]))
+        caches = cb.sysfs_levels()
+        last = max((p.bytes for pts in points.values() for p in pts), default=None)
+        summary = MemlatSummary([curve(p, pts, caches, last) for p, pts in points.items()], caches,
+                                MemlatSweep(**{k: sweep.get(k) for k in MemlatSweep.__dataclass_fields__}))
+        samples = {f"{r['pattern']}/{r['bytes']}": r["samples"] for r in recs}
+        if not recs:
+            return Parsed(summary, samples, "failed", "memlat measured no working set")
+        err = invalid(recs, lambda r: f"{r['pattern']}/{r['bytes']}")
+        return Parsed(summary, samples, "invalid" if err else "ok", err)
+
+    def headline(self, s: MemlatSummary) -> list[Figure]:
+        """The random chain at the largest working set: a load that misses every cache (and, with
+        a random chain, the prefetchers)."""
+        found = s.curve("random")
+        if not found or not found[1].points:
+            return []
+        i, c = found
+        f = figure(s, ("curves", i, "points", len(c.points) - 1, "median"), "memory",
+                   f"Memory latency (random chain, {human_bytes(c.points[-1].bytes)})", "ns",
+                   "median of timed chases at the largest working set", better="lower", role="memory_latency")
+        return [f] if f else []
+
+    def metrics(self, s: MemlatSummary) -> list[Figure]:
+        out = list(self.headline(s))
+        for i, c in enumerate(s.curves):
+            for j, lv in enumerate(c.plateaus):
+                out.append(figure(s, ("curves", i, "plateaus", j, "level"), f"{c.pattern}.{lv.name}",
+                                  f"{c.pattern} chain, {lv.name} plateau", "ns",
+                                  "median over the plateau of the per-size minimum", better="lower"))
+        return [f for f in out if f]
+
+    def view(self, s: MemlatSummary) -> View:
+        pats = [c.pattern for c in s.curves]
+        by: dict[int, dict[str, LatPoint]] = {}
+        for c in s.curves:
+            for p in c.points:
+                by.setdefault(p.bytes, {})[c.pattern] = p
+        curve_rows = [[human_bytes(size)] + [cell(getattr(by[size][p], stat)) if p in by[size] else "—"
+                                              for p in pats for stat in ("median", "min")] for size in sorted(by)]
+        t = Table(["Working set"] + [f"{p} {stat} ns" for p in pats for stat in ("median", "min")], curve_rows,
+                  "ns per dependent load vs working set")
+        pl = Table(["Pattern", "Level", "From", "To", "Latency ns"],
+                   [[c.pattern, lv.name, human_bytes(lv.first_bytes), human_bytes(lv.last_bytes), cell(lv.level)]
+                    for c in s.curves for lv in c.plateaus],
+                   "Plateaus of the minimum latency (median over each plateau)", left=2)
+        notes = [f"{c.pattern}: boundaries at {', '.join(human_bytes(b.bytes) for b in c.steps) or 'none'}"
+                 for c in s.curves]
+        notes.append("sysfs: " + (", ".join(f"{k} {human_bytes(v)}" for k, v in s.sysfs_caches.items()) or "none"))
+        data = [{"pattern": c.pattern, "bytes": p.bytes, "median": p.median, "min": p.min, "max": p.max, "n": p.n,
+                 "stride": p.stride} for c in s.curves for p in c.points]
+        return View([t, pl], notes, {"memlat": data})
+
+    def plots(self, runs):
+        series, caches = {}, {}
+        for label, s in runs:
+            caches.update({f"{k} (sysfs)": v for k, v in s.sysfs_caches.items() if v})
+            for c in s.curves:
+                series[f"{label} {c.pattern}"] = ([p.bytes for p in c.points], [p.median for p in c.points])
+        return [Plot("line", "Pointer-chasing latency", "working set (bytes)", "ns per load (median)", series,
+                     logx=True, logy=True, vlines=caches)] if series else []

@@ -36,8 +36,3 @@ def invalid(records: list[dict], key: Callable[[dict], str]) -> str | None:
     """The error text when any record failed its own validation, else None."""
     bad = [key(r) for r in records if not r.get("validated")]
     return f"validation failed for {', '.join(bad)}" if bad else None
-
-
-def stat(summary: dict, unit: str, statistic: str = "median") -> dict:
-    """A kernel summary with its unit and which statistic is the headline."""
-    return {**summary, "unit": unit, "statistic": statistic}

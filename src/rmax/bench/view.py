@@ -45,6 +45,7 @@ ROLES = {
     "peak": "measured floating-point peak of all cores",
     "dgemm_node": "DGEMM rate of one process with the threads it ran",
     "triad": "STREAM Triad bandwidth of all cores",
+    "memory_latency": "load latency of a random pointer chain beyond the caches",
     "mpi_latency": "MPI one-way latency, 1 byte, between two nodes",
     "mpi_bandwidth": "MPI bandwidth, 1 MiB, between two nodes",
     "hpl_rmax": "HPL's best rate",
@@ -73,6 +74,11 @@ def figure(summary: Any, path: Path, key: str, metric: str, unit: str, statistic
     if role is not None and role not in ROLES:
         raise ValueError(f"unknown figure role {role}")
     return Figure(key, metric, float(value) * scale, unit, statistic, tuple(path), scale, better, role, reps)
+
+
+def cell(value: float | None, spec: str = ".2f") -> str:
+    """A number as a table cell; '—' when unknown."""
+    return "—" if value is None else format(value, spec)
 
 
 @dataclass

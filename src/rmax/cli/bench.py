@@ -8,11 +8,6 @@ import importlib
 import click
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
-    "peakflops": ("rmax.cli.bench_node", "measured FMA-throughput peak, one core and all cores"),
-    "cpurate": ("rmax.cli.bench_node", "floating-point rate vs vector length; cache boundaries"),
-    "memlat": ("rmax.cli.bench_node", "memory load latency vs working-set size"),
-    "memcopy": ("rmax.cli.bench_node", "memcpy bandwidth vs buffer size"),
-    "oslat": ("rmax.cli.bench_node", "operating-system latencies, lmbench style"),
     "net": ("rmax.cli.bench_net", "point-to-point latency and bandwidth per layer (MPI, TCP, UDP)"),
     "coll": ("rmax.cli.bench_net", "collectives vs message size and process count"),
     "ring": ("rmax.cli.bench_net", "natural and random ring latency and bandwidth"),

@@ -8,6 +8,10 @@ from rmax.cli.output import console, json_option, print_json
 from rmax.params import OutputDir
 
 
+def _side(runs) -> str:
+    return f"{runs[0].kind} {','.join(r.id[:8] for r in runs)}"
+
+
 @click.command("compare")
 @click.argument("a")
 @click.argument("b")
@@ -17,34 +21,37 @@ from rmax.params import OutputDir
 @json_option
 def command(a, b, html_dir, show_all, as_json):
     """Compare two runs or two surveys (ids, prefixes or 'latest'), each metric with its change
-    and whether the change is significant given the samples (Welch's t-test, p < 0.05).
+    and whether the change is significant (Welch's t-test, p < 0.05) over independent repeats:
+    several runs on each side (A and B may each list runs, comma-separated), or each run's own
+    repeats. Without them the verdict is: not enough runs to decide.
 
-    Example: rmax compare 3fa2c1d0 77b0e912"""
-    from rmax.compare import compare
+    Example: rmax compare 3fa2c1d0,5e61aa02,90c1d7e4 77b0e912,1b2c3d4e,af01b2c3"""
+    from rmax.compare import VERDICT, compare
     from rmax.store import open_store
 
     with open_store() as store:
         ra, rb, changes = compare(store, a, b)
+        if html_dir:
+            from rmax.report.compare_page import write_compare
+
+            path = write_compare(store, ra, rb, changes, html_dir)
     if as_json:
-        print_json({"a": ra.id, "b": rb.id, "changes": [c.as_dict() for c in changes]})
+        print_json({"a": [r.id for r in ra], "b": [r.id for r in rb], "changes": [c.as_dict() for c in changes]})
     else:
         from rich.table import Table
 
         shown = [c for c in changes if show_all or c.significant is not False]
-        t = Table(title=f"{ra.kind} {ra.id[:8]} -> {rb.kind} {rb.id[:8]} ({len(changes)} metrics paired, "
+        t = Table(title=f"{_side(ra)} -> {_side(rb)} ({len(changes)} metrics paired, "
                         f"{sum(bool(c.significant) for c in changes)} significant)")
-        for col in ("Kind", "Host", "Metric", "A (median)", "B (median)", "Change", "n A/B", "p", "Significant"):
+        for col in ("Kind", "Host", "Metric", "A", "B", "Change", "Samples A/B", "p", "Significant"):
             t.add_column(col)
         for c in shown:
-            sig = {True: "[bold]yes[/]", False: "no", None: "n/a (too few samples)"}[c.significant]
+            sig = "[bold]yes[/]" if c.significant else VERDICT[c.significant]
             t.add_row(c.kind, c.host, c.metric, f"{c.a:.4g} {c.unit}", f"{c.b:.4g} {c.unit}", f"{100 * c.change:+.1f}%",
                       f"{c.n_a}/{c.n_b}", f"{c.p_value:.3g}" if c.p_value is not None else "—", sig)
         console.print(t)
         if not show_all and len(shown) < len(changes):
             console.print(f"{len(changes) - len(shown)} metric(s) without a significant change hidden (--all shows them)")
     if html_dir:
-        from rmax.report.compare_page import write_compare
-
-        path = write_compare(ra, rb, changes, html_dir)
         if not as_json:
             console.print(f"comparison written: {path}")

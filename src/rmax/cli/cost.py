@@ -1,4 +1,5 @@
-"""`rmax cost`: dollars per GFLOPS, MFLOPS per watt and % of peak (seed 01's Table 2),
+"""`rmax cost`: dollars per GFLOPS, MFLOPS per watt and % of peak (Table Two of the Kronos
+article, Eadline and Layton),
 and with --what-if, which alternative buys more HPL GFLOPS per dollar by the HPL model."""
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def _print(r: dict) -> None:
     from rich.table import Table
 
     f = r["table2"]
-    t = Table(title=f"Cost-benefit of {r['cluster']} ({r['nodes']} nodes), as seed 01's Table 2")
+    t = Table(title=f"Cost-benefit of {r['cluster']} ({r['nodes']} nodes), as Kronos's Table Two")
     t.add_column("metric")
     t.add_column("value", justify="right")
     t.add_row("HPL GFLOPS", fmt(f["gflops"], ".2f"))

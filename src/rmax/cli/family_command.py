@@ -5,22 +5,34 @@ rmax.bench.family.run; its tables are the same View the HTML report renders."""
 
 from __future__ import annotations
 
+import inspect
+
 import click
 
 from rmax.bench.family import UNSET, Family, RunContext, option_fields, run
 from rmax.bench.view import View
 from rmax.cli.output import console, json_option, run_and_show
-from rmax.params import Seconds
+from rmax.params import Seconds, Size
+from rmax.sizes import human_bytes
+
+
+def _shown(value, type_) -> str:
+    """An option value as a user would type it: sizes as sizes, lists comma-separated."""
+    if isinstance(value, tuple):
+        return ",".join(_shown(v, type_) for v in value)
+    if isinstance(type_, Size) and isinstance(value, int):
+        return human_bytes(value).replace(" ", "")
+    return str(value)
 
 
 def _default_text(f, info) -> str:
     parts = []
-    default = info.show or (None if f.default in (None, False) else f.default)
-    if default is not None:
-        parts.append(f"default: {','.join(map(str, default)) if isinstance(default, tuple) else default}")
+    if info.show:
+        parts.append(f"default: {info.show}")
+    elif f.default not in (None, False):
+        parts.append(f"default: {_shown(f.default, info.type)}")
     if info.quick is not UNSET:
-        q = info.quick
-        parts.append(f"quick: {','.join(map(str, q)) if isinstance(q, tuple) else q}")
+        parts.append(f"quick: {_shown(info.quick, info.type)}")
     return f" [{'; '.join(parts)}]" if parts else ""
 
 
@@ -87,7 +99,7 @@ def command(family: Family) -> click.Command:
 
         run_and_show(family.name, start, lambda rec: show_run(family, rec), as_json)
 
-    doc = (type(family).__doc__ or family.title).strip()
+    doc = inspect.cleandoc(type(family).__doc__ or family.title)
     if family.example:
         doc += f"\n\nExample: {family.example}"
     cmd = click.Command(family.name, callback=callback, help=doc, short_help=family.title,

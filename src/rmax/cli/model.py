@@ -1,6 +1,7 @@
 """`rmax model`: predictions from models, no measurement.
 
-    rmax model speedup   seed 03's generalised Amdahl curves (figures 1-3) as a table and an SVG
+    rmax model speedup   the generalised Amdahl curves (Brown, "Maximizing Beowulf Performance",
+                         figures 1-3) as a table and an SVG
     rmax model hpl       predicted HPL time, GFLOPS and efficiency from the scalability model"""
 
 from __future__ import annotations
@@ -38,14 +39,15 @@ def table_points(max_n: int, extra=()) -> list[int]:
 @click.option("--tis", default="0", show_default=True, type=TIMES,
               help="Serial overhead per processor Tis (a,b,...).")
 @click.option("--tip", default="0", show_default=True, type=TIMES, help="Parallel overhead per processor Tip.")
-@click.option("--quadratic", is_flag=True, help="Tis grows as N^2 (seed 03, figure 3) instead of N.")
+@click.option("--quadratic", is_flag=True, help="Tis grows as N^2 (Brown's figure 3) instead of N.")
 @click.option("--max-n", type=Count(1, 1 << 24), default=128, show_default=True, help="Largest processor count.")
 @click.option("--plot", "plot_path", type=OutputFile(), default=None, help="Write the curves to FILE.svg.")
 @json_option
 def speedup_cmd(ts, tp, tis, tip, quadratic, max_n, plot_path, as_json):
-    """Seed 03's speedup S(N) = (Ts + Tp) / (Ts + g(N) Tis + Tp/N + Tip), g(N) = N or N^2.
+    """Speedup S(N) = (Ts + Tp) / (Ts + g(N) Tis + Tp/N + Tip), g(N) = N or N^2 (Brown,
+    "Maximizing Beowulf Performance", eq. 3).
 
-    Seed 03's figures: --ts 10 --tp 10,100,1000,10000,100000 --tip 1 with --tis 0 (figure 1),
+    Brown's figures: --ts 10 --tp 10,100,1000,10000,100000 --tip 1 with --tis 0 (figure 1),
     --tis 10 (figure 2) and --tis 10 --quadratic (figure 3)."""
     from rmax.model.amdahl import AmdahlParams, best_n, speedup
 
@@ -71,7 +73,7 @@ def speedup_cmd(ts, tp, tis, tip, quadratic, max_n, plot_path, as_json):
         return
     from rich.table import Table
 
-    t = Table(title=f"Speedup S(N), Tis {'x N^2' if quadratic else 'x N'} (seed 03, eq. 3)")
+    t = Table(title=f"Speedup S(N), Tis {'x N^2' if quadratic else 'x N'} (Brown, eq. 3)")
     t.add_column("N", justify="right")
     for c in curves:
         t.add_column(_label(c), justify="right")

@@ -78,7 +78,7 @@ def _evidence(store) -> dict:
 @click.option("--timeout", type=TIMEOUT, default=120.0, show_default=True)
 @json_option
 def doctor_cmd(vcluster_name, hosts, hostfile, launcher, timeout, as_json):
-    """Flag NIC settings the seeds found costly: interrupt throttling, mismatched MTUs, ...
+    """Flag NIC settings published cluster studies found costly: interrupt throttling, mismatched MTUs, ...
 
     Default: this node. Example: rmax net doctor --hostfile nodes"""
     from rmax.nic.doctor import diagnose
@@ -118,7 +118,7 @@ def doctor_cmd(vcluster_name, hosts, hostfile, launcher, timeout, as_json):
                       ", ".join(i.get("networks", [])))
     console.print(t)
     if not findings:
-        console.print("no findings: nothing the seeds found costly")
+        console.print("no findings: nothing published cluster studies found costly")
     for f in findings:
         colour = "yellow" if f.severity == "warn" else "cyan"
         console.print(f"[{colour}]{f.severity}[/] {f.rule} at {f.where}: {f.message}")

@@ -100,6 +100,8 @@ def export(run_ids, fmt, kind, out):
     """Export runs (all, or the ids given) as JSON or CSV (one row per summary metric).
 
     Example: rmax runs export --format csv --out runs.csv"""
+    from rmax.bench.family import loaded
+
     with open_store() as store:
         runs = [store.get(i) for i in run_ids] if run_ids else store.list(kind=kind)
     if fmt == "json":
@@ -109,6 +111,12 @@ def export(run_ids, fmt, kind, out):
         w = csv.writer(buf)
         w.writerow(["run_id", "kind", "status", "started_at", "metric", "statistic", "value", "unit"])
         for r in runs:
+            got = loaded(r)
+            if got is not None:   # a family's run: its figures, each with its statistic and unit
+                fam, s = got
+                for f in fam.metrics(s):
+                    w.writerow([r.id, r.kind, r.status, r.started_at, f.key, f.statistic, f.value, f.unit])
+                continue
             for metric, v in _flatten(r.summary):
                 stat = metric.rsplit(".", 1)[-1] if "." in metric else ""
                 name = metric.rsplit(".", 1)[0] if stat else metric

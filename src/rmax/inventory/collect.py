@@ -30,8 +30,9 @@ def _nics() -> dict:
     return {"interfaces": found, "reasons": {} if names else {"interfaces": "/sys/class/net is empty"}}
 
 
-def collect(measure: bool = True) -> dict:
-    """This node's facts as a JSON-serialisable dict (schema: rmax/schemas/info.schema.json)."""
+def collect(measure: bool = True, unmeasured: str = "not measured (--no-measure)") -> dict:
+    """This node's facts as a JSON-serialisable dict (schema: rmax/schemas/info.schema.json);
+    `unmeasured`: why the FMA peak was not measured, when it was not."""
     t0 = time.monotonic()
     errors: dict[str, str] = {}
     cpu_facts = cpu.collect_cpu()
@@ -55,7 +56,7 @@ def collect(measure: bool = True) -> dict:
                 results[name] = None
                 errors[name] = f"{type(e).__name__}: {e}"
 
-    rows, why = rpeak.measure_peak() if measure else (None, "not measured (--no-measure)")
+    rows, why = rpeak.measure_peak() if measure else (None, unmeasured)
     try:
         rp = rpeak.derive(cpu_facts, rows, why)
     except Exception as e:

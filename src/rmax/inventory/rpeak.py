@@ -10,6 +10,7 @@ figures should use."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from rmax.inventory.probe import run
 
@@ -66,23 +67,36 @@ def nominal_gflops(cores: int, clock_hz: float, flops_per_cycle: int) -> float:
     return cores * clock_hz * flops_per_cycle / 1e9
 
 
-def parse_peakflops(text: str) -> list[dict]:
-    """rmax-node peakflops JSON lines -> rows with the median and how many blocks it is over."""
-    rows = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        rec = json.loads(line)
-        s = rec.get("summary", {})
-        rows.append({"isa": rec["isa"], "precision": rec["precision"], "threads": rec["threads"],
-                     "fused": bool(rec.get("fused")), "median_gflops": s.get("median"), "n": s.get("n"),
-                     "min_gflops": s.get("min"), "max_gflops": s.get("max"), "ci95": s.get("ci95"),
-                     "validated": rec.get("validated")})
-    return rows
+@dataclass
+class PeakRow:
+    """One measurement of rmax-node peakflops (the peakflops family stores a list of them)."""
+
+    isa: str
+    precision: str
+    threads: int
+    fused: bool                 # an FMA kernel (SSE2 has none: a multiply and an add)
+    median: float               # GFLOPS of the timed blocks
+    min: float
+    max: float
+    mean: float
+    n: int                      # timed blocks
+    ci95: list[float] | None = None
 
 
-def measure_peak(timeout: float = 60) -> tuple[list[dict] | None, str | None]:
+def peakflops_row(rec: dict) -> PeakRow:
+    """One validated rmax-node peakflops record as a row."""
+    s = rec["summary"]
+    return PeakRow(rec["isa"], rec["precision"], rec["threads"], bool(rec.get("fused")), s["median"], s["min"],
+                   s["max"], s["mean"], s["n"], s.get("ci95"))
+
+
+def parse_peakflops(text: str) -> list[PeakRow]:
+    """rmax-node peakflops JSON lines -> the validated measurements as rows."""
+    recs = [json.loads(line) for line in map(str.strip, text.splitlines()) if line.startswith("{")]
+    return [peakflops_row(rec) for rec in recs if rec.get("validated")]
+
+
+def measure_peak(timeout: float = 60) -> tuple[list[PeakRow] | None, str | None]:
     """Run the FMA-throughput kernels (about 1 s); (rows, None) or (None, why not)."""
     from rmax.errors import RmaxError
     from rmax.native import executable
@@ -100,15 +114,17 @@ def measure_peak(timeout: float = 60) -> tuple[list[dict] | None, str | None]:
     return (rows, None) if rows else (None, "rmax-node peakflops printed no measurements")
 
 
-def _row(rows: list[dict], isa: str, one_core: bool) -> dict | None:
-    cands = [r for r in rows if r["isa"] == isa and r["precision"] == "double"]
+def _row(rows: list[PeakRow], isa: str, one_core: bool) -> PeakRow | None:
+    cands = [r for r in rows if r.isa == isa and r.precision == "double"]
     if not cands:
         return None
-    return min(cands, key=lambda r: r["threads"]) if one_core else max(cands, key=lambda r: r["threads"])
+    return min(cands, key=lambda r: r.threads) if one_core else max(cands, key=lambda r: r.threads)
 
 
-def derive(cpu: dict, rows: list[dict] | None, measure_reason: str | None) -> dict:
-    """The Rpeak section: nominal value with its derivation, measured peak, and which to trust."""
+def derive(cpu: dict, rows: list[PeakRow] | None, measure_reason: str | None) -> dict:
+    """The Rpeak section: nominal value with its derivation, measured peak, and which to trust.
+    The FMA-unit count is read from the ratio of medians
+    (the typical block); a measured peak is the fastest block, since interference only slows one."""
     reasons: dict[str, str] = {}
     isa = widest_isa(cpu.get("flags", []))
     cores = cpu.get("cores")
@@ -116,13 +132,13 @@ def derive(cpu: dict, rows: list[dict] | None, measure_reason: str | None) -> di
     units, units_source, units_detail = None, None, None
     if isa == "avx512":
         one512, one256 = (_row(rows, "avx512", True), _row(rows, "avx2", True)) if rows else (None, None)
-        if one512 and one256 and one256["median_gflops"]:
-            ratio = one512["median_gflops"] / one256["median_gflops"]
+        if one512 and one256 and one256.median:
+            ratio = one512.median / one256.median
             units = fma_units_from_ratio(ratio)
             units_source = "measured"
-            units_detail = (f"AVX-512 / AVX2 one-core DP FMA rate = {one512['median_gflops']:.1f} / "
-                            f"{one256['median_gflops']:.1f} = {ratio:.2f} (medians of {one512['n']} and "
-                            f"{one256['n']} blocks)")
+            units_detail = (f"AVX-512 / AVX2 one-core DP FMA rate = {one512.median:.1f} / "
+                            f"{one256.median:.1f} = {ratio:.2f} (medians of {one512.n} and "
+                            f"{one256.n} blocks)")
         if units is None:
             units, units_source = 2, "assumed"
             units_detail = ("assumed 2 (as on most AVX-512 server parts), not measured: "
@@ -149,20 +165,23 @@ def derive(cpu: dict, rows: list[dict] | None, measure_reason: str | None) -> di
     if rows:
         by_isa = []
         for r in rows:
-            per = DP_FLOPS_PER_CYCLE.get(r["isa"]) if r["isa"] != "avx512" else (fpc if isa == "avx512" else None)
+            per = DP_FLOPS_PER_CYCLE.get(r.isa) if r.isa != "avx512" else (fpc if isa == "avx512" else None)
             # only fused (FMA) kernels map cleanly to flops/cycle; SSE2 mul+add can use extra adders
-            eff = r["median_gflops"] * 1e9 / (per * r["threads"]) if per and r["fused"] else None
-            by_isa.append({**r, "flops_per_cycle": per if r["fused"] else None, "effective_clock_hz": eff})
+            eff = r.max * 1e9 / (per * r.threads) if per and r.fused else None
+            by_isa.append({"isa": r.isa, "precision": r.precision, "threads": r.threads, "fused": r.fused,
+                           "median_gflops": r.median, "n": r.n, "min_gflops": r.min, "max_gflops": r.max,
+                           "ci95": r.ci95, "validated": True, "flops_per_cycle": per if r.fused else None,
+                           "effective_clock_hz": eff})
         one, allc = (_row(rows, isa, True), _row(rows, isa, False)) if isa in ("avx512", "avx2", "sse2") else (None, None)
         measured = {
-            "statistic": "median of timed blocks",
+            "statistic": "maximum of timed blocks",
             "isa": isa,
-            "one_core_gflops": one["median_gflops"] if one else None,
-            "one_core_n": one["n"] if one else None,
-            "all_cores_gflops": allc["median_gflops"] if allc else None,
-            "all_cores_n": allc["n"] if allc else None,
-            "all_cores_threads": allc["threads"] if allc else None,
-            "effective_clock_hz": (one["median_gflops"] * 1e9 / fpc) if one and fpc else None,
+            "one_core_gflops": one.max if one else None,
+            "one_core_n": one.n if one else None,
+            "all_cores_gflops": allc.max if allc else None,
+            "all_cores_n": allc.n if allc else None,
+            "all_cores_threads": allc.threads if allc else None,
+            "effective_clock_hz": (one.max * 1e9 / fpc) if one and fpc else None,
             "rows": by_isa,
         }
     else:
@@ -174,9 +193,9 @@ def derive(cpu: dict, rows: list[dict] | None, measure_reason: str | None) -> di
         if measured["all_cores_gflops"] > nominal or (measured["one_core_gflops"] or 0) > one_nominal:
             one_row, all_row = _row(rows, isa, True), _row(rows, isa, False)
             problems.append(
-                f"the measured {ISA_LABEL[isa]} FMA peak exceeds it: {all_row['median_gflops']:.1f} GFLOPS on "
-                f"{all_row['threads']} threads and {one_row['median_gflops']:.1f} on one core (medians of "
-                f"{all_row['n']} and {one_row['n']} blocks) against {nominal:.1f} nominal "
+                f"the measured {ISA_LABEL[isa]} FMA peak exceeds it: {all_row.max:.1f} GFLOPS on "
+                f"{all_row.threads} threads and {one_row.max:.1f} on one core (fastest of "
+                f"{all_row.n} and {one_row.n} blocks) against {nominal:.1f} nominal "
                 f"({one_nominal:.1f} per core); by FMA throughput the cores run at about "
                 f"{measured['effective_clock_hz'] / 1e9:.2f} GHz, not the {clock_hz / 1e9:.2f} GHz of {clock_source}")
     if cpu.get("hypervisor_flag") and not cpu.get("cpufreq_max_hz"):
@@ -190,7 +209,7 @@ def derive(cpu: dict, rows: list[dict] | None, measure_reason: str | None) -> di
     m_all = measured["all_cores_gflops"] if measured else None
     if m_all and (nominal is None or (not trustworthy and m_all > nominal)):
         basis = "measured"
-        reason = ("the measured all-core FMA peak (median) exceeds the nominal Rpeak, so % of peak uses it"
+        reason = ("the measured all-core FMA peak (fastest block) exceeds the nominal Rpeak, so % of peak uses it"
                   if nominal else f"nominal Rpeak is unknown ({reasons.get('nominal_gflops')}), so the measured peak is used")
     elif trustworthy:
         basis, reason = "nominal", "no reason to doubt the nominal clock"
@@ -199,7 +218,7 @@ def derive(cpu: dict, rows: list[dict] | None, measure_reason: str | None) -> di
                                     "it (a busy machine measures low), so % of peak uses the larger, nominal figure")
     else:
         basis, reason = "nominal", ("nominal Rpeak is doubtful but nothing was measured "
-                                    f"({measure_reason or 'no measurement'}); run without --no-measure")
+                                    f"({measure_reason or 'no measurement'})")
     gflops = measured["all_cores_gflops"] if basis == "measured" else nominal
     if gflops is None:
         reasons["gflops"] = reasons.get("nominal_gflops", "unknown")

@@ -97,8 +97,3 @@ def check_resolvable(hosts: list[Host]) -> None:
         except socket.gaierror:
             raise RmaxError(f"unknown host '{h.name}': it does not resolve",
                             hint="check the name, /etc/hosts or DNS") from None
-
-
-def write_hostfile(hosts: list[Host], path: Path) -> Path:
-    path.write_text("".join(f"{h.name} slots={h.slots}\n" for h in hosts))
-    return path

@@ -54,7 +54,7 @@ def vcluster_mca(state) -> list[str]:
         "btl": "tcp,self",                   # no shared memory: ranks on different nodes share a kernel
         "btl_tcp_if_include": subnet,        # only the cluster network, never the host's
         "oob_tcp_if_include": subnet,
-        "mpi_yield_when_idle": "1",          # ranks share 2 cores: busy polling makes a ping-pong 4 ms
+        "mpi_yield_when_idle": "1",          # the nodes share the host's cores: busy-polling ranks starve each other
     }
     argv = []
     for k, v in mca.items():

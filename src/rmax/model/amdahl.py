@@ -1,4 +1,4 @@
-"""The generalised Amdahl model of seed 03 (Brown, "Maximizing Beowulf Performance", eq. 3):
+"""The generalised Amdahl model of Brown, "Maximizing Beowulf Performance" (eq. 3):
 
     T(N) = Ts + g(N) Tis + Tp / N + Tip          S(N) = (Ts + Tp) / T(N)
 
@@ -7,7 +7,7 @@ added processor brings (communication, setup), Tip the extra time each processor
 spends in parallel. g(N) says how the serial overhead grows:
 
     amdahl     g = 0    Amdahl's law itself (Tis plays no part)
-    linear     g = N    each processor pays Tis in turn (seed 03, figure 2)
+    linear     g = N    each processor pays Tis in turn (Brown's figure 2)
     quadratic  g = N^2  every processor talks to every other (figure 3)
 
 All times are in seconds (any unit works as long as it is the same for all four).
@@ -67,8 +67,8 @@ def parallel_time(n, ts: float, tp: float, tis: float = 0.0, tip: float = 0.0, f
 
 
 def speedup(n, ts: float, tp: float, tis: float = 0.0, tip: float = 0.0, form: str = "linear"):
-    """Seed 03's S(N): relative to the serial program's time Ts + Tp, so S(1) < 1 whenever
-    there is overhead (as in the seed's figures)."""
+    """Brown's S(N): relative to the serial program's time Ts + Tp, so S(1) < 1 whenever
+    there is overhead (as in his figures)."""
     return (ts + tp) / parallel_time(n, ts, tp, tis, tip, form)
 
 
@@ -87,7 +87,7 @@ def speedup_limit(ts: float, tp: float, tip: float = 0.0) -> float:
 class BestN:
     n_continuous: float | None     # where dT/dN = 0; None when T(N) keeps falling
     n: int | None                  # the best whole number of processors (within max_n when given)
-    speedup: float | None          # seed 03's S at that n
+    speedup: float | None          # Brown's S at that n
     note: str
 
     def as_dict(self) -> dict:

@@ -1,4 +1,5 @@
-"""Cost-benefit in the manner of seed 01's Table 2, and what-if alternatives.
+"""Cost-benefit in the manner of Table Two of Eadline and Layton's Kronos value-cluster
+article (Cluster Monkey), and what-if alternatives.
 
 cluster.toml (format in docs/COST.md) says what the cluster is and costs; the
 GFLOPS come from measured HPL runs, and for alternatives that were never built,
@@ -152,7 +153,7 @@ def read_cluster(path: str | Path) -> ClusterFile:
 
 @dataclass(frozen=True)
 class CostFigures:
-    """Seed 01's Table 2."""
+    """Kronos's Table Two (Eadline and Layton): GFLOPS, % of peak, cost, $/GFLOPS, watts, MFLOPS/W."""
     gflops: float
     price: float
     watts: float

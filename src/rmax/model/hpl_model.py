@@ -1,5 +1,5 @@
-"""HPL's time model (the scalability analysis in netlib HPL's documentation), plus one
-calibrated term for what that analysis leaves out.
+"""HPL's time model (the scalability analysis in HPL's documentation, netlib.org/benchmark/hpl), plus
+one calibrated term for what that analysis leaves out.
 
     T(N) = 2 gamma3 N^3 / (3 P Q)                        the trailing updates, all at DGEMM speed
          + beta_d N^2 (3P + Q) / (2 P Q)                  panel broadcasts and row swaps (bandwidth)
@@ -19,11 +19,10 @@ offered, each with one coefficient fitted to measured HPL runs (`calibrate`):
 - "column": tau seconds per matrix column. Right when look-ahead hides the
   panel's flops behind the update and what remains is per-column work that
   cannot be hidden (pivot search and row exchange, synchronisation, the
-  iteration's waits): the missing time then grows like N, not N^2. rmax-hpl
-  with DEPTH 1 on this machine: 7-18 us per column at N = 1000-8000.
+  iteration's waits): the missing time then grows like N, not N^2.
 The calibration fits both and keeps the one with the smaller median leave-one-out
 error, so the choice is made by predictions, not by the fit to the same runs.
-A zero coefficient is the reference's model unchanged.
+A zero coefficient is the analysis's model unchanged.
 
 Still omitted: DGEMM's lower speed on the thin shapes of late iterations, the
 solve's O(N^2) work, load imbalance of the block-cyclic layout, and contention
@@ -186,7 +185,7 @@ def square_grid(ranks: int) -> tuple[int, int]:
 
 def n_for_memory(total_bytes: float, nb: int, p: int = 1, q: int = 1, fraction: float = 0.8) -> int:
     """The largest N whose 8 N^2 bytes fit in `fraction` of the memory, a multiple of NB x lcm(P, Q)
-    so every process holds whole blocks (netlib HPL's TUNING notes)."""
+    so every process holds whole blocks (HPL's tuning notes: N a multiple of NB, and of P and Q)."""
     if total_bytes <= 0:
         raise RmaxError(f"memory must be positive, not {total_bytes} bytes")
     n = int(math.sqrt(fraction * total_bytes / BYTES_PER_DOUBLE))

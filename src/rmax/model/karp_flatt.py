@@ -3,7 +3,8 @@
     e(p) = (1/S - 1/p) / (1 - 1/p)        for p > 1
 
 Under Amdahl's law with serial fraction f, e(p) = f for every p; an e that
-grows with p says the overhead grows with p (Tis in seed 03's model), which
+grows with p says the overhead grows with p (Tis in the generalised Amdahl model of
+Brown, "Maximizing Beowulf Performance"), which
 Amdahl's law alone cannot explain. That is why it is shown per point."""
 
 from __future__ import annotations

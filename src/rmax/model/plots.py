@@ -27,7 +27,8 @@ class Points:
 def speedup_svg(path: str | Path, curves: list[Curve], points: list[Points] | None = None,
                 title: str = "Speedup", xlabel: str = "processors N", ylabel: str = "speedup S(N)",
                 log: bool = False) -> Path:
-    """Write the curves (lines), measured points (markers) and perfect linear speedup (dashed, as in seed 03)."""
+    """Write the curves (lines), measured points (markers) and perfect linear speedup (dashed, as in
+    Brown, "Maximizing Beowulf Performance")."""
     import matplotlib
 
     matplotlib.use("Agg")

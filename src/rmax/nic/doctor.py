@@ -1,6 +1,7 @@
-"""`rmax net doctor`'s rules: what the seeds found costly in NIC settings.
+"""`rmax net doctor`'s rules: NIC settings that published cluster studies found costly
+(Kronos: Eadline and Layton, Cluster Monkey; Helix: Barczak, Messom and Johnson).
 
-Every finding cites the measurement behind it: the seed's own numbers, and
+Every finding cites the measurement behind it: the study's own numbers, and
 where this cluster has stored measurements (`rmax experiment mtu`, all-pairs
 matrices), those too. Rules read node reports from rmax.nic.settings only."""
 
@@ -11,11 +12,11 @@ from dataclasses import asdict, dataclass, field
 
 from rmax.nic.settings import effective_speed
 
-KRONOS_ITR = ("seed 01 (Kronos): with the e1000 driver's interrupt throttling off (InterruptThrottleRate=0, "
-              "RxIntDelay=0) NetPIPE latency through the GigE switch fell from 117 us to 29 us and HPL rose "
-              "from 12.74 to 13.26 GFLOPS (+4%)")
-KRONOS_MTU = ("seed 01 (Kronos): MTU 6000 on GigE with a jumbo-capable switch raised HPL from 13.26 to "
-              "14.53 GFLOPS (+9.6%); larger MTUs helped in every test")
+KRONOS_ITR = ("Kronos (Eadline and Layton, Cluster Monkey): with the e1000 driver's interrupt throttling off "
+              "(InterruptThrottleRate=0, RxIntDelay=0) NetPIPE latency through the GigE switch fell from 117 us "
+              "to 29 us and HPL rose from 12.74 to 13.26 GFLOPS (+4%)")
+KRONOS_MTU = ("Kronos (Eadline and Layton, Cluster Monkey): MTU 6000 on GigE with a jumbo-capable switch raised "
+              "HPL from 13.26 to 14.53 GFLOPS (+9.6%); larger MTUs helped in every test")
 MISMATCH = ("a frame larger than the receiver's MTU is dropped, and TCP's path-MTU discovery does not "
             "work inside one L2 segment: large messages stall or fall back to retransmission timeouts")
 
@@ -84,7 +85,7 @@ def diagnose(nodes: list[dict], measured: dict | None = None) -> list[Finding]:
             out.append(Finding("speed-mismatch", "warn", net,
                                f"link speeds differ within network {net}: {', '.join(f'{s} Mb/s' for s in sorted(speeds))}"
                                " (a shaper's rate where one is set)",
-                               ["the slowest link caps every collective that crosses it (seed 04: Helix's "
+                               ["the slowest link caps every collective that crosses it (Helix, Barczak et al.: its "
                                 "collectives ran at the pace of their slowest path)"],
                                "check cables, switch ports and auto-negotiation (ethtool IFACE)"))
         if len(mtus) == 1 and next(iter(mtus)) == 1500 and len(members) > 1 and \

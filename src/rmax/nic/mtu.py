@@ -1,6 +1,6 @@
 """`rmax experiment mtu`: latency, bandwidth and a short HPL under each MTU,
-with the original MTUs restored afterwards whatever happens (seed 01: Kronos
-gained 9.6% HPL from MTU 6000).
+with the original MTUs restored afterwards whatever happens (Kronos
+gained 9.6% HPL from MTU 6000: Eadline and Layton, Cluster Monkey).
 
 On a virtual cluster every link changes together: node ends, switch ports,
 trunks and bridges, and the tbf shapers are re-made for the new frame size.

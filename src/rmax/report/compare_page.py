@@ -6,26 +6,39 @@ from pathlib import Path
 
 from rmax import __version__
 from rmax.errors import RmaxError
+from rmax.compare import VERDICT, curves, paired
+from rmax.report import plots as svg
 from rmax.report.build import STATUS_WORDS, _env, _write_data
 from rmax.report.section import Section, Table
 
 
-def write_compare(a, b, changes, out_dir) -> Path:
+def _names(runs) -> str:
+    return f"{runs[0].kind} {','.join(r.id[:8] for r in runs)}"
+
+
+def write_compare(store, a, b, changes, out_dir) -> Path:
+    """index.html and data/ of the comparison: the metric table, then each paired family's
+    curves with A and B overlaid."""
     rows = [[c.kind, c.host, c.metric, f"{c.a:.4g}", f"{c.b:.4g}", c.unit, f"{100 * c.change:+.1f}%",
-             f"{c.n_a}/{c.n_b}", f"{c.p_value:.3g}" if c.p_value is not None else "—",
-             {True: "yes", False: "no", None: "n/a"}[c.significant]] for c in changes]
+             f"{c.n_a}/{c.n_b}", f"{c.p_value:.3g}" if c.p_value is not None else "—", VERDICT[c.significant]]
+            for c in changes]
     sec = Section(key="compare", title="Metric by metric", order=0,
-                  tables=[Table(["Kind", "Host", "Metric", "A (median)", "B (median)", "Unit", "Change", "n A/B",
-                                 "p (Welch)", "Significant (p < 0.05)"], rows)],
+                  tables=[Table(["Kind", "Host", "Metric", "A", "B", "Unit", "Change", "Samples A/B",
+                                 "p (Welch)", "Significant (p < 0.05)"], rows,
+                                "samples are independent repeats: several runs on a side, or one run's own "
+                                "repeats; blocks timed inside one run are not")],
                   data={"comparison": [c.as_dict() for c in changes]})
+    sections = [sec] + [Section(key=f"curves-{i}", title=title, order=10 + i, plots=[svg.render(p) for p in ps])
+                        for i, (title, ps) in enumerate(curves(paired(store, a, b)))]
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
         _write_data(out, [sec])
         html = _env().get_template("report.html.j2").render(
-            title=f"{a.kind} {a.id[:8]} vs {b.kind} {b.id[:8]}",
-            subtitle=f"A: {a.id} ({a.started_at}); B: {b.id} ({b.started_at})", sections=[sec],
-            version=__version__, store="", status_words=STATUS_WORDS)
+            title=f"{_names(a)} vs {_names(b)}",
+            subtitle="; ".join(f"{x}: " + ", ".join(f"{r.id} ({r.started_at})" for r in runs)
+                               for x, runs in (("A", a), ("B", b))), sections=sections,
+            version=__version__, store=str(store.path), status_words=STATUS_WORDS)
         (out / "index.html").write_text(html)
     except OSError as e:
         raise RmaxError(f"cannot write the comparison into {out}: {e.strerror}") from None

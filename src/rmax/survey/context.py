@@ -23,6 +23,7 @@ class SurveyContext:
     facts: dict = field(default_factory=dict)   # what earlier steps learned (rates, memory) for later ones
     tune_budget: float | None = None            # seconds: a tuning session replaces the single HPL run
     out_dir: str | None = None                  # where files a step writes go (the tuned HPL.dat)
+    steps: tuple[str, ...] = ()                 # the names of the steps this survey runs
 
     @property
     def nodes(self) -> list[Host]:
@@ -42,6 +43,3 @@ class SurveyContext:
     def node_spec(self, program: list[str], host: Host | None = None) -> LaunchSpec:
         """One process on one node (this one, or `host` through the MPI launcher)."""
         return LaunchSpec(program=program, np=1, hosts=[Host(host.name, host.slots)] if host and self.hosts else None)
-
-    def all_ranks_spec(self, program: list[str], blas_threads: int = 1) -> LaunchSpec:
-        return LaunchSpec(program=program, np=self.ranks, hosts=self.hosts, blas_threads=blas_threads)

@@ -35,13 +35,6 @@ def _info(r: RunRecord) -> list[Row]:
     return rows
 
 
-@extractor("peakflops")
-def _peak(r: RunRecord) -> list[Row]:
-    best = max(((k, v) for k, v in r.summary.items() if "/double/" in k and isinstance(v, dict)),
-               key=lambda kv: kv[1].get("median") or 0, default=None)
-    return [("Measured FMA peak (" + best[0] + ")", best[1]["median"], "GFLOPS", "median of timed blocks", "peak")] if best else []
-
-
 @extractor("tune")
 def _tune(r: RunRecord) -> list[Row]:
     b = r.summary.get("best")
@@ -122,6 +115,10 @@ def headline(runs: list[RunRecord]) -> list[dict]:
                                  "role": rest[0] if rest else None, **where})
             except (KeyError, TypeError, ValueError):
                 continue  # a run whose summary lacks a field simply contributes nothing
+    # a role a family's figure plays is not repeated from an extractor: the peak basis of a survey
+    # that ran peakflops is that run's (the inventory then did not measure the peak)
+    played = {row["role"] for row in rows if row.get("family") and row.get("role")}
+    rows = [row for row in rows if row.get("family") or row.get("role") not in played]
     bound = _dgemm_bound(rows, runs)
     return rows + ([bound] if bound else [])
 
@@ -132,7 +129,7 @@ def by_role(rows: list[dict], role: str) -> dict | None:
 
 
 def percent_of_peak(rows: list[dict]) -> dict | None:
-    """HPL Rmax as a fraction of the peak the inventory says to use."""
+    """HPL Rmax as a fraction of the peak basis (the peakflops run's, else the inventory's)."""
     hpl = by_role(rows, "hpl_rmax")
     peak = by_role(rows, "peak_basis")
     if hpl and peak and peak["value"]:

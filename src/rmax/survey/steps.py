@@ -48,13 +48,17 @@ class Inventory(Step):
     def run(self, ctx):
         from rmax.inventory import collect, fingerprint
 
+        # The FMA peak is measured once: by the peakflops step when the survey has one (its stored
+        # summary then carries the peak basis), else here.
+        measure = "peakflops" not in ctx.steps
         records = []
         for host in ctx.nodes:
             with ctx.store.start_run("info", parent=ctx.survey_id, hosts=[host.name]) as run:
                 if ctx.hosts is None:
-                    inv = collect(measure=True)
+                    inv = collect(measure=measure, unmeasured="not measured here: the survey's peakflops step "
+                                                                  "measures the FMA peak")
                 else:
-                    inv = _remote_inventory(ctx, host)
+                    inv = _remote_inventory(ctx, host, measure)
                 run.update(summary=inv, fingerprint=fingerprint(inv))
             records.append(ctx.store.get(run.id))
         first = records[0].summary
@@ -63,13 +67,14 @@ class Inventory(Step):
         return records
 
 
-def _remote_inventory(ctx: SurveyContext, host: Host) -> dict:
+def _remote_inventory(ctx: SurveyContext, host: Host, measure: bool) -> dict:
     """`rmax info --json` on another node, through the launcher (rmax installed at the same path there)."""
     import json
 
     from rmax.launch import prepare, run_job
 
-    spec = LaunchSpec(program=[sys.executable, "-m", "rmax", "info", "--json"], np=1, hosts=[Host(host.name, 1)])
+    program = [sys.executable, "-m", "rmax", "info", "--json", "--measure" if measure else "--no-measure"]
+    spec = LaunchSpec(program=program, np=1, hosts=[Host(host.name, 1)])
     job = run_job(prepare(spec, ctx.launcher), ctx.timeout, env=spec.rank_env())
     if not job.ok:
         raise job.failure(f"inventory of {host.name}")
@@ -103,36 +108,6 @@ class FamilyStep(Step):
         nodes = ctx.nodes[:2] if self.plan.ranks == "pair" else ctx.nodes
         spec = LaunchSpec(program=[], np=len(nodes), hosts=[Host(h.name, 1) for h in nodes])
         return [run(self.family, o, dataclasses.replace(base, spec=spec))]
-
-
-# The node and network families not yet registered as families (rmax.bench.<module>.run).
-class NodeBench(Step):
-    module: ClassVar[str]
-    per_node = True
-
-    def run(self, ctx):
-        import importlib
-
-        mod = importlib.import_module(f"rmax.bench.{self.module}")
-        out = []
-        for host in ctx.nodes:
-            spec = ctx.node_spec([], host) if ctx.hosts else None
-            out.append(mod.run(quick=ctx.quick, store=ctx.store, parent=ctx.survey_id, spec=spec,
-                               launcher=ctx.launcher, timeout=ctx.timeout))
-        return out
-
-
-def _node_step(name: str, module: str, title: str, share: float, order: int):
-    cls = type(f"Node_{name}", (NodeBench,), {"name": name, "module": module, "title": title, "share": share,
-                                              "order": order})
-    return register(cls)
-
-
-_node_step("peakflops", "peakflops", "measured FMA peak", 0.03, 20)
-_node_step("cpurate", "cpurate", "CPU rate vs vector length", 0.12, 25)
-_node_step("memlat", "memlat", "memory latency staircase", 0.08, 26)
-_node_step("memcopy", "memcopy", "memcpy bandwidth vs size", 0.05, 29)
-_node_step("oslat", "oslat", "operating-system latencies", 0.08, 30)
 
 
 class NetBench(Step):

@@ -36,7 +36,7 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
     with store.start_run("survey", params=params, hosts=[h.name for h in hosts] if hosts else [],
                          label=label) as survey:
         ctx = SurveyContext(store, survey.id, hosts, quick, budget, launcher, timeout, tune_budget=tune_budget,
-                            out_dir=out_dir)
+                            out_dir=out_dir, steps=tuple(s.name for s in steps))
         report: list[dict] = []
 
         def note(entry: dict) -> None:

@@ -1,7 +1,7 @@
 """Switch groups from all-pairs latency and bandwidth matrices.
 
 Nodes on one switch talk faster to each other than across a trunk: lower
-latency (one store-and-forward hop fewer, seed 02) and, where trunks are
+latency (one store-and-forward hop fewer, as on I-Cluster, Richard et al.) and, where trunks are
 narrower or shared, higher bandwidth. So the pair values, on a log scale,
 fall into two bands; the largest gap between sorted values separates them.
 Pairs below the gap are linked, and the connected components are the

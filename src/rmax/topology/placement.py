@@ -3,11 +3,11 @@
 HPL broadcasts every factored panel along its process row, so a process row
 that spans two switches pushes each panel through a trunk. I-Cluster put each
 row on one switch and went from 71.8 to 76.4 GFLOPS on 210 nodes and five
-switches (seed 02). `hpl_placement` packs whole process rows into switches.
+switches (Richard et al., "I-Cluster"). `hpl_placement` packs whole process rows into switches.
 
 Collectives on multi-core nodes depend on rank order too: Helix's Allreduce
 slowed past 64 processes with the order 1..64,1..64 and recovered with
-1..64,64..1 (seed 04). `collective_order` gives the block, cyclic and
+1..64,64..1 (Barczak, Messom and Johnson, the Helix paper). `collective_order` gives the block, cyclic and
 serpentine orders.
 
 Pure functions; `rankfile_text` renders Open MPI's rankfile."""
@@ -89,7 +89,7 @@ def heavier_dimension(p: int, q: int) -> str:
     process, panel broadcasts along a row move about N^2/(2P) words, while row swaps
     and U broadcasts along a column move about 3 N^2/(2Q) and the pivot searches add
     latency-bound messages there too. So rows are heavier only on flat grids, Q > 3P
-    (I-Cluster's 210 nodes ran such grids, and rows in a switch won there, seed 02);
+    (I-Cluster's 210 nodes ran such grids, and rows in a switch won there, Richard et al.);
     on square grids columns are (measured on a 2 x 2 virtual cluster: 2.4 s with
     columns inside switches against 6.0 s with rows, docs/VCLUSTER.md)."""
     return "rows" if q > 3 * p else "columns"
@@ -101,7 +101,7 @@ def hpl_placement(groups: list[list[str]], hosts: list[Host], p: int, q: int, pm
 
     Whole lines go to switches first (each switch takes as many lines as it has free
     slots for); the lines left over fill the remaining slots and span switches.
-    keep="rows" is seed 02's recipe (panel broadcasts stay in a switch); "columns"
+    keep="rows" is I-Cluster's recipe (Richard et al.) (panel broadcasts stay in a switch); "columns"
     keeps pivoting, row swaps and U broadcasts in a switch instead; "auto" picks
     the heavier of the two by HPL's model (heavier_dimension)."""
     if p < 1 or q < 1:
@@ -167,17 +167,3 @@ def rankfile_text(ranks: list[Slot], cpus: str | None = None) -> str:
     """Open MPI rankfile. Each rank gets its slot's core, or `cpus` (e.g. '0-1') for all
     ranks where nodes share cores, as the nodes of a virtual cluster do."""
     return "".join(f"rank {r}={s.host} slot={cpus if cpus else s.index}\n" for r, s in enumerate(ranks))
-
-
-def parse_rankfile(text: str) -> list[Slot]:
-    """The ranks of a rankfile written by rankfile_text (for checks and tests)."""
-    out: dict[int, Slot] = {}
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        left, _, right = line.partition("=")
-        rank = int(left.split()[1])
-        host, _, slot = right.partition(" slot=")
-        out[rank] = Slot(host.strip(), int(slot) if slot.isdigit() else 0)
-    return [out[r] for r in sorted(out)]

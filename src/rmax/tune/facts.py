@@ -30,7 +30,8 @@ def gather(store, np: int, nodes: int, blas_threads: int, nb_hint: int | None = 
     except (RmaxError, ImportError):
         pass
     # A first guess at the HPL rate, only for the first trial's predicted time (budget check,
-    # watchdog): half the DGEMM bound, or 15% of a nominal Rpeak (what this VM type gives).
+    # watchdog): half the DGEMM bound, or 15% of a nominal Rpeak, deliberately low: a guess too
+    # high would predict too short a first trial and cut it off.
     if f["dgemm_bound_gflops"]:
         f["rate_guess_gflops"] = 0.5 * f["dgemm_bound_gflops"]
     elif f["rpeak_gflops"]:

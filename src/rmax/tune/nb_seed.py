@@ -1,6 +1,6 @@
-"""NB candidates seeded from the DGEMM k-sweep (HPL's trailing update is an
-(m x NB) by (NB x n) product, so NB should be a k at which DGEMM runs near its
-best), with multiples of 32 in [64, 256] (netlib HPL's TUNING notes) as the fallback."""
+"""NB candidates seeded from the DGEMM k-sweep (the I-Cluster rule, Richard et al.: HPL's
+trailing update is an (m x NB) by (NB x n) product, so NB should be a k at which DGEMM
+runs near its best), with HPL's tuning notes as the fallback."""
 
 from __future__ import annotations
 
@@ -36,4 +36,4 @@ def nb_candidates(store) -> tuple[list[int], str]:
             nbs = from_k_sweep(got[1].k) if got else []
             if nbs:
                 return nbs, f"DGEMM k-sweep of dgemm run {run.id[:8]} (k within {100 - NEAR_BEST * 100:.0f}% of the best)"
-    return list(FALLBACK_NBS), "multiples of 32 in [64, 256] (netlib HPL's TUNING notes; no dgemm run stored)"
+    return list(FALLBACK_NBS), "HPL's tuning notes (multiples of 32 in [64, 256]; no dgemm run stored)"

@@ -1,6 +1,6 @@
 """Noise-aware comparison: is a challenger really better than the incumbent?
 
-Blind HPL runs give "very non-deterministic results" (seed 02), and the machine
+Blind HPL runs give "very non-deterministic results" (Richard et al., I-Cluster), and the machine
 may be shared. So a single fast run never makes a new best: a promising
 challenger is measured again, alternating with the incumbent so that a drift in
 machine load hits both, until Welch's t-test separates their means at 95% or

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 from rmax.errors import RmaxError
 
-MEM_WARN = 0.90      # above this, warn: seed 02 saw nodes swap with large matrices
+MEM_WARN = 0.90      # above this, warn: I-Cluster's nodes swapped with large matrices (Richard et al.)
 MEM_REFUSE = 0.95    # above this, refuse unless --force
 
 
@@ -47,8 +47,9 @@ def check_mem_fraction(fraction: float, force: bool) -> str | None:
         raise RmaxError(f"--mem-fraction must be in (0, 1], not {fraction}")
     if fraction > MEM_REFUSE and not force:
         raise RmaxError(f"--mem-fraction {fraction} leaves under {100 * (1 - MEM_REFUSE):.0f}% of memory to the OS "
-                        "and MPI; seed 02 saw nodes swap", hint="use 0.8 (the usual guess), or --force to insist")
+                        "and MPI; I-Cluster's nodes swapped at large N (Richard et al.)",
+                        hint="use 0.8 (the usual guess), or --force to insist")
     if fraction > MEM_WARN:
-        return (f"warning: --mem-fraction {fraction}: above {MEM_WARN} nodes may swap (seed 02 saw it), "
-                "which ruins the measurement")
+        return (f"warning: --mem-fraction {fraction}: above {MEM_WARN} nodes may swap (I-Cluster's did, "
+                "Richard et al.), which ruins the measurement")
     return None

@@ -4,7 +4,7 @@ candidate (one value per parameter) becomes a one-test HplConfig.
 A candidate is a plain dict with the keys in PARAMS plus `n`. N is not searched
 like the others: it follows from memory (8 N^2 bytes within a fraction of the
 ranks' memory) and is rounded down to a multiple of NB x lcm(P, Q) so every
-process holds whole blocks (REFERENCE.md, tuning guidance). So each candidate's
+process holds whole blocks (HPL's tuning notes). So each candidate's
 N depends on its NB and grid; `Space.sized` applies the rule."""
 
 from __future__ import annotations
@@ -15,18 +15,19 @@ from dataclasses import asdict, dataclass, field
 from rmax.hpl.dat import HplConfig
 
 # Searched parameters, in the order coordinate descent visits them: the ones
-# seeds 01 and 02 found to matter most first (block size, grid), then the
+# Kronos (Eadline and Layton) and I-Cluster (Richard et al.) found to matter most first
+# (block size, grid), then the
 # look-ahead and broadcast that hide or expose the network, then the panel details.
 PARAMS = ("nb", "grid", "depth", "bcast", "swap", "swap_threshold", "pfact", "rfact", "nbmin", "ndiv", "pmap")
 
-# Fallback NB candidates (REFERENCE.md: NB usually in [32, 256], a small
-# multiple of the BLAS blocking) when no DGEMM k-sweep is stored.
+# Fallback NB candidates (HPL's tuning notes: good NBs are almost always in [32, 256];
+# a small multiple of the BLAS blocking) when no DGEMM k-sweep is stored.
 FALLBACK_NBS = (64, 96, 128, 160, 192, 224, 256)
 SWAP_NAMES = ("bin", "long", "mix")
 
 
 def factorisations(ranks: int) -> list[tuple[int, int]]:
-    """Every P x Q with P * Q = ranks, not only the near-square ones (seed 01: 2 x 4 beat 1 x 8)."""
+    """Every P x Q with P * Q = ranks, not only the near-square ones (Kronos, Eadline and Layton: 2 x 4 beat 1 x 8)."""
     if ranks < 1:
         raise ValueError(f"a process grid needs at least 1 rank, not {ranks}")
     return [(p, ranks // p) for p in range(1, ranks + 1) if ranks % p == 0]
@@ -71,7 +72,7 @@ class Space:
     ndiv: list[int] = field(default_factory=lambda: [2, 3, 4])
     pmap: list[int] = field(default_factory=lambda: [0, 1])
     threshold: float = 16.0                   # residual check; not searched
-    nb_source: str = "REFERENCE.md guidance (multiples of 32 in [64, 256])"
+    nb_source: str = "HPL's tuning notes (multiples of 32 in [64, 256])"
 
     def __post_init__(self):
         if not self.grid:
@@ -92,7 +93,7 @@ class Space:
         return {**cand, "n": round_n(self.n_full if full else self.n_reduced, cand["nb"], p, q)}
 
     def heuristic(self) -> dict:
-        """The reference's advice (REFERENCE.md, tuning guidance): most square grid with P <= Q,
+        """HPL's tuning notes' advice: most square grid with P <= Q,
         row mapping, Crout panel, right recursive, NBMIN 4, NDIV 2, 1ringM, depth 1, mix swap
         with its threshold near NB; NB the first (best-ranked) candidate."""
         nb = self.nb[0]

@@ -1,4 +1,5 @@
-"""The live table, in the shape of seed 01's Table 1 (test, Ns, Nb, PxQ, library,
+"""The live table, in the shape of Table 1 of the Kronos article (Eadline and Layton: test, Ns,
+Nb, PxQ, library,
 % of peak, GFLOPS), with HPL's variant code, the time and the change against
 the start. One row is printed as each trial ends, so it works in a terminal,
 a pipe and a log alike."""

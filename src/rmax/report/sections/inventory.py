@@ -14,6 +14,10 @@ def _get(d: dict, *path, default="—"):
     return d
 
 
+def _gf(value) -> str:
+    return f"{value:.1f}" if isinstance(value, (int, float)) else "—"
+
+
 @builder("info")
 def inventory(runs: list[RunRecord]) -> list[Section]:
     sec = Section(key="inventory", title="Nodes", order=10)
@@ -21,6 +25,9 @@ def inventory(runs: list[RunRecord]) -> list[Section]:
     for r in runs:
         s = r.summary
         rp = s.get("rpeak") or {}
+        # An inventory that left the FMA peak to the survey's peakflops step has no basis of its own:
+        # the peakflops section (and the summary) show the one measurement.
+        own_basis = s.get("measured") is not False
         row = {
             "host": r.hosts[0] if r.hosts else _get(s, "hostname"),
             "cpu": _get(s, "cpu", "model"),
@@ -29,18 +36,18 @@ def inventory(runs: list[RunRecord]) -> list[Section]:
             "blas": _get(s, "blas", "loaded", "name"),
             "mpi": f"{_get(s, 'mpi', 'default', 'implementation')} {_get(s, 'mpi', 'default', 'version')}",
             "rpeak_nominal_gflops": rp.get("nominal_gflops"),
-            "peak_basis_gflops": rp.get("gflops"),
-            "basis": rp.get("basis"),
+            "peak_basis_gflops": rp.get("gflops") if own_basis else None,
+            "basis": rp.get("basis") if own_basis else "the peakflops step's",
         }
         data.append(row)
         rows.append([str(row["host"]), str(row["cpu"]), str(row["cores"]), f"{row['memory_gib']}",
-                     str(row["blas"]), str(row["mpi"]), f"{row['rpeak_nominal_gflops'] or 0:.1f}", f"{row['peak_basis_gflops'] or 0:.1f}",
+                     str(row["blas"]), str(row["mpi"]), _gf(row["rpeak_nominal_gflops"]), _gf(row["peak_basis_gflops"]),
                      str(row["basis"])])
         if rp.get("formula"):
             sec.notes.append(f"{row['host']}: Rpeak = {rp['formula']}")
-        if rp.get("warning"):
+        if rp.get("warning") and own_basis:
             sec.notes.append(f"{row['host']}: {rp['warning']}")
-        if rp.get("basis_reason"):
+        if rp.get("basis_reason") and own_basis:
             sec.notes.append(f"{row['host']}: % of peak basis: {rp['basis_reason']}")
         for w in _get(s, "blas", "loaded", "warnings", default=[]) or []:
             sec.notes.append(f"{row['host']}: BLAS: {w}")

@@ -2,7 +2,7 @@
 into trials with the predicted trial time).
 
 - few trials (< 12): model-guided, which spends them on the NB x grid pairs the
-  time model ranks best (the two parameters that moved seeds 01 and 02 most);
+  time model ranks best (the two parameters that moved Kronos and I-Cluster most);
 - a moderate budget (< 60): coordinate descent, which needs about 30 trials a round;
 - many trials: Bayesian TPE, which learns interactions once it has data.
 See bench/RESULTS.md, "Tuning strategies", for the measurements behind the cut-offs."""

@@ -1,4 +1,5 @@
-"""Coordinate descent, the way seed 02 tuned by hand: change one parameter at a
+"""Coordinate descent, the way I-Cluster was tuned by hand (Richard et al., "I-Cluster:
+Reaching TOP500 Performance Using Mainstream Hardware"): change one parameter at a
 time, keep a value only when its gain is significant, and repeat rounds over all
 parameters until a round brings no significant gain (parameters interact, so one
 round is not enough). Searches at the reduced N; the session confirms at full N."""

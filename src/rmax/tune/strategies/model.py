@@ -1,5 +1,5 @@
 """Model-guided: rank every NB x grid pair by the HPL time model
-(rmax.model.hpl_model, REFERENCE.md's scalability model plus its calibrated
+(rmax.model.hpl_model, HPL's scalability analysis plus its calibrated
 panel term) and run only the most promising; then one coordinate pass over the
 variant knobs the model cannot see (PFACT, BCAST, DEPTH, ...).
 

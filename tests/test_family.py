@@ -1,0 +1,94 @@
+"""The Family core: one registry, options with quick values, typed versioned summaries, and
+figures that are their stored field; a survey's headline read from the families."""
+
+import dataclasses
+import json
+
+import pytest
+from cliutil import run_cli
+
+from rmax.bench.family import (FAMILIES, Family, StaleSummary, families, loaded, make_options, option,
+                               option_fields, register)
+from rmax.bench.view import ROLES, resolve
+
+
+def test_registry_refuses_a_second_family_of_one_name():
+    fams = families()
+    name = next(iter(fams))
+    with pytest.raises(RuntimeError, match="two benchmark families"):
+        register(type("Again", (Family,), {"name": name}))
+    assert FAMILIES[name] is fams[name]
+
+
+@dataclasses.dataclass
+class _Opts:
+    size: int = option(10, "a size", quick=2)
+    mode: str = option("both", "a mode")
+
+
+def test_options_take_given_then_quick_then_default():
+    assert make_options(_Opts) == _Opts(10, "both")
+    assert make_options(_Opts, quick=True) == _Opts(2, "both")
+    assert make_options(_Opts, quick=True, size=7, mode="one") == _Opts(7, "one")
+    with pytest.raises(TypeError, match="no option"):
+        make_options(_Opts, sizes=3)
+
+
+def test_every_family_is_complete():
+    for name, fam in families().items():
+        assert fam.name == name and fam.title and fam.Summary.SCHEMA.startswith(f"rmax.{name}/"), name
+        assert option_fields(fam.Options), name
+        fam.options()            # defaults construct
+        fam.options(quick=True)  # and so do the quick values
+        if fam.survey:
+            assert 0 < fam.survey.share < 1 and fam.survey.ranks in ("node", "pair", "all"), name
+
+
+def test_every_family_has_its_generated_command():
+    for name, fam in families().items():
+        if not getattr(fam, "command", True):
+            continue
+        proc = run_cli("bench", name, "--help", check=True)
+        for f, info in option_fields(fam.Options):
+            if info.cli:
+                assert (info.flag or "--" + f.name.replace("_", "-")) in proc.stdout, (name, f.name)
+        assert "--quick" in proc.stdout and "--json" in proc.stdout
+
+
+def test_a_stored_summary_reads_back_typed_and_its_figures_are_its_fields(db):
+    from rmax.store import open_store
+
+    proc = run_cli("bench", "stream", "--size", "2MiB", "--budget", "0", "--mode", "one", "--json", check=True)
+    rid = json.loads(proc.stdout)["id"]
+    with open_store() as store:
+        run = store.get(rid)
+    fam, s = loaded(run)
+    assert fam.name == "stream" and s.to_dict() == run.summary
+    figs = fam.metrics(s) + fam.headline(s)
+    assert figs
+    for f in figs:
+        assert f.value == resolve(run.summary, f.path) * f.scale, f
+        assert f.role is None or f.role in ROLES
+    # A summary of another shape (an older rmax) is never misread: it is skipped.
+    run.summary = {**run.summary, "schema": "rmax.stream/1"}
+    with pytest.raises(StaleSummary):
+        fam.load(run)
+    assert loaded(run) is None
+
+
+def test_survey_headline_figures_are_the_fields_they_come_from(db):
+    """Every figure of a survey's headline equals the field it names in its run's stored summary."""
+    from rmax.store import open_store
+    from rmax.survey.headline import headline
+
+    proc = run_cli("survey", "--quick", "--steps", "inventory,stream", "--json", check=True)
+    sid = json.loads(proc.stdout)["id"]
+    with open_store() as store:
+        runs = store.children(sid)
+    rows = headline(runs)
+    family_rows = [r for r in rows if r.get("family")]
+    assert family_rows
+    by_id = {r.id: r for r in runs}
+    for row in family_rows:
+        stored = by_id[row["run"]].summary
+        assert row["value"] == resolve(stored, row["path"]) * row["scale"], row
