@@ -46,6 +46,11 @@ def hpl_flops(n: float) -> float:
     return 2.0 / 3.0 * n ** 3 + 1.5 * n ** 2
 
 
+def n_for_flops(flops: float) -> float:
+    """The N whose run takes about `flops` (hpl_flops' leading term inverted)."""
+    return (flops / (2.0 / 3.0)) ** (1 / 3)
+
+
 def check_inputs(n: float, nb: int, p: int, q: int, alpha: float, beta: float, gamma3: float) -> None:
     if n < 1:
         raise RmaxError(f"N must be at least 1, not {n}")

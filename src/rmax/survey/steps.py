@@ -164,7 +164,9 @@ class Hpl(Step):
         nb = 192
         rate = (ctx.facts.get("rpeak") or {}).get("gflops") or 10.0 * ranks
         seconds = seconds or max(2.0, min(self.share * ctx.budget / 3, 60.0))
-        n = (1.5 * seconds * rate * 0.6e9) ** (1 / 3)
+        from rmax.model.hpl_model import n_for_flops
+
+        n = n_for_flops(seconds * rate * 0.6e9)   # at 60% of the peak
         mem = ctx.facts.get("mem_available") or 0
         if mem:
             n = min(n, math.sqrt(0.6 * mem * len(ctx.nodes) / 8))

@@ -180,7 +180,7 @@ class Session:
         self.echo(table.row(idx, cand, m, self.facts["blas"], self.facts.get("rpeak_gflops"), self.start_gflops, note))
 
     def checkpoint(self, trial=None) -> None:
-        """The session's summary so far, stored after every trial (the trials themselves are stored by run_hpl)."""
+        """The session's summary so far, stored after every trial (the trials themselves are stored by the hpl family)."""
         best = self.ev.best(self.at_full_n) if self.ev else None
         self.run.update(summary={"trials": len(self.ev.history) if self.ev else 0,
                                  "start_gflops": self.start_gflops,
