@@ -63,6 +63,20 @@ def _pair_key(r: RunRecord) -> tuple:
     return (r.kind, host)
 
 
+def _test_rates(tests: list[RunRecord]) -> list[float]:
+    """The GFLOPS of HPL tests, from their typed summaries (tests stored in another shape are skipped)."""
+    from rmax.bench.family import StaleSummary
+    from rmax.bench.hpl import HplTestSummary
+
+    out = []
+    for t in tests:
+        try:
+            out.append(HplTestSummary.load(t.summary).gflops)
+        except StaleSummary:
+            continue
+    return out
+
+
 def _hpl_tests(store: Store, run: RunRecord) -> list[RunRecord]:
     return store.children(run.id) if run.kind == "hpl" else []
 
@@ -131,8 +145,9 @@ def compare(store: Store, a_ids: str, b_ids: str) -> tuple[list[RunRecord], list
         kind, host = key[0], key[1]
         if kind == "hpl-test":
             # Repeated HPL tests with the same parameters are the samples.
-            ga = [r.summary["gflops"] for r in ra]
-            gb = [r.summary["gflops"] for r in rb]
+            ga, gb = _test_rates(ra), _test_rates(rb)
+            if not ga or not gb:
+                continue
             sig, p = differ_significantly(ga, gb)
             label = f"{key[2]} N={key[3]} NB={key[4]} {key[5]}x{key[6]}: GFLOPS"
             changes.append(Change(kind, host, label, "GFLOPS", _mid(ga), _mid(gb), len(ga), len(gb),

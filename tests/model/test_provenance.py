@@ -4,6 +4,7 @@ import json
 import os
 
 from cliutil import assert_one_line_error, run_cli
+from rmax.bench.hpl import HplTestSummary
 from rmax.bench.runner import fingerprint
 from rmax.model.hpl_model import Observation, calibrate, predict_hpl
 from rmax.store import open_store
@@ -22,7 +23,10 @@ def _store(kind, hosts, summary, params=None, parent=None):
 
 
 def _dgemm_here():
-    return _store("dgemm", [HERE], {"points": [{"m": 2000, "n": 2000, "k": 192, "median_gflops": 20.0}]})
+    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+
+    point = DgemmPoint(2000, 2000, 192, 20.0, 20.0, 20.0, 20.0, 0.0, 5)
+    return _store("dgemm", [HERE], DgemmSummary([], [point], 1).to_dict())
 
 
 def _net(hosts, alpha, beta):
@@ -32,8 +36,8 @@ def _net(hosts, alpha, beta):
 def _hpl_tests(hosts, times):
     parent = _store("hpl", hosts, {}, {"np": 2})
     for n, t in times:
-        _store("hpl-test", hosts, {"time_s": t, "gflops": 2 / 3 * n ** 3 / t / 1e9},
-               {"n": n, "nb": 192, "p": 1, "q": 2}, parent=parent)
+        test = HplTestSummary("WR11C2R4", n, 192, 1, 2, 0, 1, 1, 2, 2, 1, 4, t, 2 / 3 * n ** 3 / t / 1e9)
+        _store("hpl-test", hosts, test.to_dict(), test.params(), parent=parent)
 
 
 def test_model_hpl_ignores_runs_from_other_hosts(db):

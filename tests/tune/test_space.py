@@ -51,8 +51,10 @@ def test_config_round_trip_and_code():
 
 
 def test_nb_seeded_from_dgemm_k_sweep(db):
-    pts = [{"k": 64, "median": 10}, {"k": 128, "median": 19}, {"k": 192, "median": 20}, {"k": 256, "median": 18.5},
-           {"k": 512, "median": 12}]
+    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+
+    pts = [DgemmPoint(1024, 1024, k, g, g, g, g, 0.0, 5) for k, g in ((64, 10), (128, 19), (192, 20), (256, 18.5),
+                                                                       (512, 12))]
     assert from_k_sweep(pts) == [192, 128, 256]
     from rmax.store import open_store
 
@@ -60,6 +62,6 @@ def test_nb_seeded_from_dgemm_k_sweep(db):
         nbs, source = nb_candidates(store)
         assert nbs == list(FALLBACK_NBS) and "HPL's tuning notes" in source
         with store.start_run("dgemm") as r:
-            r.update(summary={"k": pts})
+            r.update(summary=DgemmSummary([], pts, 1).to_dict())
         nbs, source = nb_candidates(store)
         assert nbs == [192, 128, 256] and "k-sweep" in source

@@ -3,60 +3,100 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
+from functools import partial
+
+import click
+
 from rmax import blas
-from rmax.bench.node_kernel import check_fits, invalid, run_node
+from rmax.bench.family import Family, Summary, SurveyPlan, option, register
+from rmax.bench.node_kernel import check_fits, invalid
 from rmax.bench.runner import Parsed
-from rmax.errors import RmaxError
+from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.native import executable
-from rmax.store.runs import RunRecord
+from rmax.params import Count, Number, NumberList, Seconds
 
-SCHEMA = "rmax.dgemm/1"
-# (square sizes, k values, m = n of the k sweep, seconds per point)
-PLAN = {"default": ([128, 256, 512, 1024, 2048], [32, 64, 96, 128, 192, 256, 384, 512], 2048, 0.5),
-        "quick": ([256, 1024], [64, 128, 256], 1024, 0.1)}
+MEDIAN = "median of timed blocks"
+# HPL's trailing update is an (m x NB) by (NB x n) DGEMM (netlib HPL's TUNING notes), so NB
+# should be a k at which DGEMM runs near its best: the smallest such k is the suggestion.
+NB_WITHIN = 0.97
+
+# Matrix orders: at most 2^20 (the memory check refuses what does not fit long before).
+DIMS = NumberList(1, 1 << 20, integer=True, rule="matrix dimensions must be greater than zero")
+DIM = Number(1, 1 << 20, integer=True, rule="matrix dimensions must be greater than zero")
 
 
-def argv(sizes: list[int], ks: list[int], mn: int, budget: float, sweep: str = "both") -> list[str]:
-    return [executable("rmax-node"), "dgemm", "--json", "-", "--sweep", sweep, "--sizes", ",".join(map(str, sizes)),
-            "--k", ",".join(map(str, ks)), "--mn", str(mn), "--budget", str(budget)]
+@dataclass
+class DgemmOptions:
+    blas: str | None = option(None, "openblas, blis, atlas, reference, or a path to a BLAS library.",
+                              metavar="NAME|PATH", show="the system's libblas.so.3")
+    sweep: str = option("both", "The square sweep, the k sweep, or both.",
+                        type=click.Choice(["square", "k", "both"]))
+    sizes: tuple[int, ...] = option((128, 256, 512, 1024, 2048), "Square orders n, comma-separated.", type=DIMS,
+                                    quick=(256, 1024))
+    k: tuple[int, ...] = option((32, 64, 96, 128, 192, 256, 384, 512), "Inner dimensions k at m = n = --mn.",
+                                type=DIMS, quick=(64, 128, 256))
+    mn: int = option(2048, "m = n of the k sweep.", type=DIM, quick=1024)
+    threads: int = option(1, "BLAS threads.", type=Count(1, 4096))
+    budget: float = option(0.5, "Seconds per point.", type=Seconds(0.001, 3600, lo_open=False), quick=0.1)
 
 
-def key(r: dict) -> str:
+@dataclass
+class DgemmPoint:
+    m: int
+    n: int
+    k: int
+    median: float               # GFLOPS
+    min: float
+    max: float
+    mean: float
+    sd: float
+    n_samples: int
+    ci95: list[float] | None = None
+
+
+@dataclass
+class BlasUsed:
+    """The BLAS the kernel really loaded (rmax.blas.loaded_brief)."""
+
+    name: str | None = None
+    version: str | None = None
+    path: str | None = None
+    config: str | None = None
+
+
+@dataclass
+class DgemmSummary(Summary):
+    SCHEMA = "rmax.dgemm/2"
+    square: list[DgemmPoint]
+    k: list[DgemmPoint]
+    threads: int
+    blas: BlasUsed = field(default_factory=BlasUsed)
+    nb_suggested: int | None = None
+    unit: str = "GFLOPS"
+    statistic: str = MEDIAN
+
+    def best(self) -> tuple[tuple, DgemmPoint] | None:
+        """(summary path, point) of the fastest point of either sweep."""
+        found = [(("square", i), p) for i, p in enumerate(self.square)] + [(("k", i), p) for i, p in enumerate(self.k)]
+        return max(found, key=lambda pp: pp[1].median, default=None)
+
+
+def best_nb(k_points: list[DgemmPoint], within: float = NB_WITHIN) -> int | None:
+    """The smallest k whose rate is within `within` of the best k's."""
+    if not k_points:
+        return None
+    top = max(p.median for p in k_points)
+    return min(p.k for p in k_points if p.median >= within * top)
+
+
+def _key(r: dict) -> str:
     return f"{r['sweep']}/{r['m']}x{r['n']}x{r['k']}"
 
 
-def best_nb(k_points: list[dict], within: float = 0.97) -> int | None:
-    """Seed 02's rule: the smallest k whose rate is within `within` of the best k."""
-    if not k_points:
-        return None
-    top = max(p["median"] for p in k_points)
-    return min(p["k"] for p in k_points if p["median"] >= within * top)
-
-
-def parse(records: list[dict]) -> Parsed:
-    recs = [r for r in records if r.get("schema") == SCHEMA]
-    points = {"square": [], "k": []}
-    for r in recs:
-        s = r["summary"]
-        points[r["sweep"]].append({"m": r["m"], "n": r["n"], "k": r["k"], "median": s["median"], "min": s["min"],
-                                   "max": s["max"], "mean": s["mean"], "sd": s["sd"], "n_samples": s["n"],
-                                   "ci95": s.get("ci95")})
-    summary = {"unit": "GFLOPS", "statistic": "median of timed blocks", **points,
-               "nb_suggested": best_nb(points["k"])}
-    samples = {key(r): r["samples"] for r in recs}
-    err = invalid(recs, key)
-    return Parsed(summary, samples, "invalid" if err else "ok", err)
-
-
-def check_orders(sizes: list[int], ks: list[int], mn: int) -> None:
-    for what, vals in (("--sizes", sizes), ("--k", ks), ("--mn", [mn])):
-        for v in vals:
-            if v <= 0:
-                raise RmaxError(f"{what}: matrix dimensions must be greater than zero, not {v}")
-    for n in sizes:
-        check_fits(f"--sizes {n}: three {n}x{n} matrices", n * n * 8, 3)
-    for k in ks:
-        check_fits(f"--k {k} at m = n = {mn}: the matrices", (2 * mn * k + mn * mn) * 8)
+def _threads(n: int) -> str:
+    return f"{n} thread{'s' if n != 1 else ''}"
 
 
 def blas_env(name_or_path: str | None) -> tuple[dict, dict | None]:
@@ -67,17 +107,96 @@ def blas_env(name_or_path: str | None) -> tuple[dict, dict | None]:
     return blas.env_for(lib), lib.to_dict()
 
 
-def run(quick: bool = False, *, sizes: list[int] | None = None, ks: list[int] | None = None, mn: int | None = None,
-        budget: float | None = None, sweep: str = "both", blas_name: str | None = None, threads: int = 1,
-        store=None, parent: str | None = None, label: str | None = None,
-        spec=None, launcher: str | None = None, timeout: float = 900.0,
-        on_stdout=None) -> RunRecord:
-    p_sizes, p_ks, p_mn, p_budget = PLAN["quick" if quick else "default"]
-    sizes, ks, mn, budget = sizes or p_sizes, ks or p_ks, mn or p_mn, budget or p_budget
-    check_orders(sizes if sweep != "k" else [], ks if sweep != "square" else [], mn)
-    env, chosen = blas_env(blas_name)
-    params = {"sizes": sizes, "k": ks, "mn": mn, "budget": budget, "sweep": sweep, "threads": threads,
-              "blas_requested": blas_name, "blas_selected": chosen, "blas_loaded": blas.loaded(env), "quick": quick}
-    return run_node("dgemm", argv(sizes, ks, mn, budget, sweep), params, parse, env=env, blas_threads=threads,
-                    store=store, parent=parent, label=label, spec=spec, launcher=launcher,
-                    timeout=timeout, on_stdout=on_stdout)
+@register
+class Dgemm(Family):
+    """DGEMM GFLOPS vs square size, and vs k at fixed m = n (the k where DGEMM runs near its best
+    is a good NB for HPL, whose trailing update is an (m x NB) by (NB x n) product)."""
+
+    name = "dgemm"
+    title = "BLAS DGEMM rate vs size and vs inner dimension k"
+    Options = DgemmOptions
+    Summary = DgemmSummary
+    survey = SurveyPlan("DGEMM vs size and k", 0.10, 28)
+    example = "rmax bench dgemm --blas blis --sweep square"
+
+    def check(self, o, ctx):
+        blas_env(o.blas)       # an unknown or non-BLAS library is refused here, before a run exists
+        for n in (o.sizes if o.sweep != "k" else ()):
+            check_fits(f"--sizes {n}: three {n}x{n} matrices", n * n * 8, 3)
+        for k in (o.k if o.sweep != "square" else ()):
+            check_fits(f"--k {k} at m = n = {o.mn}: the matrices", (2 * o.mn * k + o.mn * o.mn) * 8)
+
+    def argv(self, o):
+        return [executable("rmax-node"), "dgemm", "--json", "-", "--sweep", o.sweep,
+                "--sizes", ",".join(map(str, o.sizes)), "--k", ",".join(map(str, o.k)), "--mn", str(o.mn),
+                "--budget", str(o.budget)]
+
+    def env(self, o):
+        return blas_env(o.blas)[0]
+
+    def blas_threads(self, o):
+        return o.threads
+
+    def timeout(self, o):
+        return 900.0
+
+    def params(self, o, ctx):
+        return {**super().params(o, ctx), "blas_selected": blas_env(o.blas)[1]}
+
+    def parser(self, o, ctx):
+        used = blas.loaded_brief(self.env(o))
+        return partial(self.parse, threads=o.threads,
+                       blas=BlasUsed(*(used.get(f.name) for f in dataclasses.fields(BlasUsed))))
+
+    def parse(self, records, threads: int = 1, blas: BlasUsed | None = None):
+        recs = [r for r in records if r.get("schema") == "rmax.dgemm/1"]
+        points: dict[str, list[DgemmPoint]] = {"square": [], "k": []}
+        for r in recs:
+            s = r["summary"]
+            points[r["sweep"]].append(DgemmPoint(r["m"], r["n"], r["k"], s["median"], s["min"], s["max"], s["mean"],
+                                                 s["sd"], s["n"], s.get("ci95")))
+        summary = DgemmSummary(points["square"], points["k"], threads, blas or BlasUsed(), best_nb(points["k"]))
+        err = invalid(recs, _key)
+        return Parsed(summary, {_key(r): r["samples"] for r in recs}, "invalid" if err else "ok", err)
+
+    def headline(self, s: DgemmSummary) -> list[Figure]:
+        found = s.best()
+        if not found:
+            return []
+        path, p = found
+        f = figure(s, (*path, "median"), "best", f"DGEMM per process ({_threads(s.threads)}, m={p.m} k={p.k})",
+                   "GFLOPS", f"{MEDIAN}, best size", role="dgemm_node")
+        return [f] if f else []
+
+    def metrics(self, s: DgemmSummary) -> list[Figure]:
+        out = []
+        for sweep in ("square", "k"):
+            for i, p in enumerate(getattr(s, sweep)):
+                out.append(figure(s, (sweep, i, "median"), f"{sweep}.{p.m}x{p.n}x{p.k}",
+                                  f"DGEMM m={p.m} n={p.n} k={p.k} ({_threads(s.threads)})", "GFLOPS", MEDIAN))
+        return [f for f in out if f]
+
+    def view(self, s: DgemmSummary) -> View:
+        rows = [[sweep, str(p.m), str(p.n), str(p.k), f"{p.median:.2f}", f"{p.min:.2f}", f"{p.max:.2f}",
+                 str(p.n_samples)] for sweep in ("square", "k") for p in getattr(s, sweep)]
+        t = Table(["Sweep", "m", "n", "k", "Median GFLOPS", "Min", "Max", "n samples"], rows,
+                  f"BLAS {s.blas.name or 'unknown'} {s.blas.version or ''}, {_threads(s.threads)}".replace("  ", " "))
+        notes = []
+        if s.nb_suggested:
+            notes.append(f"NB suggested by the k sweep: {s.nb_suggested} (the smallest k within "
+                         f"{100 - NB_WITHIN * 100:.0f}% of the best k's median rate)")
+        data = [{"sweep": sweep, **{k: v for k, v in dataclasses.asdict(p).items() if k != "ci95"}}
+                for sweep in ("square", "k") for p in getattr(s, sweep)]
+        return View([t], notes, {"dgemm": data})
+
+    def plots(self, runs):
+        square = {f"{label} {s.blas.name or ''}".strip(): ([p.m for p in s.square], [p.median for p in s.square])
+                  for label, s in runs if s.square}
+        ks = {f"{label} m=n={s.k[0].m}": ([p.k for p in s.k], [p.median for p in s.k]) for label, s in runs if s.k}
+        out = []
+        if square:
+            out.append(Plot("line", "DGEMM vs size", "m = n = k", "GFLOPS (median)", square, logx=True))
+        if ks:
+            out.append(Plot("line", "DGEMM vs k (NB candidates for HPL)", "inner dimension k", "GFLOPS (median)", ks,
+                            logx=True))
+        return out

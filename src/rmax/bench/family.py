@@ -176,6 +176,7 @@ class Family:
     default_np: ClassVar[int] = 2           # net families: ranks when none are asked for
     survey: ClassVar[SurveyPlan | None] = None
     example: ClassVar[str] = ""             # the example line of `rmax bench NAME --help`
+    command: ClassVar[bool] = True          # False: no `rmax bench NAME` (the family has a command of its own)
 
     # -- options and the kernel's argv
     def options(self, quick: bool = False, **given):
@@ -256,7 +257,7 @@ class Family:
 FAMILIES: dict[str, Family] = {}
 
 # The modules that define families: rmax.bench.<module>. Importing one registers its family.
-MODULES = ("stream", "peakflops", "cpurate", "memlat", "memcopy", "oslat", "mbw")
+MODULES = ("stream", "peakflops", "cpurate", "memlat", "memcopy", "oslat", "dgemm", "blas_compare", "hpl", "mbw")
 
 
 def register(cls: type[Family]) -> type[Family]:

@@ -8,8 +8,6 @@ import importlib
 import click
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
-    "dgemm": ("rmax.cli.bench_node", "BLAS DGEMM rate vs size and vs inner dimension k"),
-    "blas": ("rmax.cli.bench_node", "every installed BLAS side by side"),
     "net": ("rmax.cli.bench_net", "point-to-point latency and bandwidth per layer (MPI, TCP, UDP)"),
     "coll": ("rmax.cli.bench_net", "collectives vs message size and process count"),
     "ring": ("rmax.cli.bench_net", "natural and random ring latency and bandwidth"),
@@ -22,12 +20,12 @@ class BenchGroup(click.Group):
     def list_commands(self, ctx):
         from rmax.bench.family import families
 
-        return sorted({*BENCHMARKS, *families()})
+        return sorted({*BENCHMARKS, *(n for n, f in families().items() if f.command)})
 
     def get_command(self, ctx, name):
         from rmax.bench.family import families
 
-        if name in families():
+        if name in families() and families()[name].command:
             from rmax.cli.family_command import command
 
             return command(families()[name])
@@ -39,7 +37,7 @@ class BenchGroup(click.Group):
     def format_commands(self, ctx, formatter):
         from rmax.bench.family import families
 
-        titles = {**{n: b[1] for n, b in BENCHMARKS.items()}, **{n: f.title for n, f in families().items()}}
+        titles = {**{n: b[1] for n, b in BENCHMARKS.items()}, **{n: f.title for n, f in families().items() if f.command}}
         with formatter.section("Benchmarks"):
             formatter.write_dl([(n, titles[n]) for n in self.list_commands(ctx)])
 

@@ -42,16 +42,17 @@ def _tcp_pair(rec, size: int) -> dict:
 def _short_hpl(store, parent: str, mtu: int, hosts, hostfile, launcher, hpl_n: int, grid, engine: str,
                timeout: float) -> dict:
     """The short HPL on every slot of hosts, stored under parent; its row fields."""
+    from rmax.bench.family import RunContext, run
+    from rmax.bench.hpl import HPL
     from rmax.hpl.dat import HplConfig
-    from rmax.hpl.run import run_hpl
     from rmax.launch import LaunchSpec
 
     cfg = HplConfig(ns=[hpl_n], nbs=[96], grids=[tuple(grid)])
     spec = LaunchSpec([], np=sum(h.slots for h in hosts), hosts=list(hosts), hostfile=hostfile)
-    out = run_hpl(cfg, spec, store, engine=engine, launcher=launcher, timeout=timeout, parent=parent,
-                  label=f"MTU {mtu}")
-    best = out.run.summary.get("best") or {}
-    return {"hpl_gflops": best.get("gflops"), "hpl_run": out.run.id, "hpl_status": out.run.status}
+    rec = run(HPL, HPL.options(config=cfg, engine=engine),
+              RunContext(store=store, parent=parent, label=f"MTU {mtu}", spec=spec, launcher=launcher, timeout=timeout))
+    best = HPL.load(rec).best()
+    return {"hpl_gflops": best.gflops if best else None, "hpl_run": rec.id, "hpl_status": rec.status}
 
 
 def _add_hpl(col, m: int, hpl: dict) -> None:

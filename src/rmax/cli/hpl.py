@@ -8,7 +8,7 @@ import click
 
 from rmax.cli.launch_options import launch_options
 from rmax.launch.request import spec_from_options
-from rmax.cli.output import console, fmt, json_option, print_json
+from rmax.cli.output import console, json_option, print_json
 from rmax.params import TOPOLOGY
 from rmax.errors import RmaxError
 
@@ -45,7 +45,8 @@ def run_cmd(dat, engine, blas, label, placement, topology_file, as_json, launche
     """Run every test of HPL.dat (default ./HPL.dat, or rmax-hpl's JSON input: N, NB, P, Q, ...).
 
     Example: rmax hpl run HPL.dat --np 2 --engine rmax"""
-    from rmax.hpl.run import run_hpl
+    from rmax.bench.family import RunContext, run
+    from rmax.bench.hpl import HPL
     from rmax.store import open_store
 
     cfg = _read(dat, opts["np"])
@@ -66,22 +67,15 @@ def run_cmd(dat, engine, blas, label, placement, topology_file, as_json, launche
     with placing as how, open_store() as store:
         if how and not as_json:
             console.print(how)
-        outcome = run_hpl(cfg, spec, store, engine=engine, launcher=launcher, timeout=timeout, label=label,
-                          blas=blas_info, on_line=echo)
-    rec = outcome.run
+        rec = run(HPL, HPL.options(config=cfg, engine=engine, blas=blas_info),
+                  RunContext(store=store, label=label, spec=spec, launcher=launcher, timeout=timeout, on_stdout=echo))
+        tests = store.children(rec.id)
     if as_json:
-        print_json({**rec.as_dict(), "tests": [t.as_dict() for t in outcome.tests]})
+        print_json({**rec.as_dict(), "tests": [t.as_dict() for t in tests]})
     else:
-        from rich.table import Table
+        from rmax.cli.family_command import show_run
 
-        t = Table(title=f"HPL via {rec.params['engine']}, {rec.params['np']} ranks (run {rec.id[:8]})")
-        for col in ("Test run", "T/V", "N", "NB", "P x Q", "Time (s)", "GFLOPS", "Residual", "Check"):
-            t.add_column(col)
-        for tr in outcome.tests:
-            p, s = tr.params, tr.summary
-            t.add_row(tr.id[:8], p["code"], str(p["n"]), str(p["nb"]), f"{p['p']} x {p['q']}", fmt(s["time_s"]),
-                      fmt(s["gflops"]), fmt(s["residual"], ".4g"), s["verdict"])
-        console.print(t)
+        show_run(HPL, rec)
     if rec.status != "ok":
         raise RmaxError(f"HPL run {rec.id[:8]} {rec.status}: {rec.error}", exit_code=1)
 
@@ -101,7 +95,7 @@ def check_cmd(dat, as_json, launcher, timeout, **opts):
     ranks placed on it, the largest grid against --np. Example: rmax hpl check HPL.dat --np 4"""
     from itertools import islice
 
-    from rmax.hpl.run import admit
+    from rmax.bench.hpl import admit
 
     cfg = _read(dat, opts["np"])
     cfg = admit(cfg, spec_from_options([], default_np=cfg.max_ranks, **opts))

@@ -75,6 +75,12 @@ class HplConfig:
         d["grids"] = [list(g) for g in self.grids]
         return d
 
+    def to_input(self) -> dict:
+        """rmax-hpl's JSON input for these values (the keys its --check prints)."""
+        d = asdict(self)
+        return {**{k: d[f] for k, f in _CHECK_FIELDS.items()}, "P": [p for p, _ in self.grids],
+                "Q": [q for _, q in self.grids]}
+
     @classmethod
     def from_dict(cls, d: dict) -> "HplConfig":
         known = set(cls.__dataclass_fields__)
@@ -126,11 +132,11 @@ def read(path: str | Path, ranks: int | None = None) -> HplConfig:
 
 
 def checked(cfg: HplConfig, ranks: int | None = None, node_ranks: int = 1) -> HplConfig:
-    """cfg as rmax-hpl reads it once rendered (clamped as the reference clamps), or refused with
+    """cfg as rmax-hpl reads it (clamped as the reference clamps), or refused with
     rmax-hpl's message: an illegal value, a grid larger than `ranks` (when given), or a test
     that does not fit in this node's memory with node_ranks ranks sharing it."""
     args = ["-", "--node-ranks", str(node_ranks)] + (["--ranks", str(ranks)] if ranks else [])
-    return _ask(args, render(cfg, title="HPL input checked by rmax"))
+    return _ask(args, json.dumps(cfg.to_input()))
 
 
 def _row(values, label: str, width: int = 12) -> str:

@@ -1,6 +1,6 @@
 """Parsing HPL's text output, as any HPL output parser would: the result lines
 (`WR11C2R4  N NB P Q Time Gflops`) and the residual line that follows each.
-Works for xhpl, hpcc's HPL section and rmax-hpl alike."""
+Used for xhpl and hpcc's HPL section; rmax-hpl's own tests are read from its JSON."""
 
 from __future__ import annotations
 
@@ -53,6 +53,9 @@ def parse_output(text: str) -> list[HplResult]:
     return results
 
 
-def gflops(n: int, seconds: float) -> float:
-    """HPL's operation count: 2/3 N^3 + 3/2 N^2 flops."""
-    return (2.0 / 3.0 * n ** 3 + 1.5 * n ** 2) / seconds / 1e9
+def parse_tests(text: str) -> list["HplTest"]:
+    """The tests of an HPL text output (xhpl, hpcc), their variant decoded from the T/V code."""
+    from rmax.bench.hpl import HplTest
+
+    return [HplTest(r.code, r.n, r.nb, r.p, r.q, **r.variant, time_s=r.time, gflops=r.gflops, residual=r.residual,
+                    verdict=r.verdict or "not checked") for r in parse_output(text)]

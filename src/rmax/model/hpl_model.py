@@ -46,6 +46,11 @@ def hpl_flops(n: float) -> float:
     return 2.0 / 3.0 * n ** 3 + 1.5 * n ** 2
 
 
+def n_for_flops(flops: float) -> float:
+    """The N whose run takes about `flops` (hpl_flops' leading term inverted)."""
+    return (flops / (2.0 / 3.0)) ** (1 / 3)
+
+
 def check_inputs(n: float, nb: int, p: int, q: int, alpha: float, beta: float, gamma3: float) -> None:
     if n < 1:
         raise RmaxError(f"N must be at least 1, not {n}")
@@ -141,13 +146,12 @@ def predict_hpl(n: float, nb: int, p: int, q: int, alpha: float, beta: float, ga
     return hpl_terms(n, nb, p, q, alpha, beta, gamma3, overhead).total_s
 
 
-def measured_time(n: int, summary: dict) -> float:
+def measured_time(n: int, gflops: float | None, time_s: float) -> float:
     """A test's time from its GFLOPS when it has them: HPL prints seconds with two decimals
     (0.01 s at N = 500) but GFLOPS with five significant digits."""
-    g = summary.get("gflops")
-    if isinstance(g, (int, float)) and g > 0:
-        return hpl_flops(n) / (g * 1e9)
-    return float(summary["time_s"])
+    if isinstance(gflops, (int, float)) and gflops > 0:
+        return hpl_flops(n) / (gflops * 1e9)
+    return float(time_s)
 
 
 def predicted_gflops(n: float, seconds: float) -> float:

@@ -34,30 +34,17 @@ class Measured:
         return {"value": self.value, "source": self.source, "measured_at": self.at or None}
 
 
-def _dicts(obj) -> Iterator[dict]:
-    """Every dict nested anywhere in obj (summaries differ in shape between benchmark families)."""
-    if isinstance(obj, dict):
-        yield obj
-        for v in obj.values():
-            yield from _dicts(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from _dicts(v)
+def _hpcc_block(run: RunRecord | None) -> dict:
+    """hpcc's key=value summary block of an `hpl` run (the hpl family's summary), or {}."""
+    from rmax.bench.family import loaded
 
-
-def _num(d: dict, *keys) -> float | None:
-    for k in keys:
-        v = d.get(k)
-        if isinstance(v, dict):
-            v = v.get("median")
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
-            return float(v)
-    return None
+    got = loaded(run) if run is not None and run.kind == "hpl" else None
+    return (got[1].hpcc_summary or {}) if got else {}
 
 
 def _hpcc_summaries(store: Store, scope: Scope) -> Iterator[tuple[RunRecord, dict]]:
     for r in store.list(kind="hpl", status="ok", limit=HISTORY):
-        hs = r.summary.get("hpcc_summary")
+        hs = _hpcc_block(r)
         if hs and scope.matches(r):
             yield r, hs
 
@@ -83,14 +70,12 @@ def _float(text) -> float | None:
 def _dgemm_rate(run: RunRecord, nb: int | None) -> tuple[float, str] | None:
     """The DGEMM rate that best stands for HPL's trailing update: inner dimension k nearest NB
     (the update is an (m x NB) by (NB x n) product), then the largest m; else the largest size."""
-    rows = []
-    for d in _dicts({"summary": run.summary, "samples": run.samples}):
-        g = _num(d, "median_gflops", "median", "gflops", "summary")
-        if g and all(isinstance(d.get(k), int) for k in ("m", "n", "k")):
-            rows.append((d["m"], d["n"], d["k"], g))
+    from rmax.bench.family import loaded
+
+    got = loaded(run)
+    rows = [(p.m, p.n, p.k, p.median) for p in (got[1].square + got[1].k if got else []) if p.median > 0]
     if not rows:
-        g = _num(run.summary, "best_gflops", "gflops", "median_gflops")
-        return (g, "its headline GFLOPS") if g else None
+        return None
     if nb:
         kbest = min({r[2] for r in rows}, key=lambda k: (abs(k - nb), -k))
         cand = [r for r in rows if r[2] == kbest]
@@ -207,6 +192,17 @@ def node_facts(collect: Callable[..., dict] | None = None) -> NodeFacts:
 
 # --- measured HPL runs ------------------------------------------------------------------
 
+def _test(run: RunRecord):
+    """An `hpl-test` run's typed summary (rmax.bench.hpl.HplTestSummary), or None when stored in another shape."""
+    from rmax.bench.family import StaleSummary
+    from rmax.bench.hpl import HplTestSummary
+
+    try:
+        return HplTestSummary.load(run.summary)
+    except StaleSummary:
+        return None
+
+
 def hpl_observations(store: Store, alpha: float, beta: float, gamma3: float, limit: int = 40,
                      paired: bool = True, scope: Scope | None = None) -> list[tuple[Observation, str]]:
     """Ok HPL tests run where the question is (the scope), with the rates to model them. With
@@ -218,8 +214,8 @@ def hpl_observations(store: Store, alpha: float, beta: float, gamma3: float, lim
     for t in store.list(kind="hpl-test", status="ok", limit=HISTORY):
         if len(out) >= limit:
             break
-        p, s = t.params, t.summary
-        if not all(isinstance(p.get(k), int) for k in ("n", "nb", "p", "q")) or not s.get("time_s"):
+        s = _test(t)
+        if s is None or not s.time_s:
             continue
         if t.parent and t.parent not in parents:
             try:
@@ -230,10 +226,10 @@ def hpl_observations(store: Store, alpha: float, beta: float, gamma3: float, lim
         if not scope.matches(t, par.fingerprint if par else None):
             continue
         g = gamma3
-        star = _float((par.summary.get("hpcc_summary") or {}).get("StarDGEMM_Gflops")) if paired and par else None
+        star = _float(_hpcc_block(par).get("StarDGEMM_Gflops")) if paired else None
         if star:
             g = 1e-9 / star
-        out.append((Observation(p["n"], p["nb"], p["p"], p["q"], measured_time(p["n"], s), alpha, beta, g), t.id))
+        out.append((Observation(s.n, s.nb, s.p, s.q, measured_time(s.n, s.gflops, s.time_s), alpha, beta, g), t.id))
     return out
 
 
@@ -286,9 +282,8 @@ def best_hpl(store: Store) -> tuple[float, str] | None:
     """The highest GFLOPS of any ok HPL test stored, with a description of it."""
     best = None
     for t in store.list(kind="hpl-test", status="ok", limit=500):
-        g = t.summary.get("gflops")
-        if isinstance(g, (int, float)) and (best is None or g > best[0]):
-            p = t.params
-            best = (float(g), f"hpl-test {t.id[:8]} ({t.started_at[:10]}): N={p.get('n')} NB={p.get('nb')} "
-                              f"grid {p.get('p')} x {p.get('q')}, best of the stored ok tests")
+        s = _test(t)
+        if s is not None and (best is None or s.gflops > best[0]):
+            best = (float(s.gflops), f"hpl-test {t.id[:8]} ({t.started_at[:10]}): N={s.n} NB={s.nb} "
+                                     f"grid {s.p} x {s.q}, best of the stored ok tests")
     return best

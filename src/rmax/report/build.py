@@ -96,8 +96,8 @@ def write_report(store: Store, run_id: str, out_dir: str | Path) -> Path:
     for child in list(runs):
         if child.kind == "tune":  # its trials (and their tests) belong to the tuning section alone
             trials[child.id] = [t for t in _descendants(store, child.id) if t.kind == "hpl-test"]
-        elif child.kind == "hpl":  # an HPL execution's tests sit one level further down
-            runs.extend(store.children(child.id))
+    # An HPL execution's tests are in its own summary (the hpl family's view), not sections of their own.
+    runs = [r for r in runs if r.kind != "hpl-test"]
     sections = collect_sections(parent, runs, trials)
     out = Path(out_dir)
     try:

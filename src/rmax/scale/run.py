@@ -156,8 +156,9 @@ def hpl_sizes(n: int, nb: int, counts: list[int], weak: bool) -> dict[int, int]:
 def scale_hpl(base: LaunchSpec, counts: list[int], repeats: int, store: Store, *, n: int, nb: int = 192,
               weak: bool = False, engine: str = "rmax", launcher: str | None = None, timeout: float = 3600.0,
               max_n: int | None = None, label: str | None = None, progress: Progress | None = None):
+    from rmax.bench.family import RunContext, run
+    from rmax.bench.hpl import HPL
     from rmax.hpl.dat import HplConfig
-    from rmax.hpl.run import run_hpl
     from rmax.model.hpl_model import measured_time, square_grid
 
     if repeats < 1:
@@ -175,14 +176,14 @@ def scale_hpl(base: LaunchSpec, counts: list[int], repeats: int, store: Store, *
             spec = replace(base, np=k, env=dict(base.env), bind=oversubscribed_bind(base, k))
             if progress:
                 progress(f"HPL N={sizes[k]} on {k} rank(s), grid {p} x {q}, {repeats} repeat(s)")
-            outcome = run_hpl(cfg, spec, store, engine=engine, launcher=launcher, timeout=timeout, parent=parent.id)
-            if outcome.run.status != "ok":
-                err = RunFailed(f"HPL at {k} rank(s) {outcome.run.status}: {outcome.run.error}")
+            rec = run(HPL, HPL.options(config=cfg, engine=engine),
+                      RunContext(store=store, parent=parent.id, spec=spec, launcher=launcher, timeout=timeout))
+            if rec.status != "ok":
+                err = RunFailed(f"HPL at {k} rank(s) {rec.status}: {rec.error}")
                 parent.update(summary=analyse(samples, weak, max_n) if samples else {})
                 parent.finish("failed", str(err))
                 raise err
-            for t in outcome.tests:
-                samples.append(Sample(k, measured_time(t.params["n"], t.summary), n=t.params["n"],
-                                      gflops=float(t.summary["gflops"]), run_id=t.id))
+            for t in HPL.load(rec).tests:
+                samples.append(Sample(k, measured_time(t.n, t.gflops, t.time_s), n=t.n, gflops=t.gflops, run_id=t.run))
         parent.update(summary=analyse(samples, weak, max_n))
     return store.get(parent.id)

@@ -35,15 +35,6 @@ def _info(r: RunRecord) -> list[Row]:
     return rows
 
 
-@extractor("hpl")
-def _hpl(r: RunRecord) -> list[Row]:
-    b = r.summary.get("best")
-    if not b:
-        return []
-    return [(f"HPL Rmax (N={b['n']}, NB={b['nb']}, {b['p']}x{b['q']}, {r.params.get('engine')})", b["gflops"], "GFLOPS",
-             "best test", "hpl_rmax")]
-
-
 @extractor("tune")
 def _tune(r: RunRecord) -> list[Row]:
     b = r.summary.get("best")
@@ -71,20 +62,17 @@ def _net(r: RunRecord) -> list[Row]:
     return rows
 
 
-@extractor("dgemm")
-def _dgemm(r: RunRecord) -> list[Row]:
-    pts = (r.summary.get("square") or []) + (r.summary.get("k") or [])
-    if not pts:
-        return []
-    best = max(pts, key=lambda p: p["median"])
-    threads = r.params.get("threads", 1)
-    return [(f"DGEMM per process ({threads} thread{'s' if threads != 1 else ''}, m={best['m']} k={best['k']})",
-             best["median"], "GFLOPS", "median of timed blocks, best size", "dgemm_node", threads)]
-
-
 def _dgemm_bound(rows: list[dict], runs: list[RunRecord]) -> dict | None:
     """What HPL could reach if it were all DGEMM: the one-thread DGEMM rate times the cores."""
-    per = [r for r in rows if r.get("role") == "dgemm_node" and r.get("threads") == 1]
+    from rmax.bench.family import loaded
+
+    by_id = {r.id: r for r in runs}
+
+    def threads(row: dict) -> int | None:
+        got = loaded(by_id[row["run"]]) if row["run"] in by_id else None
+        return got[1].threads if got else None     # the DGEMM family's summary records its threads
+
+    per = [r for r in rows if r.get("role") == "dgemm_node" and threads(r) == 1]
     cores = sum((r.summary.get("cpu") or {}).get("cores") or 0 for r in runs if r.kind == "info" and r.status == "ok")
     if not per or not cores:
         return None
@@ -124,8 +112,7 @@ def headline(runs: list[RunRecord]) -> list[dict]:
             try:
                 for metric, value, unit, stat, *rest in fn(r):
                     rows.append({"metric": metric, "value": value, "unit": unit, "statistic": stat,
-                                 "role": rest[0] if rest else None,
-                                 **({"threads": rest[1]} if len(rest) > 1 else {}), **where})
+                                 "role": rest[0] if rest else None, **where})
             except (KeyError, TypeError, ValueError):
                 continue  # a run whose summary lacks a field simply contributes nothing
     # a role a family's figure plays is not repeated from an extractor: the peak basis of a survey

@@ -112,32 +112,6 @@ class FamilyStep(Step):
         return [run(self.family, o, dataclasses.replace(base, spec=spec))]
 
 
-# The node and network families not yet registered as families (rmax.bench.<module>.run).
-class NodeBench(Step):
-    module: ClassVar[str]
-    per_node = True
-
-    def run(self, ctx):
-        import importlib
-
-        mod = importlib.import_module(f"rmax.bench.{self.module}")
-        out = []
-        for host in ctx.nodes:
-            spec = ctx.node_spec([], host) if ctx.hosts else None
-            out.append(mod.run(quick=ctx.quick, store=ctx.store, parent=ctx.survey_id, spec=spec,
-                               launcher=ctx.launcher, timeout=ctx.timeout))
-        return out
-
-
-def _node_step(name: str, module: str, title: str, share: float, order: int):
-    cls = type(f"Node_{name}", (NodeBench,), {"name": name, "module": module, "title": title, "share": share,
-                                              "order": order})
-    return register(cls)
-
-
-_node_step("dgemm", "dgemm", "DGEMM vs size and k", 0.10, 28)
-
-
 class NetBench(Step):
     module: ClassVar[str]
     ranks: ClassVar[str] = "all"
@@ -192,7 +166,9 @@ class Hpl(Step):
         nb = 192
         rate = (ctx.facts.get("rpeak") or {}).get("gflops") or 10.0 * ranks
         seconds = seconds or max(2.0, min(self.share * ctx.budget / 3, 60.0))
-        n = (1.5 * seconds * rate * 0.6e9) ** (1 / 3)
+        from rmax.model.hpl_model import n_for_flops
+
+        n = n_for_flops(seconds * rate * 0.6e9)   # at 60% of the peak
         mem = ctx.facts.get("mem_available") or 0
         if mem:
             n = min(n, math.sqrt(0.6 * mem * len(ctx.nodes) / 8))
@@ -200,15 +176,15 @@ class Hpl(Step):
         return max(unit, int(n) // unit * unit), nb, p, q
 
     def run(self, ctx):
+        from rmax.bench.family import RunContext, run
+        from rmax.bench.hpl import HPL
         from rmax.hpl.dat import HplConfig
-        from rmax.hpl.run import run_hpl
 
         n, nb, p, q = self.problem(ctx)
-        cfg = HplConfig(ns=[n], nbs=[nb], grids=[(p, q)])
-        spec = LaunchSpec(program=[], np=p * q, hosts=ctx.hosts)
-        outcome = run_hpl(cfg, spec, ctx.store, engine=self.engine(), launcher=ctx.launcher,
-                          timeout=ctx.timeout, parent=ctx.survey_id)
-        return [outcome.run, *outcome.tests]
+        o = HPL.options(config=HplConfig(ns=[n], nbs=[nb], grids=[(p, q)]), engine=self.engine())
+        rec = run(HPL, o, RunContext(store=ctx.store, parent=ctx.survey_id, spec=LaunchSpec(program=[], np=p * q,
+                  hosts=ctx.hosts), launcher=ctx.launcher, timeout=ctx.timeout, quick=ctx.quick))
+        return [rec, *ctx.store.children(rec.id)]
 
 
 @register

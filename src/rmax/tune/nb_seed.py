@@ -10,27 +10,30 @@ NEAR_BEST = 0.90     # a k within 10% of the best k's rate is worth trying as NB
 MIN_CANDIDATES = 3   # the sweep may have one clear winner; still try its neighbours
 
 
-def from_k_sweep(points: list[dict]) -> list[int]:
-    """NB candidates from k-sweep points ({k, median}), best-rated first, suggested one first."""
-    pts = [p for p in points if 16 <= p.get("k", 0) <= 512 and (p.get("median") or 0) > 0]
+def from_k_sweep(points) -> list[int]:
+    """NB candidates from the k-sweep's points (rmax.bench.dgemm.DgemmPoint), best-rated first."""
+    pts = [p for p in points if 16 <= p.k <= 512 and p.median > 0]
     if not pts:
         return []
-    ranked = sorted(pts, key=lambda p: -p["median"])
-    top = ranked[0]["median"]
-    chosen = [p["k"] for p in ranked if p["median"] >= NEAR_BEST * top]
+    ranked = sorted(pts, key=lambda p: -p.median)
+    top = ranked[0].median
+    chosen = [p.k for p in ranked if p.median >= NEAR_BEST * top]
     for p in ranked:
         if len(chosen) >= MIN_CANDIDATES:
             break
-        if p["k"] not in chosen:
-            chosen.append(p["k"])
+        if p.k not in chosen:
+            chosen.append(p.k)
     return chosen
 
 
 def nb_candidates(store) -> tuple[list[int], str]:
     """(candidates, where they came from): the latest ok `dgemm` run's k-sweep, else the fallback."""
     if store is not None:
+        from rmax.bench.family import loaded
+
         for run in store.list(kind="dgemm", status="ok", limit=3):
-            nbs = from_k_sweep((run.summary or {}).get("k") or [])
+            got = loaded(run)
+            nbs = from_k_sweep(got[1].k) if got else []
             if nbs:
                 return nbs, f"DGEMM k-sweep of dgemm run {run.id[:8]} (k within {100 - NEAR_BEST * 100:.0f}% of the best)"
     return list(FALLBACK_NBS), "HPL's tuning notes (multiples of 32 in [64, 256]; no dgemm run stored)"

@@ -83,27 +83,33 @@ class HplObjective:
         if pred > s.ev.budget.seconds_left:
             raise BudgetExhausted
         timeout = s.settings.timeout or (4 * pred + 30 if measured else 10 * pred + 60)
-        from rmax.hpl.run import run_hpl
+        from rmax.bench.family import RunContext, run
+        from rmax.bench.hpl import HPL
 
-        out = run_hpl(to_config(cand, s.settings.threshold), s.spec, s.store, engine=s.settings.engine,
-                      launcher=s.settings.launcher, timeout=timeout, parent=s.run.id,
-                      label=f"tune trial {len(s.ev.history) + 1}", blas={"name": s.facts["blas"]})
-        m = measurement(out.run, out.tests)
-        s.show(cand, m, (out.run.error or "")[:60] if not m.ok else "")
-        self.streak = self.streak + [out.run.id] if m.status == "failed" else []
+        o = HPL.options(config=to_config(cand, s.settings.threshold), engine=s.settings.engine,
+                        blas={"name": s.facts["blas"]})
+        rec = run(HPL, o, RunContext(store=s.store, parent=s.run.id, label=f"tune trial {len(s.ev.history) + 1}",
+                                     spec=s.spec, launcher=s.settings.launcher, timeout=timeout))
+        m = measurement(rec)
+        s.show(cand, m, (rec.error or "")[:60] if not m.ok else "")
+        self.streak = self.streak + [rec.id] if m.status == "failed" else []
         if len(self.streak) >= FAILED_STREAK:
             raise NodesLost(list(self.streak))
         return m
 
 
-def measurement(run, tests) -> Measurement:
-    t = tests[0] if tests else None
-    g = t.summary.get("gflops") if t else None
+def measurement(run) -> Measurement:
+    """A trial's measurement: its one test's rate and time, from the HPL run's typed summary."""
+    from rmax.bench.family import loaded
+
+    got = loaded(run)
+    t = got[1].tests[0] if got and got[1].tests else None
+    g = t.gflops if t else None
     status = run.status if run.status in ("ok", "invalid") else "failed"
     if status == "ok" and not g:
         status = "failed"
     return Measurement(g if status == "ok" else None, status, run.duration or 0.0, run.id,
-                       time_s=t.summary.get("time_s") if t else None)
+                       time_s=t.time_s if t else None)
 
 
 class Session:
@@ -157,7 +163,7 @@ class Session:
             if child.kind != "hpl" or child.status not in ("ok", "invalid", "failed") or child.id in skip:
                 continue
             cand = from_config(HplConfig.from_dict(child.params["hpl"]))
-            replay[key(cand)].append(measurement(child, store.children(child.id)))
+            replay[key(cand)].append(measurement(child))
         run = Run(store, rec)
         # The same session row continues: it is running again, in this process.
         run.update(status="running", ended_at=None, error=None, pid=os.getpid(), proc_start=process_identity())
@@ -174,7 +180,7 @@ class Session:
         self.echo(table.row(idx, cand, m, self.facts["blas"], self.facts.get("rpeak_gflops"), self.start_gflops, note))
 
     def checkpoint(self, trial=None) -> None:
-        """The session's summary so far, stored after every trial (the trials themselves are stored by run_hpl)."""
+        """The session's summary so far, stored after every trial (the trials themselves are stored by the hpl family)."""
         best = self.ev.best(self.at_full_n) if self.ev else None
         self.run.update(summary={"trials": len(self.ev.history) if self.ev else 0,
                                  "start_gflops": self.start_gflops,

@@ -4,23 +4,24 @@ folder, give the program's argv, and read its results back."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from rmax.bench.hpl import HplTest
 from rmax.errors import RmaxError
 from rmax.hpl.dat import HplConfig
-from rmax.hpl.output import HplResult
 
 
 @dataclass
 class EngineRun:
-    """What an engine made of one execution."""
+    """What an engine made of one execution: its tests, the HPL text for the record, hpcc's
+    summary block, and an error when what it reported does not match what its input asked for."""
 
-    results: list[HplResult]
-    extras: list[dict] = field(default_factory=list)   # per result, engine-specific (phases, bytes)
-    text: str = ""                                        # the HPL-format text, for the record
-    info: dict = field(default_factory=dict)              # engine-wide facts (hpcc's summary block)
+    tests: list[HplTest]
+    text: str = ""
+    hpcc_summary: dict[str, str] | None = None
+    error: str | None = None
 
 
 class Engine(ABC):
@@ -35,8 +36,8 @@ class Engine(ABC):
         """Write the input files into workdir and return the argv (without the launcher)."""
 
     @abstractmethod
-    def collect(self, workdir: Path, stdout: str) -> EngineRun:
-        """Read the results after the job ended."""
+    def collect(self, workdir: Path, stdout: str, cfg: HplConfig) -> EngineRun:
+        """Read the results of cfg's tests after the job ended."""
 
     @property
     def label(self) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from rmax.errors import RmaxError
 from rmax.hpl.dat import HplConfig, render
 from rmax.hpl.engines.base import Engine, EngineRun, register
-from rmax.hpl.output import parse_output
+from rmax.hpl.output import parse_tests
 
 SUMMARY_LINE = re.compile(r"^(\w+)=(\S+)\s*$")
 
@@ -52,8 +52,8 @@ class Hpcc(Engine):
         (workdir / "hpccinf.txt").write_text(hpccinf_text(cfg))
         return [binary]
 
-    def collect(self, workdir: Path, stdout: str) -> EngineRun:
+    def collect(self, workdir: Path, stdout: str, cfg: HplConfig) -> EngineRun:
         out = workdir / "hpccoutf.txt"
         text = out.read_text() if out.exists() else ""
         section = hpl_section(text)
-        return EngineRun(parse_output(section), [], section, {"hpcc_summary": summary_values(text)} if text else {})
+        return EngineRun(parse_tests(section), section, summary_values(text) if text else None)

@@ -1,14 +1,29 @@
-"""rmax's own engine, rmax-hpl (native/hpl): HPL-format text plus JSON lines with phase times."""
+"""rmax's own engine, rmax-hpl (native/hpl): its JSON input, and its JSON lines (one per test of
+the input, skipped ones included) as the source of every stored figure."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from rmax.hpl.dat import HplConfig, render
+from rmax.bench.hpl import HplTest, Phase
+from rmax.hpl.dat import BCAST_NAMES, PFACTS, HplConfig
 from rmax.hpl.engines.base import Engine, EngineRun, register
-from rmax.hpl.output import parse_output
 from rmax.native import executable
+
+
+def _phases(d: dict | None) -> dict[str, Phase] | None:
+    return {name: Phase(v["max"], v["min"]) for name, v in d.items()} if d else None
+
+
+def test_of(r: dict) -> HplTest:
+    """One rmax-hpl JSON record (schema rmax.hpl/1) as a test; its names back to HPL.dat's numbers."""
+    p = r["params"]
+    return HplTest(r["variant"], p["N"], p["NB"], p["P"], p["Q"], ("row", "column").index(p["PMAP"]), p["DEPTH"],
+                   BCAST_NAMES.index(p["BCAST"]), PFACTS.index(p["RFACT"][0]), p["NDIV"], PFACTS.index(p["PFACT"][0]),
+                   p["NBMIN"], r["time_s"], r["gflops"], r.get("residual"),
+                   r["status"] if r.get("residual") is not None else "not checked",
+                   _phases(r.get("phases_s")), _phases(r.get("wait_s")), _phases(r.get("compute_s")))
 
 
 @register
@@ -17,18 +32,17 @@ class RmaxHpl(Engine):
     summary = "rmax-hpl, rmax's HPL-compatible engine (per-phase times)"
 
     def program(self, workdir: Path, cfg: HplConfig) -> list[str]:
-        cfg = HplConfig.from_dict({**cfg.to_dict(), "device": 6})
-        (workdir / "HPL.dat").write_text(render(cfg))
-        return [executable("rmax-hpl"), str(workdir / "HPL.dat"), "--json", str(workdir / "results.jsonl")]
+        # device 6: the HPL-format text on stdout, for the user to watch; the JSON lines to a file.
+        (workdir / "input.json").write_text(json.dumps({**cfg.to_input(), "device_out": 6}))
+        return [executable("rmax-hpl"), str(workdir / "input.json"), "--json", str(workdir / "results.jsonl")]
 
-    def collect(self, workdir: Path, stdout: str) -> EngineRun:
-        results = parse_output(stdout)
-        extras: list[dict] = []
+    def collect(self, workdir: Path, stdout: str, cfg: HplConfig) -> EngineRun:
         path = workdir / "results.jsonl"
-        if path.exists():
-            records = [json.loads(l) for l in path.read_text().splitlines() if l.strip().startswith("{")]
-            # Tests that ran have a result line each; skipped ones appear only in the JSON.
-            ran = [r for r in records if r.get("status") != "SKIPPED"]
-            if len(ran) == len(results):
-                extras = ran
-        return EngineRun(results, extras, stdout)
+        lines = path.read_text().splitlines() if path.exists() else []
+        records = [json.loads(line) for line in lines if line.strip().startswith("{")]
+        records = [r for r in records if r.get("schema") == "rmax.hpl/1"]
+        tests = [test_of(r) for r in records if r.get("status") != "SKIPPED"]
+        error = None
+        if len(records) != cfg.test_count:
+            error = f"rmax-hpl reported {len(records)} of the {cfg.test_count} tests of its input"
+        return EngineRun(tests, stdout, None, error)

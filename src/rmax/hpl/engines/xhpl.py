@@ -8,7 +8,7 @@ from pathlib import Path
 from rmax.errors import RmaxError
 from rmax.hpl.dat import HplConfig, render
 from rmax.hpl.engines.base import Engine, EngineRun, register
-from rmax.hpl.output import parse_output
+from rmax.hpl.output import parse_tests
 
 
 @register
@@ -31,7 +31,7 @@ class Xhpl(Engine):
         (workdir / "HPL.dat").write_text(render(cfg))
         return [binary]
 
-    def collect(self, workdir: Path, stdout: str) -> EngineRun:
+    def collect(self, workdir: Path, stdout: str, cfg: HplConfig) -> EngineRun:
         out = workdir / "HPL.out"
         text = out.read_text() if out.exists() else stdout
-        return EngineRun(parse_output(text), [], text)
+        return EngineRun(parse_tests(text), text)
