@@ -110,6 +110,23 @@ class NumberList(click.ParamType):
         return [self.item.convert(p, param, ctx) for p in _items(value, param, self.most, "values")]
 
 
+class Names(click.ParamType):
+    """'a,b,c': comma-separated names (which names are known, the command checks)."""
+
+    name = "NAME,..."
+
+    def __init__(self, most: int = 100):
+        self.most = most
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (list, tuple)):
+            return tuple(value)
+        names = tuple(p.strip() for p in _items(value, param, self.most, "names") if p.strip())
+        if not names:
+            raise RmaxError(f"{_name(param)}: no name given")
+        return names
+
+
 class Size(click.ParamType):
     """Bytes, with units: 4096, 64K, 8MiB, 1GB (rmax.sizes)."""
 

@@ -171,7 +171,7 @@ class Family:
     Options: ClassVar[type]
     Summary: ClassVar[type[Summary]]
     scope: ClassVar[str] = "node"           # "node": one rmax-node process; "net": ranks of rmax-net
-    default_np: ClassVar[int] = 2           # net families: ranks when none are asked for
+    default_np: ClassVar[int | None] = 2    # net families: ranks when none are asked for (None: every slot)
     survey: ClassVar[SurveyPlan | None] = None
     example: ClassVar[str] = ""             # the example line of `rmax bench NAME --help`
 
@@ -198,10 +198,18 @@ class Family:
     def env(self, o) -> dict:
         return {}
 
+    def ranks(self, ctx: RunContext) -> int:
+        """The ranks a net family's run has: the spec's, else two on this host."""
+        return ctx.spec.np if ctx.spec else 2
+
     # -- results
     def parse(self, records: list[dict]) -> Parsed:
         """The kernel's JSON records as a Parsed whose summary is this family's Summary."""
         raise NotImplementedError
+
+    def parser(self, o) -> Callable[[list[dict]], Parsed]:
+        """The parser of a run with options `o` (a family whose summary records an option overrides it)."""
+        return self.parse
 
     def execute(self, o, ctx: RunContext):
         """Run the kernel once as one stored run (families of several runs override this)."""
@@ -209,16 +217,16 @@ class Family:
         if self.scope == "node":
             from rmax.bench.node_kernel import run_node
 
-            return run_node(self.name, self.argv(o), self.params(o, ctx), self.parse, env=self.env(o),
+            return run_node(self.name, self.argv(o), self.params(o, ctx), self.parser(o), env=self.env(o),
                             blas_threads=self.blas_threads(o), store=ctx.store, parent=ctx.parent,
                             label=ctx.label, spec=ctx.spec, launcher=ctx.launcher, timeout=timeout,
                             on_stdout=ctx.on_stdout)
         from rmax.bench.netlaunch import launch, with_program
 
-        spec = with_program(ctx.spec, self.argv(o), self.default_np, ctx.launcher)
+        spec = with_program(ctx.spec, self.argv(o), self.ranks(ctx), ctx.launcher)
         params = {**self.params(o, ctx), "np": spec.np, "launcher": ctx.launcher,
                   "hosts": [h.name for h in spec.hosts] if spec.hosts else None}
-        return launch(self.name, spec, params, self.parse, launcher=ctx.launcher, timeout=timeout,
+        return launch(self.name, spec, params, self.parser(o), launcher=ctx.launcher, timeout=timeout,
                       store=ctx.store, parent=ctx.parent, on_stdout=ctx.on_stdout, label=ctx.label)
 
     def load(self, run) -> Any:
@@ -250,7 +258,7 @@ class Family:
 FAMILIES: dict[str, Family] = {}
 
 # The modules that define families: rmax.bench.<module>. Importing one registers its family.
-MODULES = ("stream",)
+MODULES = ("stream", "net", "coll", "ring", "bisect", "matrix")
 
 
 def register(cls: type[Family]) -> type[Family]:

@@ -15,11 +15,6 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "memlat": ("rmax.cli.bench_node", "memory load latency vs working-set size"),
     "memcopy": ("rmax.cli.bench_node", "memcpy bandwidth vs buffer size"),
     "oslat": ("rmax.cli.bench_node", "operating-system latencies, lmbench style"),
-    "net": ("rmax.cli.bench_net", "point-to-point latency and bandwidth per layer (MPI, TCP, UDP)"),
-    "coll": ("rmax.cli.bench_net", "collectives vs message size and process count"),
-    "ring": ("rmax.cli.bench_net", "natural and random ring latency and bandwidth"),
-    "bisect": ("rmax.cli.bench_net", "bisection bandwidth over random bisections"),
-    "matrix": ("rmax.cli.bench_net", "all-pairs latency and bandwidth matrices"),
 }
 
 

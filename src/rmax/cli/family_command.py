@@ -5,6 +5,8 @@ rmax.bench.family.run; its tables are the same View the HTML report renders."""
 
 from __future__ import annotations
 
+import inspect
+
 import click
 
 from rmax.bench.family import UNSET, Family, RunContext, option_fields, run
@@ -87,7 +89,7 @@ def command(family: Family) -> click.Command:
 
         run_and_show(family.name, start, lambda rec: show_run(family, rec), as_json)
 
-    doc = (type(family).__doc__ or family.title).strip()
+    doc = inspect.cleandoc(type(family).__doc__ or family.title)
     if family.example:
         doc += f"\n\nExample: {family.example}"
     cmd = click.Command(family.name, callback=callback, help=doc, short_help=family.title,
@@ -97,7 +99,7 @@ def command(family: Family) -> click.Command:
     if net:
         from rmax.cli.launch_options import launch_options
 
-        cmd = launch_options(default_np=str(family.default_np))(cmd)
+        cmd = launch_options(default_np=str(family.default_np or "cores"))(cmd)
     else:
         cmd.params.append(click.Option(["--timeout"], type=Seconds(1, 86400, lo_open=False), default=None,
                                        help="Seconds before the kernel is killed (default: from the budget)."))

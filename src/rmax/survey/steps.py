@@ -136,35 +136,6 @@ _node_step("memcopy", "memcopy", "memcpy bandwidth vs size", 0.05, 29)
 _node_step("oslat", "oslat", "operating-system latencies", 0.08, 30)
 
 
-class NetBench(Step):
-    module: ClassVar[str]
-    ranks: ClassVar[str] = "all"
-
-    def skip_reason(self, ctx):
-        return None if ctx.multi_node else "one node: no network to measure"
-
-    def run(self, ctx):
-        import importlib
-
-        mod = importlib.import_module(f"rmax.bench.{self.module}")
-        nodes = ctx.nodes[:2] if self.ranks == "pair" else ctx.nodes
-        spec = LaunchSpec(program=[], np=len(nodes), hosts=[Host(h.name, 1) for h in nodes])
-        return [mod.run(spec, quick=ctx.quick, store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher,
-                        timeout=ctx.timeout)]
-
-
-def _net_step(name: str, title: str, ranks: str, share: float, order: int):
-    cls = type(f"Net_{name}", (NetBench,), {"name": name, "module": name, "title": title, "ranks": ranks,
-                                            "share": share, "order": order})
-    return register(cls)
-
-
-_net_step("net", "point-to-point latency and bandwidth", "pair", 0.08, 40)
-_net_step("coll", "collectives vs process count", "all", 0.06, 41)
-_net_step("ring", "ring latency and bandwidth", "all", 0.03, 42)
-_net_step("matrix", "all-pairs latency and bandwidth", "all", 0.05, 43)
-
-
 @register
 class Hpl(Step):
     name, title, share, order = "hpl", "HPL at a sensible N", 0.3, 60
