@@ -81,12 +81,13 @@ def test_headline_figures_come_from_the_one_byte_and_one_mebibyte_points(quick_r
     assert "tcp.latency_1B" in keys and len(keys) == len(set(keys))
 
 
-def test_view_has_a_table_per_layer_and_the_fits(quick_run):
+def test_view_has_every_point_and_each_layer_fit(quick_run):
     _, rec = quick_run
     s = NET.Summary.load(rec["summary"])
     v = NET.view(s)
-    assert len(v.tables) == len(s.layers) + 1
-    assert [r[0] for r in v.tables[-1].rows] == [x.name for x in s.layers]
+    points, fits = v.tables
+    assert len(points.rows) == sum(len(x.points) for x in s.layers)
+    assert [r[0] for r in fits.rows] == [x.name for x in s.layers]
     assert len(v.data["p2p"]) == sum(len(x.points) for x in s.layers)
     assert any(n.startswith("MPI latency, 1 B:") for n in v.notes)
     assert [p.title for p in NET.plots([("a", s)])] == ["Latency per layer, " + " <-> ".join(s.hosts),

@@ -293,44 +293,45 @@ class Net(Family):
         return [f for f in out if f]
 
     def view(self, s: NetSummary) -> View:
-        tables, notes, fits, data = [], [], [], []
+        rows, notes, fit_rows, data = [], [], [], []
         notes.append(f"hosts {', '.join(s.hosts)}; {s.mpi_library or 'MPI library unknown'}; "
                      f"{s.repeats} repeat(s) of the schedule")
         for layer in s.layers:
             dips = {a.size for a in layer.anomalies}
-            rows = [[str(p.size), cell(p.latency_mean, 1e6), cell(p.latency, 1e6), cell(p.bandwidth, 1e-6),
-                     "—" if p.stable is None else f"{p.spread * 100:.0f}%" + ("" if p.stable else " UNSTABLE"),
-                     " ".join(x for x in ("dip" if p.size in dips else "", "" if p.validated else "INVALID") if x)]
-                    for p in layer.points]
-            what = "one-way latency" if layer.kind == "latency" else "time per message"
-            tables.append(Table(["Size (bytes)", "Avg latency (us)", "Median (us)", "Bandwidth (MB/s)", "Spread",
-                                 "Note"], rows, f"{layer.name} ({what}; median over repeats, spread = (max - min) "
-                                                "/ median)"))
+            rows += [[layer.name, str(p.size), cell(p.latency_mean, 1e6), cell(p.latency, 1e6),
+                      cell(p.bandwidth, 1e-6),
+                      "—" if p.stable is None else f"{p.spread * 100:.0f}%" + ("" if p.stable else " UNSTABLE"),
+                      " ".join(x for x in ("dip" if p.size in dips else "", "" if p.validated else "INVALID") if x)]
+                     for p in layer.points]
             f = layer.fit
             dip_text = ((", ".join(str(a.size) for a in layer.anomalies[:8]) or "none") if layer.dips_tested
                         else "not tested (1 repeat)")
             if f:
-                fits.append([layer.name, f"{cell(f.alpha, 1e6, '.3f')} [{cell(f.alpha_ci95[0], 1e6, '.3f')}, "
-                                         f"{cell(f.alpha_ci95[1], 1e6, '.3f')}]",
-                             f"{cell(f.beta, 1e-6, '.0f')} [{cell(f.beta_ci95[0], 1e-6, '.0f')}, "
-                             f"{cell(f.beta_ci95[1], 1e-6, '.0f')}]",
-                             f"{f.n_half:.0f}", f"{f.rms_rel_residual:.2f} ({f.quality})", dip_text])
+                fit_rows.append([layer.name, f"{cell(f.alpha, 1e6, '.3f')} [{cell(f.alpha_ci95[0], 1e6, '.3f')}, "
+                                             f"{cell(f.alpha_ci95[1], 1e6, '.3f')}]",
+                                 f"{cell(f.beta, 1e-6, '.0f')} [{cell(f.beta_ci95[0], 1e-6, '.0f')}, "
+                                 f"{cell(f.beta_ci95[1], 1e-6, '.0f')}]",
+                                 f"{f.n_half:.0f}", f"{f.rms_rel_residual:.2f} ({f.quality})", dip_text])
                 notes += [f"{layer.name}: warning: {w}" for w in f.warnings]
             else:
-                fits.append([layer.name, "—", "—", "—", f"no fit: {layer.fit_error}", dip_text])
+                fit_rows.append([layer.name, "—", "—", "—", f"no fit: {layer.fit_error}", dip_text])
             if layer.unstable:
                 notes.append(f"{layer.name}: {len(layer.unstable)} of {len(layer.points)} points UNSTABLE (repeats "
                              "differ by more than 10%): a single run of these sizes cannot be trusted")
             data += [{"layer": layer.name, "size": p.size, "latency_s": p.latency, "latency_mean_s": p.latency_mean,
                       "bandwidth_Bps": p.bandwidth, "spread": p.spread, "stable": p.stable, "n": p.n,
                       "validated": p.validated} for p in layer.points]
-        tables.append(Table(["Layer", "alpha (us) [95% CI]", "beta (MB/s) [95% CI]", "n1/2 (bytes)",
-                             "RMS rel. residual", "Bandwidth dips at (bytes)"], fits,
-                            "Hockney fit t(n) = alpha + n / beta (poor: residual above 0.10 or an implausible "
-                            "parameter); a dip is a size whose median bandwidth over repeats is more than 10% "
-                            "below both neighbours, significantly (Welch's t-test over repeats, p < 0.05)"))
+        points = Table(["Layer", "Size (bytes)", "Avg latency (us)", "Median (us)", "Bandwidth (MB/s)", "Spread",
+                        "Note"], rows, f"time per message, one-way latency for the ping-pong layers "
+                                       f"({', '.join(PINGPONG)}); median over repeats, spread = (max - min) / median",
+                       left=2)
+        fits = Table(["Layer", "alpha (us) [95% CI]", "beta (MB/s) [95% CI]", "n1/2 (bytes)", "RMS rel. residual",
+                      "Bandwidth dips at (bytes)"], fit_rows,
+                     "Hockney fit t(n) = alpha + n / beta (poor: residual above 0.10 or an implausible parameter); "
+                     "a dip is a size whose median bandwidth over repeats is more than 10% below both neighbours, "
+                     "significantly (Welch's t-test over repeats, p < 0.05)")
         notes += [f"{f.metric}: {f.value:.3f} {f.unit} ({f.statistic})" for f in self.headline(s)]
-        return View(tables, notes, {"p2p": data})
+        return View([points, fits], notes, {"p2p": data})
 
     def plots(self, runs):
         out = []
