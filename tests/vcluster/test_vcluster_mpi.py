@@ -309,6 +309,23 @@ def test_survey_spans_the_nodes(cluster, db):
     assert spread and all(sorted(v["nodes"]) == two and v["median"] > 0 for v in spread)
 
 
+def test_survey_measures_the_network_between_the_nodes(cluster, db, tmp_path):
+    # The network families as survey steps over all four nodes, one rank each, and their report
+    # sections. (net's quick schedule still reaches 8 MiB per layer: minutes over shaped links.)
+    hosts = ",".join(f"{n.name}:1" for n in cluster.plan.nodes)
+    out = tmp_path / "report"
+    proc = run_cli("survey", "--quick", "--launcher", "vcluster", "--hosts", hosts, "--steps", "coll,ring,matrix",
+                   "--out", str(out), "--json", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert {s["step"]: s["status"] for s in rec["summary"]["steps"]} == dict.fromkeys(["coll", "ring", "matrix"],
+                                                                                       "ok")
+    page = (out / "index.html").read_text()
+    for title in ("collectives vs process count", "ring latency and bandwidth", "all-pairs latency and bandwidth",
+                  "Collectives vs process count (natural order)"):
+        assert title in page, title
+
+
 def test_coll_node_orders_follow_the_hosts(cluster, db):
     # Helix's node orders over 3 nodes of 2 ranks (block placement: ranks 0,1 on the first node):
     # cyclic takes one rank of each node in turn, serpentine walks back on every other turn.
