@@ -81,6 +81,21 @@ def test_headline_figures_come_from_the_one_byte_and_one_mebibyte_points(quick_r
     assert "tcp.latency_1B" in keys and len(keys) == len(set(keys))
 
 
+def test_survey_headline_and_agent_read_the_net_figures(quick_run):
+    from rmax.agent.probes import REGISTRY
+    from rmax.survey.headline import by_role, headline
+
+    db, rec = quick_run
+    with open_store(db) as store:
+        run = store.get(rec["id"])
+    p = NET.load(run).point("mpi", 1)[2]
+    rows = headline([run])
+    assert by_role(rows, "mpi_latency")["value"] == p.latency * 1e6
+    assert by_role(rows, "mpi_bandwidth") is None                  # --max-size 4K: no 1 MiB point
+    (rate,) = REGISTRY["pingpong"].rates(run)
+    assert rate.probe == "pingpong_latency" and rate.value == pytest.approx(p.latency, rel=1e-12)
+
+
 def test_view_has_every_point_and_each_layer_fit(quick_run):
     _, rec = quick_run
     s = NET.Summary.load(rec["summary"])
