@@ -65,6 +65,8 @@ def bad_values(t, files: dict) -> list[str]:
     if isinstance(t, T.Size):
         out = ["", "abc", "nan", "inf", "-1", "1e400", "1.5", "8 KiBB", "99999999999999999999TB", str(t.hi + 1)]
         return out + ([str(t.lo - 1)] if t.lo > 0 else [])
+    if isinstance(t, T.Names):
+        return ["", ",", " , ", ",".join(["a"] * (t.most + 1))]
     if isinstance(t, T.Duration):
         return ["", "abc", "nan", "inf", "-1m", "0", "0s", "1e9h", "99999999999999h", "10 parsecs"]
     if isinstance(t, T.Hosts):

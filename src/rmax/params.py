@@ -110,22 +110,25 @@ class NumberList(click.ParamType):
         return [self.item.convert(p, param, ctx) for p in _items(value, param, self.most, "values")]
 
 
-class Subset(click.ParamType):
-    """'a,b': a comma-separated subset of known names, as a tuple in the order given."""
+class Names(click.ParamType):
+    """'a,b,c': comma-separated names as a tuple in the order given; with `known`, each must be
+    one of them (otherwise the command checks them)."""
 
-    def __init__(self, names: tuple[str, ...], noun: str):
-        self.names, self.noun = tuple(names), noun
-        self.name = "NAME,..."
+    name = "NAME,..."
+
+    def __init__(self, known: tuple[str, ...] | None = None, noun: str = "name", most: int = 100):
+        self.known, self.noun, self.most = (tuple(known) if known else None), noun, most
 
     def convert(self, value, param, ctx):
-        items = tuple(value) if isinstance(value, (list, tuple)) else \
-            tuple(p.strip() for p in _items(value, param, len(self.names), self.noun + "s") if p.strip())
-        for item in items:
-            if item not in self.names:
-                raise RmaxError(f"{_name(param)}: unknown {self.noun} '{item}'", hint=f"one of {', '.join(self.names)}")
-        if not items:
-            raise RmaxError(f"{_name(param)}: no {self.noun} named")
-        return items
+        if isinstance(value, (list, tuple)):
+            return tuple(value)
+        names = tuple(p.strip() for p in _items(value, param, self.most, self.noun + "s") if p.strip())
+        if not names:
+            raise RmaxError(f"{_name(param)}: no {self.noun} given")
+        for item in names:
+            if self.known and item not in self.known:
+                raise RmaxError(f"{_name(param)}: unknown {self.noun} '{item}'", hint=f"one of {', '.join(self.known)}")
+        return names
 
 
 class Size(click.ParamType):

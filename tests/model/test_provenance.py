@@ -5,6 +5,7 @@ import os
 
 from cliutil import assert_one_line_error, run_cli
 from rmax.bench.hpl import HplTestSummary
+from rmax.bench.net import Fit, Layer, NetSummary
 from rmax.bench.runner import fingerprint
 from rmax.model.hpl_model import Observation, calibrate, predict_hpl
 from rmax.store import open_store
@@ -29,8 +30,13 @@ def _dgemm_here():
     return _store("dgemm", [HERE], DgemmSummary([], [point], 1).to_dict())
 
 
+def _net_summary(hosts, fit=None) -> dict:
+    return NetSummary([Layer("mpi", "latency", [], fit=fit)], hosts).to_dict()
+
+
 def _net(hosts, alpha, beta):
-    return _store("net", hosts, {"layers": {"mpi": {"alpha": alpha, "beta": beta}}}, {"np": 2})
+    fit = Fit(alpha, beta, alpha * beta, 0.0, 0.0, 0.0, 8, 0.01, [alpha, alpha], [beta, beta], [], "good")
+    return _store("net", hosts, _net_summary(hosts, fit), {"np": 2})
 
 
 def _hpl_tests(hosts, times):
@@ -65,7 +71,7 @@ def test_model_hpl_ignores_runs_from_other_hosts(db):
 def test_net_runs_without_a_fit_are_named_as_such(db):
     _dgemm_here()
     for _ in range(6):
-        _store("net", [HERE], {"layers": {"mpi": {"points": []}}}, {"np": 2})
+        _store("net", [HERE], _net_summary([HERE]), {"np": 2})
     p = run_cli("model", "hpl", "--n", "6000", "--grid", "1x2", "--ranks-per-node", "2")
     assert_one_line_error(p, 2, "6 net run(s) on this node", "have no Hockney fit", "3 message sizes")
 

@@ -28,12 +28,12 @@ def test_dip_in_every_repeat_is_flagged_with_its_depth_and_test():
     bw[i] *= 0.7
     reps = repeated(bw)
     found = anomalies(SIZES, reps)
-    assert [a["size"] for a in found] == [32768]
+    assert [a.size for a in found] == [32768]
     med = [float(np.median(r)) for r in reps]
     # the depth is measured against the lower neighbour: the least the point fell
-    assert found[0]["drop"] == 1 - med[i] / min(med[i - 1], med[i + 1])
-    assert found[0]["drop"] > 0.10 and found[0]["p_left"] < 0.05 and found[0]["p_right"] < 0.05
-    assert found[0]["repeats"] == 3
+    assert found[0].drop == 1 - med[i] / min(med[i - 1], med[i + 1])
+    assert found[0].drop > 0.10 and found[0].p_left < 0.05 and found[0].p_right < 0.05
+    assert found[0].repeats == 3
 
 
 def test_one_slow_repeat_or_one_run_is_not_a_dip():
@@ -50,7 +50,7 @@ def test_a_noisy_dip_that_is_not_significant_is_not_flagged():
     # the medians fall 50%, but the repeats scatter as much as the dip is deep
     reps = [[100.0, 40.0, 100.0], [50.0, 90.0, 30.0], [100.0, 100.0, 45.0]]
     assert anomalies([8, 16, 24], reps) == []
-    assert anomalies([8, 16, 24], [[100.0, 101.0, 99.0], [50.0, 51.0, 49.0], [100.0, 99.0, 101.0]])[0]["size"] == 16
+    assert anomalies([8, 16, 24], [[100.0, 101.0, 99.0], [50.0, 51.0, 49.0], [100.0, 99.0, 101.0]])[0].size == 16
 
 
 def test_shallow_dip_and_one_sided_step_are_not_flagged():

@@ -9,9 +9,15 @@ from cliutil import assert_one_line_error, run_cli
 from netutil import mpirun, records
 
 from rmax.bench import coll, matrix, ring
+from rmax.bench.family import get
 from rmax.store import open_store
 
 RANKS = [["--np", "2"], ["--np", "4", "--oversubscribe"]]
+
+
+def typed(family: str, rec: dict):
+    """The typed summary of a run printed by --json."""
+    return get(family).Summary.load(rec["summary"])
 
 
 def bench(db, family: str, *args: str) -> dict:
@@ -28,30 +34,35 @@ def bench(db, family: str, *args: str) -> dict:
 def test_coll(db, ranks):
     rec = bench(db, "coll", "--budget", "0.002", *ranks)
     np_ = int(ranks[1])
-    pts = rec["summary"]["points"]
-    assert {p["op"] for p in pts} == set(coll.OPS)
-    assert {p["order"] for p in pts} == set(coll.DEFAULT_ORDERS)
-    assert sorted({p["procs"] for p in pts}) == ([2] if np_ == 2 else [2, 4])
+    s = typed("coll", rec)
+    pts = s.points
+    assert {p.op for p in pts} == set(coll.OPS)
+    assert {p.order for p in pts} == set(coll.DEFAULT_ORDERS)
+    assert sorted({p.procs for p in pts}) == ([2] if np_ == 2 else [2, 4])
     for p in pts:
-        assert p["validated"] and p["min"] <= p["avg"] * 1.0001 and p["avg"] <= p["max"] * 1.0001, p
-        assert sorted(p["rank_order"]) == list(range(p["procs"]))
-    rev = next(p for p in pts if p["procs"] == np_ and p["order"] == "reversed")
-    assert rev["rank_order"] == ([0, 1] if np_ == 2 else [0, 1, 3, 2])   # second half reversed
+        assert p.validated and p.min <= p.avg * 1.0001 and p.avg <= p.max * 1.0001, p
+        assert sorted(p.rank_order) == list(range(p.procs))
+    rev = next(p for p in pts if p.procs == np_ and p.order == "reversed")
+    assert rev.rank_order == ([0, 1] if np_ == 2 else [0, 1, 3, 2])   # second half reversed
     assert len(rec["samples"]) == len(pts)
+    view = get("coll").view(s)
+    assert len(view.tables[0].rows) == len(pts) == len(view.data["collectives"])
+    assert {f.better for f in get("coll").metrics(s)} == {"lower"}
 
 
 @pytest.mark.parametrize("ranks", RANKS, ids=["2", "4"])
 def test_ring(db, ranks):
     rec = bench(db, "ring", "--budget", "0.002", *ranks)
-    s = rec["summary"]
+    s = typed("ring", rec)
     np_ = int(ranks[1])
-    assert 0 < s["natural_latency"] <= s["natural_latency_median"]
-    assert s["natural_bandwidth"] > 0 and s["random_latency"] > 0 and s["random_bandwidth"] > 0
-    assert len(s["rings"]) == 1 + 3                      # natural + quick's three random rings
-    assert sorted(s["rings"][1]["ring"]) == list(range(np_))
-    assert [(link["from"], link["to"]) for link in s["links"] if link["size"] == 8] == \
+    assert 0 < s.natural_latency <= s.natural_latency_median
+    assert s.natural_bandwidth > 0 and s.random_latency > 0 and s.random_bandwidth > 0
+    assert len(s.rings) == 1 + 3                      # natural + quick's three random rings
+    assert sorted(s.rings[1].ring) == list(range(np_))
+    assert [(link.from_rank, link.to_rank) for link in s.links if link.size == 8] == \
         [(i, (i + 1) % np_) for i in range(np_)]
-    assert all(link["validated"] and link["time"] > 0 for link in s["links"])
+    assert all(link.validated and link.time > 0 for link in s.links)
+    assert {f.key: f.value for f in get("ring").metrics(s)}["natural.latency"] == s.natural_latency * 1e6
 
 
 def test_ring_geometric_mean():
@@ -62,36 +73,38 @@ def test_ring_geometric_mean():
 @pytest.mark.parametrize("ranks", RANKS, ids=["2", "4"])
 def test_bisect(db, ranks):
     rec = bench(db, "bisect", "--budget", "0.003", *ranks)
-    s = rec["summary"]
+    s = typed("bisect", rec)
     np_ = int(ranks[1])
-    assert len(s["bisections"]) == 3
-    for c in s["bisections"]:
-        assert len(c["pairs"]) == np_ // 2 and c["validated"] and c["bandwidth"] > 0
-        ends = [r for p in c["pairs"] for r in (p["from"], p["to"])]
+    assert len(s.bisections) == 3
+    for c in s.bisections:
+        assert len(c.pairs) == np_ // 2 and c.validated and c.bandwidth > 0
+        ends = [r for p in c.pairs for r in (p.from_rank, p.to_rank)]
         assert sorted(ends) == list(range(np_))          # every rank on exactly one side
-    assert s["bandwidth_min"] <= s["bandwidth_median"]
+    assert s.bandwidth_min <= s.bandwidth_median
+    assert s.groups is None and s.groups_source                 # none known here, and why
+    assert rec["params"]["groups"] is None and rec["params"]["groups_source"] == s.groups_source
 
 
 @pytest.mark.parametrize("ranks", RANKS, ids=["2", "4"])
 def test_matrix(db, ranks):
     rec = bench(db, "matrix", *ranks)
-    s = rec["summary"]
+    s = typed("matrix", rec)
     np_ = int(ranks[1])
-    assert s["rounds"] == np_ - 1
-    lat, bw = s["latency"], s["bandwidth"]
+    assert s.rounds == np_ - 1
+    lat, bw = s.latency, s.bandwidth
     for i in range(np_):
         assert lat[i][i] is None and bw[i][i] is None
         for j in range(np_):
             if i != j:
                 assert lat[i][j] == lat[j][i] and lat[i][j] > 0 and bw[i][j] > 0
-    assert s["labels"] == [f"{h}:{r}" for r, h in enumerate(s["hosts"])]   # one host: host:rank
-    assert s["classes"].startswith("all pairs")                            # no switch groups here
-    for sus in s["suspects"]:
-        assert sus["kind"] in ("latency", "bandwidth") and len(sus["alone"]) == 3 and min(sus["alone"]) > 0
+    assert s.labels == [f"{h}:{r}" for r, h in enumerate(s.hosts)]   # one host: host:rank
+    assert s.classes.startswith("all pairs")                            # no switch groups here
+    for sus in s.suspects:
+        assert sus.kind in ("latency", "bandwidth") and len(sus.alone) == 3 and min(sus.alone) > 0
         # untested: no other pair of its class to compare with (2 ranks)
-        assert sus["verdict"] in ("flagged", "contention", "untested", "slow alone, not significant")
-        assert sus["flagged"] == (sus["verdict"] == "flagged")
-    raw, first = rec["samples"], s["latency"]
+        assert sus.verdict in ("flagged", "contention", "untested", "slow alone, not significant")
+        assert sus.flagged == (sus.verdict == "flagged")
+    raw, first = rec["samples"], s.latency
     for i in range(np_):
         assert raw["bandwidth"][i][i] == [] and raw["latency"][i][i] == []
         for j in range(np_):
@@ -105,11 +118,11 @@ def test_matrix(db, ranks):
 def test_matrix_odd_rank_count_covers_every_pair():
     proc = mpirun(3, "matrix", "--json", "-", "--budget", "0.002", "--max-samples", "5", "--bw-size", "64K")
     assert proc.returncode == 0, proc.stderr
-    parsed = matrix.parse(records(proc))
-    assert parsed.status == "ok" and parsed.summary["rounds"] == 3
-    lat = parsed.summary["latency"]
+    parsed = get("matrix").parse(records(proc))
+    assert parsed.status == "ok" and parsed.summary.rounds == 3
+    lat = parsed.summary.latency
     assert all(lat[i][j] > 0 for i in range(3) for j in range(3) if i != j)
-    assert all(not math.isnan(v) for row in parsed.summary["bandwidth"] for v in row if v is not None)
+    assert all(not math.isnan(v) for row in parsed.summary.bandwidth for v in row if v is not None)
 
 
 @pytest.mark.parametrize("family", ["coll", "ring", "bisect", "matrix"])
@@ -139,12 +152,13 @@ def test_matrix_flags_by_class_and_significance():
                  {"from": 1, "to": 3, "kind": "bandwidth", "class": "across", "concurrent": 4.9,
                   "alone": [5.1, 5.0, 4.95]}]},
             {"schema": matrix.SCHEMA, "record": "done"}]
-    s = matrix.parse(recs).summary
-    first, trunk = s["suspects"]
-    assert first["flagged"] and first["from_host"] == "a" and first["to_host"] == "b" and first["p"] < 0.05
-    assert first["class_median"] == 100.0                    # its class: 1->0, 2->3, 3->2
-    assert not trunk["flagged"] and trunk["verdict"] == "contention"   # a trunk pair like the other trunk pairs
-    assert [f["from"] for f in s["flagged"]] == [0] and s["labels"] == hosts
+    s = get("matrix").parse(recs).summary
+    first, trunk = s.suspects
+    assert first.flagged and first.from_host == "a" and first.to_host == "b" and first.p < 0.05
+    assert first.class_median == 100.0                    # its class: 1->0, 2->3, 3->2
+    assert not trunk.flagged and trunk.verdict == "contention"   # a trunk pair like the other trunk pairs
+    assert [f.from_rank for f in s.flagged] == [0] and s.labels == hosts
+    assert any(n.startswith("flagged: bandwidth from a to b") for n in get("matrix").view(s).notes)
     # without switch groups every trunk pair is far from the median: still not flagged without a t-test
     assert matrix.verdict({"kind": "bandwidth", "alone": [5.0]}, [100.0, 99.0])["verdict"] == "untested"
     noisy = matrix.verdict({"kind": "bandwidth", "alone": [50.0, 95.0, 20.0]}, [100.0, 101.0, 99.0])

@@ -7,7 +7,9 @@ from cliutil import assert_one_line_error, run_cli
 from netutil import FAST, mpirun, records
 
 from rmax.bench import net
+from rmax.bench.family import get
 from rmax.bench.netlaunch import check_memory
+from rmax.bench.view import resolve
 from rmax.errors import RmaxError
 from rmax.store import open_store
 
@@ -23,6 +25,9 @@ def netpipe_schedule(lo: int, hi: int) -> list[int]:
     return sorted(s for s in pts if lo <= s <= hi)
 
 
+NET = get("net")
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     db = tmp_path_factory.mktemp("net") / "results.db"
@@ -36,29 +41,72 @@ def test_net_stores_an_ok_run_with_every_layer(quick_run):
     db, rec = quick_run
     assert rec["kind"] == "net" and rec["status"] == "ok"
     with open_store(db) as store:
-        assert store.get(rec["id"]).summary["layers"].keys() == rec["summary"]["layers"].keys()
-    layers = rec["summary"]["layers"]
-    assert set(layers) == set(net.LAYERS)
-    for name, layer in layers.items():
-        for p in layer["points"]:
-            assert p["validated"] and p["latency"] > 0 and p["n"] >= 5, (name, p)
-            assert p["latency_min"] <= p["latency"]
-            kept = rec["samples"][f"{name}/{p['size']}"]
-            assert len(kept["repeats"]) == len(p["repeats"]) == 3 and sum(map(len, kept["batches"])) == p["n"]
-            assert p["spread"] >= 0 and p["stable"] in (True, False)   # three repeats: a spread is known
-            assert min(p["repeats"]) <= p["latency"] <= max(p["repeats"])
+        s = NET.load(store.get(rec["id"]))
+    printed = NET.Summary.load(rec["summary"])                      # --json prints the stored summary
+    assert [(x.name, [p.latency for p in x.points]) for x in s.layers] == \
+        [(x.name, [p.latency for p in x.points]) for x in printed.layers]
+    assert [x.name for x in s.layers] == list(net.LAYERS)
+    for layer in s.layers:
+        for p in layer.points:
+            assert p.validated and p.latency > 0 and p.n >= 5, (layer.name, p)
+            assert p.latency_min <= p.latency
+            kept = rec["samples"][f"{layer.name}/{p.size}"]
+            assert len(kept["repeats"]) == len(p.repeats) == 3 and sum(map(len, kept["batches"])) == p.n
+            assert p.spread >= 0 and p.stable in (True, False)   # three repeats: a spread is known
+            assert min(p.repeats) <= p.latency <= max(p.repeats)
         # a socket curve up to 4 KiB can be flat within noise: then the fit says why it has no answer
-        assert "alpha" in layer["hockney"] or "error" in layer["hockney"], (name, layer["hockney"])
-        assert isinstance(layer["anomalies"], list)
-    assert layers["mpi"]["hockney"]["beta"] > 0
-    mpi_sizes = [p["size"] for p in layers["mpi"]["points"]]
+        assert (layer.fit is None) != (layer.fit_error is None), (layer.name, layer.fit, layer.fit_error)
+        assert isinstance(layer.anomalies, list)
+    mpi = s.layer("mpi")[1]
+    assert mpi.fit.beta > 0
+    mpi_sizes = [p.size for p in mpi.points]
     assert mpi_sizes[:6] == [0, 1, 2, 3, 4, 6] and mpi_sizes[-1] == 4096   # quick: no +-3 points
-    assert 0 not in [p["size"] for p in layers["tcp"]["points"]]             # TCP has no empty message
-    assert rec["summary"]["addresses"] == ["127.0.0.1", "127.0.0.1"]         # one host: loopback only
-    head = rec["summary"]["headline"]
-    assert head["latency_1B"] > 0 and head["latency_1B_repeats"] == 3 and head["latency_1B_spread"] >= 0
-    assert rec["summary"]["repeats"] == 3 and all(layer["dips_tested"] for layer in layers.values())
+    assert 0 not in [p.size for p in s.layer("tcp")[1].points]             # TCP has no empty message
+    assert s.addresses == ["127.0.0.1", "127.0.0.1"]                       # one host: loopback only
+    assert s.repeats == 3 and all(layer.dips_tested for layer in s.layers)
     assert rec["params"]["np"] == 2 and rec["params"]["quick"] is True
+
+
+def test_headline_figures_come_from_the_one_byte_and_one_mebibyte_points(quick_run):
+    _, rec = quick_run
+    s = NET.Summary.load(rec["summary"])
+    lat, *rest = NET.headline(s)
+    assert rest == []                                 # --max-size 4K: no 1 MiB point, no bandwidth figure
+    i, j, p = s.point("mpi", 1)
+    assert lat.role == "mpi_latency" and lat.better == "lower" and lat.unit == "us"
+    assert lat.value == p.latency * 1e6 == resolve(rec["summary"], lat.path) * lat.scale
+    assert lat.repeats == tuple(v * 1e6 for v in p.repeats) and len(lat.repeats) == 3
+    assert "of 3 repeats" in lat.statistic
+    keys = [f.key for f in NET.metrics(s)]
+    assert "tcp.latency_1B" in keys and len(keys) == len(set(keys))
+
+
+def test_survey_headline_and_agent_read_the_net_figures(quick_run):
+    from rmax.agent.probes import REGISTRY
+    from rmax.survey.headline import by_role, headline
+
+    db, rec = quick_run
+    with open_store(db) as store:
+        run = store.get(rec["id"])
+    p = NET.load(run).point("mpi", 1)[2]
+    rows = headline([run])
+    assert by_role(rows, "mpi_latency")["value"] == p.latency * 1e6
+    assert by_role(rows, "mpi_bandwidth") is None                  # --max-size 4K: no 1 MiB point
+    (rate,) = REGISTRY["pingpong"].rates(run)
+    assert rate.probe == "pingpong_latency" and rate.value == pytest.approx(p.latency, rel=1e-12)
+
+
+def test_view_has_every_point_and_each_layer_fit(quick_run):
+    _, rec = quick_run
+    s = NET.Summary.load(rec["summary"])
+    v = NET.view(s)
+    points, fits = v.tables
+    assert len(points.rows) == sum(len(x.points) for x in s.layers)
+    assert [r[0] for r in fits.rows] == [x.name for x in s.layers]
+    assert len(v.data["p2p"]) == sum(len(x.points) for x in s.layers)
+    assert any(n.startswith("MPI latency, 1 B:") for n in v.notes)
+    assert [p.title for p in NET.plots([("a", s)])] == ["Latency per layer, " + " <-> ".join(s.hosts),
+                                                       "Bandwidth per layer, " + " <-> ".join(s.hosts)]
 
 
 def test_full_schedule_has_netpipe_perturbations():
@@ -72,11 +120,10 @@ def test_full_schedule_has_netpipe_perturbations():
 def test_validate_every_message_passes_on_odd_sizes():
     proc = mpirun(2, "p2p", "--json", "-", "--validate", "--sizes", "0,1,7,4099,70000", *FAST)
     assert proc.returncode == 0, proc.stderr
-    parsed = net.parse(records(proc))
+    parsed = NET.parse(records(proc))
     assert parsed.status == "ok"
-    pts = [p for layer in parsed.summary["layers"].values() for p in layer["points"]]
-    assert all(p["validated"] for p in pts)
-    assert 70000 not in [p["size"] for p in parsed.summary["layers"]["udp"]["points"]]  # beyond one datagram
+    assert all(p.validated for layer in parsed.summary.layers for p in layer.points)
+    assert 70000 not in [p.size for p in parsed.summary.layer("udp")[1].points]  # beyond one datagram
 
 
 @pytest.mark.parametrize("extra", [[], ["--validate"]])
@@ -87,7 +134,7 @@ def test_damaged_payload_is_caught(extra):
     recs = records(proc)
     pts = [r for r in recs if r["record"] == "point"]
     assert all(r["validated"] == (r["size"] == 0) for r in pts), [(r["layer"], r["size"]) for r in pts]
-    parsed = net.parse(recs)
+    parsed = NET.parse(recs)
     assert parsed.status == "invalid" and "validation failed" in parsed.error
 
 
@@ -129,16 +176,16 @@ def test_batch_length_is_honoured_and_recorded():
 
 def test_one_buffer_echo_validates_and_still_catches_damage():
     args = ["p2p", "--json", "-", "--one-buffer", "--validate", "--sizes", "1,4099", *FAST]
-    ok = net.parse(records(mpirun(2, *args)))
+    ok = NET.parse(records(mpirun(2, *args)))
     assert ok.status == "ok"
-    bad = net.parse(records(mpirun(2, *args, "--self-test-corrupt")))
+    bad = NET.parse(records(mpirun(2, *args, "--self-test-corrupt")))
     assert bad.status == "invalid"
 
 
 def test_buffers_placed_past_a_page_boundary_still_validate():
     # NetPIPE's large buffers lie 16 bytes past a page (malloc's chunk header): --offset places rmax's there
-    parsed = net.parse(records(mpirun(2, "p2p", "--json", "-", "--one-buffer", "--offset", "16", "--validate",
+    parsed = NET.parse(records(mpirun(2, "p2p", "--json", "-", "--one-buffer", "--offset", "16", "--validate",
                                       "--sizes", "1,4099", "--repeats", "2", *FAST)))
-    assert parsed.status == "ok" and parsed.summary["offset"] == 16 and parsed.summary["repeats"] == 2
+    assert parsed.status == "ok" and parsed.summary.offset == 16 and parsed.summary.repeats == 2
     proc = mpirun(2, "p2p", "--offset", "4096")
     assert proc.returncode == 2 and "--offset" in proc.stderr

@@ -9,9 +9,15 @@ import shutil
 import pytest
 
 from cliutil import assert_one_line_error, run_cli
+from rmax.bench.family import get
 from vcutil import cluster, parse_rankfile  # noqa: F401  (cluster: the module's 4-node, 2-switch cluster)
 
 pytestmark = pytest.mark.skipif(not shutil.which("mpirun"), reason="Open MPI's mpirun is not installed")
+
+
+def typed(family: str, rec: dict):
+    """The typed summary of a run printed by --json."""
+    return get(family).Summary.load(rec["summary"])
 
 
 def test_mpi_job_spans_the_namespaces(cluster, db):
@@ -309,6 +315,23 @@ def test_survey_spans_the_nodes(cluster, db):
     assert sorted(k.hosts[0] for k in kids if k.kind == "peakflops" and k.summary["rpeak"]) == two
 
 
+def test_survey_measures_the_network_between_the_nodes(cluster, db, tmp_path):
+    # The network families as survey steps over all four nodes, one rank each, and their report
+    # sections. (net's quick schedule still reaches 8 MiB per layer: minutes over shaped links.)
+    hosts = ",".join(f"{n.name}:1" for n in cluster.plan.nodes)
+    out = tmp_path / "report"
+    proc = run_cli("survey", "--quick", "--launcher", "vcluster", "--hosts", hosts, "--steps", "coll,ring,matrix",
+                   "--out", str(out), "--json", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert {s["step"]: s["status"] for s in rec["summary"]["steps"]} == dict.fromkeys(["coll", "ring", "matrix"],
+                                                                                       "ok")
+    page = (out / "index.html").read_text()
+    for title in ("collectives vs process count", "ring latency and bandwidth", "all-pairs latency and bandwidth",
+                  "Collectives vs process count (natural order)"):
+        assert title in page, title
+
+
 def test_coll_node_orders_follow_the_hosts(cluster, db):
     # Helix's node orders over 3 nodes of 2 ranks (block placement: ranks 0,1 on the first node):
     # cyclic takes one rank of each node in turn, serpentine walks back on every other turn.
@@ -316,7 +339,7 @@ def test_coll_node_orders_follow_the_hosts(cluster, db):
     proc = run_cli("bench", "coll", "--launcher", "vcluster", "--hosts", hosts, "--np", "6", "--procs", "6",
                    "--ops", "barrier", "--orders", "cyclic,serpentine", "--budget", "0.002", "--json",
                    check=True, timeout=180)
-    orders = {p["order"]: p["rank_order"] for p in json.loads(proc.stdout)["summary"]["points"]}
+    orders = {p.order: p.rank_order for p in typed("coll", json.loads(proc.stdout)).points}
     assert orders == {"cyclic": [0, 2, 4, 1, 3, 5], "serpentine": [0, 2, 4, 5, 3, 1]}
 
 
@@ -326,22 +349,22 @@ def test_bisect_measures_the_cut_between_the_switches(cluster, db):
     proc = run_cli("bench", "bisect", "--launcher", "vcluster", "--np", "4", "--size", "64K", "--window", "4",
                    "--bisections", "2", "--budget", "0.05", "--json", check=True, timeout=180)
     rec = json.loads(proc.stdout)
-    s = rec["summary"]
-    assert rec["params"]["groups_source"] == str(cluster.cluster_toml)
-    cut = [c for c in s["bisections"] if c["cut"] == "switch groups"]
-    assert len(cut) == 1 and len(s["bisections"]) == 3
+    s = typed("bisect", rec)
+    assert rec["params"]["groups_source"] == s.groups_source == str(cluster.cluster_toml)
+    cut = [c for c in s.bisections if c.cut == "switch groups"]
+    assert len(cut) == 1 and len(s.bisections) == 3
     switch = {n: i for i, g in enumerate(cluster.plan.groups()) for n in g}
-    hosts = s["hosts"]
-    assert all(switch[hosts[p["from"]]] != switch[hosts[p["to"]]] for p in cut[0]["pairs"])
+    hosts = s.hosts
+    assert all(switch[hosts[p.from_rank]] != switch[hosts[p.to_rank]] for p in cut[0].pairs)
     # both pairs share the trunk: together no more than its 12.5 MB/s (+10%)
-    assert s["bandwidth_between_groups"] == cut[0]["bandwidth"] < 12.5e6 * 1.1
-    assert s["bandwidth_min"] <= s["bandwidth_between_groups"]
+    assert s.bandwidth_between_groups == cut[0].bandwidth < 12.5e6 * 1.1
+    assert s.bandwidth_min <= s.bandwidth_between_groups
 
 
-def _matrix(*extra: str) -> dict:
+def _matrix(*extra: str):
     proc = run_cli("bench", "matrix", "--launcher", "vcluster", "--np", "4", "--lat-size", "8", "--bw-size", "16K",
                    "--window", "2", "--budget", "0.02", *extra, "--json", check=True, timeout=240)
-    return json.loads(proc.stdout)
+    return typed("matrix", json.loads(proc.stdout))
 
 
 def test_matrix_compares_pairs_within_their_switch_class(cluster, db):
@@ -349,22 +372,21 @@ def test_matrix_compares_pairs_within_their_switch_class(cluster, db):
 
     n1 = cluster.plan.nodes[0].name
     switch = {n: i for i, g in enumerate(cluster.plan.groups()) for n in g}
-    rec = _matrix()
-    s = rec["summary"]
-    assert s["labels"] == s["hosts"] and s["classes"].startswith("same switch")
+    s = _matrix()
+    assert s.labels == s.hosts and s.classes.startswith("same switch")
     # the 100 Mbit/s trunk is the topology: no pair is flagged for crossing it
-    assert s["flagged"] == [], s["suspects"]
+    assert s.flagged == [], s.suspects
     # n1's uplink shaped to 10 Mbit/s: every pair sending from n1 is slow, alone too, against its class
     sx.tbf("eth0", 10_000_000, 1500, ns=n1)
     try:
-        s = _matrix()["summary"]
+        s = _matrix()
     finally:
         sx.tbf("eth0", cluster.plan.link_rate, 1500, ns=n1)
-    flagged = {(f["from_host"], f["to_host"]) for f in s["flagged"] if f["kind"] == "bandwidth"}
-    assert flagged and all(a == n1 for a, _ in flagged), s["suspects"]
-    for f in s["flagged"]:
-        assert f["class"] == ("same" if switch[f["from_host"]] == switch[f["to_host"]] else "across")
-        assert f["p"] < 0.05 and len(f["alone"]) == 3
+    flagged = {(f.from_host, f.to_host) for f in s.flagged if f.kind == "bandwidth"}
+    assert flagged and all(a == n1 for a, _ in flagged), s.suspects
+    for f in s.flagged:
+        assert f.pair_class == ("same" if switch[f.from_host] == switch[f.to_host] else "across")
+        assert f.p < 0.05 and len(f.alone) == 3
 
 
 def test_mbw_pairs_share_the_trunk_and_a_survey_leaves_an_odd_node_out(cluster, db):

@@ -14,6 +14,7 @@ import shutil
 import pytest
 
 from cliutil import run_cli
+from rmax.bench.family import get
 from vcutil import needs_root, temporary_cluster
 
 LINK, TRUNK = 100e6 / 8, 40e6 / 8   # bytes/s on the wire
@@ -37,11 +38,11 @@ def test_rate_holds_from_64KiB(shaped, db, far, rate):
     peer = c if far else b
     proc = run_cli("bench", "net", "--layers", "tcp,mpi", "--sizes", SIZES, "--hosts", f"{a}:1,{peer}:1",
                    "--launcher", "vcluster", "--budget", "0.1", "--json", check=True, timeout=180)
-    layers = json.loads(proc.stdout)["summary"]["layers"]
+    s = get("net").Summary.load(json.loads(proc.stdout)["summary"])
     # best sample: interference from other work only ever slows a message down, while
     # a bucket that lets a message through early shows in every sample
-    ratios = {(name, p["size"]): p["bandwidth_best"] / (rate * PAYLOAD)
-              for name in ("tcp", "mpi") for p in layers[name]["points"]}
+    ratios = {(name, p.size): p.bandwidth_best / (rate * PAYLOAD)
+              for name in ("tcp", "mpi") for p in s.layer(name)[1].points}
     assert len(ratios) == 4 and all(r <= 1.1 for r in ratios.values()), ratios
     # TCP carries the shaped frames with nothing on top; MPI adds its own handshakes (Open MPI's
     # TCP transport sends a message above its 64 KiB eager limit only after a round trip)

@@ -64,12 +64,14 @@ def family_figure(record: RunRecord, role: str):
     return next((f for f in fam.headline(s) if f.role == role), None)
 
 
-def run_family(name: str, store: Store, timeout: float, **options) -> RunRecord:
-    """One probe run of a benchmark family, labelled as the agent's."""
+def run_family(name: str, store: Store, timeout: float, spec=None, launcher: str | None = None,
+               **options) -> RunRecord:
+    """One probe run of a benchmark family, labelled as the agent's (spec, launcher: a net family's ranks)."""
     from rmax.bench.family import RunContext, get, run
 
     fam = get(name)
-    return run(fam, fam.options(True, **options), RunContext(store=store, label=LABEL, timeout=timeout, quick=True))
+    return run(fam, fam.options(True, **options),
+               RunContext(store=store, label=LABEL, spec=spec, launcher=launcher, timeout=timeout, quick=True))
 
 
 def by_kind(kind: str) -> Probe | None:
@@ -144,24 +146,21 @@ class PingPong(Probe):
     BANDWIDTH_SIZE = 1 << 20
 
     def run(self, cfg, store, peer=None):
-        from rmax.bench import net
         from rmax.launch import Host, LaunchSpec
 
         spec = LaunchSpec(program=[], np=2, hosts=[Host(socket.gethostname(), 1), Host(peer, 1)])
-        options = net.NetOptions(layers=("mpi",), sizes=(1, self.BANDWIDTH_SIZE), perturb=False, budget=0.05,
-                                 max_samples=50)
-        return net.run(spec, options=options, launcher=cfg.launcher, timeout=cfg.probe_timeout, store=store,
-                       label=LABEL)
+        return run_family("net", store, cfg.probe_timeout, spec=spec, launcher=cfg.launcher, layers=("mpi",),
+                          sizes=(1, self.BANDWIDTH_SIZE), perturb=False, budget=0.05, max_samples=50)
 
     def rates(self, record):
         hosts = record.params.get("hosts") or []
         peer = hosts[1] if len(hosts) > 1 else ""
-        head = record.summary.get("headline", {})
+        lat, bw = family_figure(record, "mpi_latency"), family_figure(record, "mpi_bandwidth")
         out = []
-        if head.get("latency_1B"):
-            out.append(Rate("pingpong_latency", peer, "seconds", "median", False, head["latency_1B"]))
-        if head.get("bandwidth_1MiB"):
-            out.append(Rate("pingpong_bandwidth", peer, "bytes_per_second", "median", True, head["bandwidth_1MiB"]))
+        if lat and lat.value:   # the figures are in us and MB/s (10^6 B)
+            out.append(Rate("pingpong_latency", peer, "seconds", "median", False, lat.value * 1e-6))
+        if bw and bw.value:
+            out.append(Rate("pingpong_bandwidth", peer, "bytes_per_second", "median", True, bw.value * 1e6))
         return out
 
 

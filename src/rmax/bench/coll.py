@@ -8,91 +8,152 @@ decides which ranks share a node in each step."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from rmax.bench.netlaunch import (check_memory, check_message_sizes, header_summary, launch, ranks_on_this_host,
-                                  require_ranks, split_records, with_program)
+from rmax.bench.family import Family, Summary, SurveyPlan, option, register
+from rmax.bench.netlaunch import (MESSAGES, cell, check_memory, check_message_sizes, check_names, header_summary,
+                                  ranks_on_this_host, require_ranks, split_records)
 from rmax.bench.runner import Parsed
+from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
-from rmax.launch import LaunchSpec
+from rmax.launch.base import MAX_RANKS
 from rmax.native import executable
-from rmax.store import Store
-from rmax.store.runs import RunRecord
+from rmax.params import Count, Names, NumberList, Seconds
 
-SCHEMA = "rmax.coll/1"
 OPS = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "barrier")
 ORDERS = ("natural", "reversed", "random", "cyclic", "serpentine")
 DEFAULT_ORDERS = ORDERS[:3]   # the node orders differ from natural only with several ranks per node
+STATISTIC = "median over samples of the per-call time; avg/min/max over ranks"
 
 
 @dataclass
 class CollOptions:
-    ops: tuple[str, ...] = OPS
-    sizes: tuple[int, ...] = (8, 64, 512, 4096, 32768, 262144, 1 << 20)
-    procs: tuple[int, ...] | None = None      # default 2, 4, ..., all
-    orders: tuple[str, ...] = DEFAULT_ORDERS
-    seed: int = 1
-    budget: float = 0.02
-    max_samples: int = 100
-
-    @classmethod
-    def quick(cls) -> "CollOptions":
-        return cls(sizes=(8, 65536), budget=0.005, max_samples=20)
-
-
-def argv(o: CollOptions) -> list[str]:
-    for name, given, valid in (("operation", o.ops, OPS), ("order", o.orders, ORDERS)):
-        bad = [x for x in given if x not in valid]
-        if bad:
-            raise RmaxError(f"unknown {name} '{bad[0]}'", hint=f"one of: {', '.join(valid)}")
-    a = [executable("rmax-net"), "coll", "--json", "-", "--ops", ",".join(o.ops), "--orders", ",".join(o.orders),
-         "--sizes", ",".join(map(str, o.sizes)), "--seed", str(o.seed), "--budget", str(o.budget),
-         "--max-samples", str(o.max_samples)]
-    if o.procs:
-        a += ["--procs", ",".join(map(str, o.procs))]
-    return a
+    ops: tuple[str, ...] = option(OPS, "Operations.", type=Names())
+    sizes: tuple[int, ...] = option((8, 64, 512, 4096, 32768, 262144, 1 << 20), "Bytes per rank.", type=MESSAGES,
+                                    quick=(8, 65536))
+    procs: tuple[int, ...] | None = option(None, "Process counts.", type=NumberList(2, MAX_RANKS, integer=True),
+                                           show="2, 4, ..., all")
+    orders: tuple[str, ...] = option(DEFAULT_ORDERS, "Rank orders: natural, reversed, random, cyclic, serpentine.",
+                                     type=Names())
+    seed: int = option(1, "Seed of the random order.", type=Count(1, 2**31 - 1))
+    budget: float = option(0.02, "Seconds per point.", type=Seconds(0.001, 3600, lo_open=False), quick=0.005)
+    max_samples: int = option(100, "Most samples per point.", type=Count(5, 100000), quick=20, cli=False)
 
 
-def _point(r: dict) -> dict:
+@dataclass
+class CollPoint:
+    op: str
+    procs: int
+    order: str
+    size: int                        # bytes per rank
+    rank_order: list[int] | None
+    avg: float | None                # s per call: median over samples of the average over ranks
+    min: float | None                # ... of the fastest rank
+    max: float | None                # ... of the slowest rank
+    n: int | None
+    ci95: list[float] | None
+    validated: bool | None
+
+
+@dataclass
+class CollSummary(Summary):
+    SCHEMA = "rmax.coll/2"
+    points: list[CollPoint]
+    hosts: list[str]
+    mpi_library: str | None = None
+    procs: list[int] = ()
+    statistic: str = STATISTIC
+
+
+def _point(r: dict) -> CollPoint:
     def med(key):
         return (r.get(key) or {}).get("median")
-    return {"op": r["op"], "procs": r["procs"], "order": r["order"], "size": r["size"],
-            "rank_order": r.get("rank_order"), "avg": med("summary"), "min": med("rank_min"), "max": med("rank_max"),
-            "n": r["summary"].get("n"), "ci95": r["summary"].get("ci95"), "validated": r.get("validated")}
+    return CollPoint(r["op"], r["procs"], r["order"], r["size"], r.get("rank_order"), med("summary"),
+                     med("rank_min"), med("rank_max"), r["summary"].get("n"), r["summary"].get("ci95"),
+                     r.get("validated"))
 
 
-def parse(records: list[dict]) -> Parsed:
-    header, points, done = split_records(records, SCHEMA)
-    pts = [_point(r) for r in points]
-    samples = {f"{p['op']}/{p['procs']}/{p['order']}/{p['size']}": r.get("samples", [])
-               for p, r in zip(pts, points)}
-    summary = {**header_summary(header), "points": pts, "procs": header.get("procs") if header else [],
-               "statistic": "median over samples of the per-call time; avg/min/max over ranks",
-               "units": {"time": "s", "size": "bytes per rank"}}
-    bad = [f"{p['op']}/{p['procs']}/{p['order']}/{p['size']}" for p in pts if not p["validated"]]
-    if bad:
-        return Parsed(summary, samples, "invalid", f"wrong collective results at {', '.join(bad[:5])}")
-    if done is None:
-        return Parsed(summary, samples, "failed", "rmax-net coll stopped before its last point")
-    return Parsed(summary, samples)
+def _key(p: CollPoint) -> str:
+    return f"{p.op}/{p.procs}/{p.order}/{p.size}"
 
 
-def run(spec: LaunchSpec | None = None, *, quick: bool = False, options: CollOptions | None = None,
-        launcher: str | None = None, timeout: float = 600.0, store: Store | None = None,
-        parent: str | None = None, on_point=None) -> RunRecord:
-    """Collectives over the ranks of spec (default: 2 on this host), stored as one run."""
-    o = options or (CollOptions.quick() if quick else CollOptions())
-    np_ = spec.np if spec else 2
-    require_ranks(np_, "the collectives test", minimum=2)
-    if o.procs and max(o.procs) > np_:
-        raise RmaxError(f"--procs {max(o.procs)} is more than the {np_} ranks launched")
-    if o.procs and min(o.procs) < 2:
-        raise RmaxError("--procs: a collective needs at least 2 processes")
-    check_message_sizes(o.sizes)
-    check_memory(2 * max(o.sizes) * np_, ranks_on_this_host(spec) if spec else np_,
-                 "the collective buffers (2 x size x ranks)")
-    full = with_program(spec, argv(o), 2, launcher)
-    params = {**asdict(o), "np": full.np, "quick": quick, "launcher": launcher,
-              "hosts": [h.name for h in full.hosts] if full.hosts else None}
-    return launch("coll", full, params, parse, launcher=launcher, timeout=timeout, store=store, parent=parent,
-                  on_stdout=on_point)
+@register
+class Coll(Family):
+    """Collectives vs message size, process count (2, 4, ..., all) and rank order,
+    with min, avg and max over the ranks."""
+
+    name = "coll"
+    title = "collectives vs message size and process count"
+    Options = CollOptions
+    Summary = CollSummary
+    scope = "net"
+    default_np = None
+    survey = SurveyPlan("collectives vs process count", 0.06, 41, ranks="all")
+    example = "rmax bench coll --np 4 --oversubscribe --quick"
+
+    def check(self, o, ctx):
+        np_ = self.ranks(ctx)
+        require_ranks(np_, "the collectives test", minimum=2)
+        check_names(o.ops, OPS, "operation")
+        check_names(o.orders, ORDERS, "order")
+        if o.procs and max(o.procs) > np_:
+            raise RmaxError(f"--procs {max(o.procs)} is more than the {np_} ranks launched")
+        if o.procs and min(o.procs) < 2:
+            raise RmaxError("--procs: a collective needs at least 2 processes")
+        check_message_sizes(o.sizes)
+        check_memory(2 * max(o.sizes) * np_, ranks_on_this_host(ctx.spec) if ctx.spec else np_,
+                     "the collective buffers (2 x size x ranks)")
+
+    def argv(self, o):
+        a = [executable("rmax-net"), "coll", "--json", "-", "--ops", ",".join(o.ops), "--orders", ",".join(o.orders),
+             "--sizes", ",".join(map(str, o.sizes)), "--seed", str(o.seed), "--budget", str(o.budget),
+             "--max-samples", str(o.max_samples)]
+        if o.procs:
+            a += ["--procs", ",".join(map(str, o.procs))]
+        return a
+
+    def parse(self, records):
+        header, points, done = split_records(records, "rmax.coll/1")
+        pts = [_point(r) for r in points]
+        samples = {_key(p): r.get("samples", []) for p, r in zip(pts, points)}
+        summary = CollSummary(pts, **header_summary(header), procs=header.get("procs") if header else [])
+        bad = [_key(p) for p in pts if not p.validated]
+        if bad:
+            return Parsed(summary, samples, "invalid", f"wrong collective results at {', '.join(bad[:5])}")
+        if done is None:
+            return Parsed(summary, samples, "failed", "rmax-net coll stopped before its last point")
+        return Parsed(summary, samples)
+
+    def metrics(self, s: CollSummary) -> list[Figure]:
+        out = [figure(s, ("points", i, "avg"), f"{p.op}.{p.procs}.{p.size}",
+                      f"{p.op}, {p.procs} processes, {p.size} B", "us", STATISTIC, scale=1e6, better="lower")
+               for i, p in enumerate(s.points) if p.order == "natural"]
+        return [f for f in out if f]
+
+    def view(self, s: CollSummary) -> View:
+        pts = sorted(s.points, key=lambda p: (OPS.index(p.op) if p.op in OPS else len(OPS), p.op, p.order, p.procs,
+                                              p.size))
+        rows = [[p.op, str(p.procs), p.order, str(p.size), cell(p.avg, 1e6), cell(p.min, 1e6), cell(p.max, 1e6),
+                 "" if p.validated else "INVALID"] for p in pts]
+        t = Table(["Operation", "Procs", "Order", "Size (bytes per rank)", "Avg latency (us)", "Min latency (us)",
+                   "Max latency (us)", "Note"], rows,
+                  f"{len(s.hosts)} ranks on {', '.join(sorted(set(s.hosts)))}; {STATISTIC}", left=3)
+        data = [{"op": p.op, "procs": p.procs, "order": p.order, "size": p.size, "avg_s": p.avg, "min_s": p.min,
+                 "max_s": p.max, "n": p.n, "validated": p.validated} for p in pts]
+        return View([t], [], {"collectives": data})
+
+    def plots(self, runs):
+        out = []
+        for label, s in runs:
+            sizes = sorted({p.size for p in s.points})
+            probe = sizes[len(sizes) // 2] if sizes else None
+            series: dict[str, tuple[list, list]] = {}
+            for p in s.points:
+                if p.size == probe and p.order == "natural" and p.avg is not None:
+                    xs, ys = series.setdefault(p.op, ([], []))
+                    xs.append(p.procs)
+                    ys.append(p.avg * 1e6)
+            if series:
+                out.append(Plot("line", f"Collectives vs process count (natural order), {label}", "processes",
+                                f"time per call (us, avg over ranks), {probe} B", series))
+        return out

@@ -173,7 +173,7 @@ class Family:
     Options: ClassVar[type]
     Summary: ClassVar[type[Summary]]
     scope: ClassVar[str] = "node"           # "node": one rmax-node process; "net": ranks of rmax-net
-    default_np: ClassVar[int] = 2           # net families: ranks when none are asked for
+    default_np: ClassVar[int | None] = 2    # net families: ranks when none are asked for (None: every slot)
     survey: ClassVar[SurveyPlan | None] = None
     example: ClassVar[str] = ""             # the example line of `rmax bench NAME --help`
     command: ClassVar[bool] = True          # False: no `rmax bench NAME` (the family has a command of its own)
@@ -201,6 +201,10 @@ class Family:
     def env(self, o) -> dict:
         return {}
 
+    def ranks(self, ctx: RunContext) -> int:
+        """The ranks a net family's run has: the spec's, else two on this host."""
+        return ctx.spec.np if ctx.spec else 2
+
     # -- results
     def parse(self, records: list[dict]) -> Parsed:
         """The kernel's JSON records as a Parsed whose summary is this family's Summary."""
@@ -222,7 +226,7 @@ class Family:
                             on_stdout=ctx.on_stdout)
         from rmax.bench.netlaunch import launch, with_program
 
-        spec = with_program(ctx.spec, self.argv(o), self.default_np, ctx.launcher)
+        spec = with_program(ctx.spec, self.argv(o), self.ranks(ctx), ctx.launcher)
         params = {**self.params(o, ctx), "np": spec.np, "launcher": ctx.launcher,
                   "hosts": [h.name for h in spec.hosts] if spec.hosts else None}
         return launch(self.name, spec, params, self.parser(o, ctx), launcher=ctx.launcher, timeout=timeout,
@@ -257,7 +261,8 @@ class Family:
 FAMILIES: dict[str, Family] = {}
 
 # The modules that define families: rmax.bench.<module>. Importing one registers its family.
-MODULES = ("stream", "peakflops", "cpurate", "memlat", "memcopy", "oslat", "dgemm", "blas_compare", "hpl", "mbw")
+MODULES = ("stream", "peakflops", "cpurate", "memlat", "memcopy", "oslat", "dgemm", "blas_compare", "hpl",
+           "net", "coll", "ring", "bisect", "matrix", "mbw")
 
 
 def register(cls: type[Family]) -> type[Family]:

@@ -14,46 +14,88 @@ concurrent load: reported as contention, not flagged."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from rmax.bench.netlaunch import (check_memory, check_message_sizes, groups_argv, header_summary, launch,
-                                  ranks_on_this_host, require_ranks, split_records, with_program)
+from rmax.bench.bisect import GROUPS_HELP
+from rmax.bench.family import Family, Summary, SurveyPlan, option, register
+from rmax.bench.netlaunch import (MESSAGE, cell, check_memory, check_message_sizes, groups_argv, header_summary,
+                                  ranks_on_this_host, require_ranks, split_records)
 from rmax.bench.runner import Parsed
-from rmax.launch import LaunchSpec
+from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.native import executable
+from rmax.params import TOPOLOGY, Count, Seconds
 from rmax.stats import differ_significantly
-from rmax.store import Store
-from rmax.store.runs import RunRecord
 from rmax.topology.sources import known_groups
 
 SCHEMA = "rmax.matrix/1"
 LAT_FACTOR, BW_FRACTION = 2.0, 0.9   # the suspect margins, as in cmd_matrix.c
+STATISTIC = ("per pair: median over samples, all pairs of a round at once (concurrent); latency one-way; "
+             "suspects also alone, median over retests")
 
 
 @dataclass
 class MatrixOptions:
-    lat_size: int = 8
-    bw_size: int = 1 << 20
-    window: int = 8
-    budget: float = 0.01
-    max_samples: int = 20
-    retest: bool = True
-    retests: int = 3                  # alone measurements per suspect: a t-test needs two or more
-    topology: str | None = None       # cluster.toml with the switch groups (else sources.known_groups)
+    lat_size: int = option(8, "Latency message size.", type=MESSAGE)
+    bw_size: int = option(1 << 20, "Bandwidth message size.", type=MESSAGE, quick=256 << 10, show="1MiB")
+    window: int = option(8, "Messages in flight per pair for the bandwidth.", type=Count(1, 1024))
+    budget: float = option(0.01, "Seconds per pair and measurement.", type=Seconds(0.001, 3600, lo_open=False),
+                           quick=0.003)
+    max_samples: int = option(20, "Most samples per pair.", type=Count(5, 100000), quick=10, cli=False)
+    retest: bool = option(True, "Report suspects without measuring them alone.", flag="--no-retest")
+    retests: int = option(3, "Alone measurements per suspect (Welch's t-test against its class needs 2 or more).",
+                          type=Count(1, 100))
+    topology: str | None = option(None, GROUPS_HELP, type=TOPOLOGY)
+    # the switch groups found for the run (rmax.topology.sources.known_groups), and where from
+    groups: tuple[tuple[str, ...], ...] | None = option(None, "Switch groups of hosts.", cli=False)
+    groups_source: str | None = option(None, "Where the switch groups came from.", cli=False)
 
-    @classmethod
-    def quick(cls) -> "MatrixOptions":
-        return cls(bw_size=256 << 10, budget=0.003, max_samples=10)
+
+@dataclass
+class Suspect:
+    """A pair far from its class under load, and what measuring it alone said."""
+
+    from_rank: int
+    to_rank: int
+    kind: str                        # latency | bandwidth
+    pair_class: str                  # same | across (switches) | all (groups unknown)
+    concurrent: float | None         # s or bytes/s, under the round's load
+    alone: list[float | None]
+    from_host: str | None
+    to_host: str | None
+    alone_median: float | None
+    class_median: float | None
+    p: float | None                  # Welch's t-test, alone values against the class's pairs
+    flagged: bool
+    verdict: str                     # flagged | contention | slow alone, not significant | untested
 
 
-def argv(o: MatrixOptions, groups: list[list[str]] | None = None) -> list[str]:
-    a = [executable("rmax-net"), "matrix", "--json", "-", "--lat-size", str(o.lat_size), "--bw-size", str(o.bw_size),
-         "--window", str(o.window), "--budget", str(o.budget), "--max-samples", str(o.max_samples),
-         "--retests", str(o.retests)]
-    a += groups_argv(groups)
-    return a + ([] if o.retest else ["--no-retest"])
+@dataclass
+class MatrixSummary(Summary):
+    SCHEMA = "rmax.matrix/2"
+    hosts: list[str]                 # each rank's host
+    labels: list[str]                # each rank by its host; host:rank where a host has several
+    latency: list[list[float | None]]      # s, row = from, column = to
+    bandwidth: list[list[float | None]]    # bytes/s
+    mpi_library: str | None = None
+    lat_size: int | None = None
+    bw_size: int | None = None
+    rounds: int | None = None
+    retests: int | None = None
+    classes: str = ""
+    group_of: list[int] = ()
+    suspects: list[Suspect] = ()
+    statistic: str = STATISTIC
+
+    @property
+    def flagged(self) -> list[Suspect]:
+        return [s for s in self.suspects if s.flagged]
+
+    @property
+    def contention(self) -> list[Suspect]:
+        return [s for s in self.suspects if s.verdict == "contention"]
 
 
 def labels(hosts: list[str]) -> list[str]:
@@ -92,53 +134,121 @@ def verdict(sus: dict, class_values: list[float]) -> dict:
     return {**out, "flagged": flagged, "verdict": why}
 
 
-def parse(records: list[dict]) -> Parsed:
-    header, _, done = split_records(records, SCHEMA)
-    m = next((r for r in records if r.get("schema") == SCHEMA and r.get("record") == "matrix"), None)
-    summary = {**header_summary(header), "lat_size": header.get("lat_size") if header else None,
-               "bw_size": header.get("bw_size") if header else None,
-               "rounds": header.get("rounds") if header else None,
-               "retests": header.get("retests") if header else None,
-               "statistic": "per pair: median over samples, all pairs of a round at once (concurrent); "
-                            "latency one-way; suspects also alone, median over retests",
-               "units": {"latency": "s", "bandwidth": "bytes/s"}}
-    if m is None:
-        return Parsed(summary, {}, "failed", "rmax-net matrix wrote no matrix")
-    hosts = summary.get("hosts") or []
-    group_of = (header or {}).get("group_of") or []
-    suspects = []
-    for sus in m["suspects"]:
-        mat = m["latency"] if sus["kind"] == "latency" else m["bandwidth"]
-        s = {**sus, "from_host": hosts[sus["from"]] if hosts else None,
-             "to_host": hosts[sus["to"]] if hosts else None}
-        suspects.append({**s, **verdict(s, _class_values(mat, group_of, sus["from"], sus["to"], sus["kind"]))})
-    summary.update(latency=m["latency"], bandwidth=m["bandwidth"], labels=labels(hosts),
-                   classes="same switch / across switches" if group_of else "all pairs (switch groups unknown)",
-                   group_of=group_of, suspects=suspects, flagged=[s for s in suspects if s["flagged"]],
-                   contention=[s for s in suspects if s["verdict"] == "contention"])
-    # raw samples per pair (latency kept in the lower rank's row)
-    samples = {"latency": m.get("samples_latency", []), "bandwidth": m.get("samples_bandwidth", [])}
-    if not m.get("validated"):
-        return Parsed(summary, samples, "invalid", "payload validation failed for some pair")
-    if done is None:
-        return Parsed(summary, samples, "failed", "rmax-net matrix stopped before the end")
-    return Parsed(summary, samples)
+def _suspect(sus: dict, m: dict, hosts: list[str], group_of: list[int]) -> Suspect:
+    mat = m["latency"] if sus["kind"] == "latency" else m["bandwidth"]
+    v = verdict(sus, _class_values(mat, group_of, sus["from"], sus["to"], sus["kind"]))
+    return Suspect(sus["from"], sus["to"], sus["kind"], sus["class"], sus.get("concurrent"), sus.get("alone") or [],
+                   hosts[sus["from"]] if hosts else None, hosts[sus["to"]] if hosts else None, v["alone_median"],
+                   v["class_median"], v["p"], v["flagged"], v["verdict"])
 
 
-def run(spec: LaunchSpec | None = None, *, quick: bool = False, options: MatrixOptions | None = None,
-        launcher: str | None = None, timeout: float = 600.0, store: Store | None = None,
-        parent: str | None = None, on_point=None) -> RunRecord:
-    """All-pairs matrices over the ranks of spec (default: 2 on this host), stored as one run."""
-    o = options or (MatrixOptions.quick() if quick else MatrixOptions())
-    np_ = spec.np if spec else 2
-    require_ranks(np_, "the all-pairs matrix", minimum=2)
-    check_message_sizes([o.lat_size, o.bw_size])
-    check_memory(2 * max(o.lat_size, o.bw_size), ranks_on_this_host(spec) if spec else np_,
-                 "the send and receive buffers")
-    found, source = known_groups(o.topology, launcher)
-    full = with_program(spec, argv(o, found), 2, launcher)
-    params = {**asdict(o), "np": full.np, "quick": quick, "launcher": launcher,
-              "hosts": [h.name for h in full.hosts] if full.hosts else None,
-              "groups": found, "groups_source": source}
-    return launch("matrix", full, params, parse, launcher=launcher, timeout=timeout, store=store, parent=parent,
-                  on_stdout=on_point)
+@register
+class Matrix(Family):
+    """All-pairs latency and bandwidth matrices in N-1 rounds of N/2 concurrent pairs;
+    a pair far from its class (same switch, across switches) is measured alone, and
+    flagged only when alone it still differs significantly."""
+
+    name = "matrix"
+    title = "all-pairs latency and bandwidth matrices"
+    Options = MatrixOptions
+    Summary = MatrixSummary
+    scope = "net"
+    default_np = None
+    survey = SurveyPlan("all-pairs latency and bandwidth", 0.05, 43, ranks="all")
+    example = "rmax bench matrix --hostfile hosts"
+
+    def check(self, o, ctx):
+        np_ = self.ranks(ctx)
+        require_ranks(np_, "the all-pairs matrix", minimum=2)
+        check_message_sizes([o.lat_size, o.bw_size])
+        check_memory(2 * max(o.lat_size, o.bw_size), ranks_on_this_host(ctx.spec) if ctx.spec else np_,
+                     "the send and receive buffers")
+
+    def execute(self, o, ctx):
+        found, source = known_groups(o.topology, ctx.launcher)
+        groups = tuple(tuple(g) for g in found) if found else None
+        return super().execute(dataclasses.replace(o, groups=groups, groups_source=source), ctx)
+
+    def argv(self, o):
+        a = [executable("rmax-net"), "matrix", "--json", "-", "--lat-size", str(o.lat_size), "--bw-size",
+             str(o.bw_size), "--window", str(o.window), "--budget", str(o.budget), "--max-samples",
+             str(o.max_samples), "--retests", str(o.retests), *groups_argv(o.groups)]
+        return a + ([] if o.retest else ["--no-retest"])
+
+    def parse(self, records):
+        header, _, done = split_records(records, SCHEMA)
+        m = next((r for r in records if r.get("schema") == SCHEMA and r.get("record") == "matrix"), None)
+        h = header or {}
+        hosts = h.get("hosts") or []
+        group_of = h.get("group_of") or []
+        summary = MatrixSummary(
+            **header_summary(header), labels=labels(hosts), latency=m["latency"] if m else [],
+            bandwidth=m["bandwidth"] if m else [], lat_size=h.get("lat_size"), bw_size=h.get("bw_size"),
+            rounds=h.get("rounds"), retests=h.get("retests"),
+            classes="same switch / across switches" if group_of else "all pairs (switch groups unknown)",
+            group_of=group_of, suspects=[_suspect(x, m, hosts, group_of) for x in m["suspects"]] if m else [])
+        if m is None:
+            return Parsed(summary, {}, "failed", "rmax-net matrix wrote no matrix")
+        # raw samples per pair (latency kept in the lower rank's row)
+        samples = {"latency": m.get("samples_latency", []), "bandwidth": m.get("samples_bandwidth", [])}
+        if not m.get("validated"):
+            return Parsed(summary, samples, "invalid", "payload validation failed for some pair")
+        if done is None:
+            return Parsed(summary, samples, "failed", "rmax-net matrix stopped before the end")
+        return Parsed(summary, samples)
+
+    def metrics(self, s: MatrixSummary) -> list[Figure]:
+        out = []
+        for kind, unit, scale, better in (("latency", "us", 1e6, "lower"), ("bandwidth", "MB/s", 1e-6, "higher")):
+            m = getattr(s, kind)
+            out += [figure(s, (kind, i, j), f"{kind}.{s.labels[i]}.{s.labels[j]}",
+                           f"{kind}, {s.labels[i]} to {s.labels[j]} (concurrent)", unit, STATISTIC, scale=scale,
+                           better=better)
+                    for i in range(len(m)) for j in range(len(m[i])) if i != j and i < len(s.labels)
+                    and j < len(s.labels)]
+        return [f for f in out if f]
+
+    def view(self, s: MatrixSummary) -> View:
+        names = s.labels or [str(i) for i in range(len(s.hosts))]
+        tables = []
+        for kind, unit, scale, spec in (("latency", "Latency (us)", 1e6, ".2f"),
+                                        ("bandwidth", "Bandwidth (MB/s)", 1e-6, ".0f")):
+            rows = [[names[i], *("—" if i == j else cell(v, scale, spec) for j, v in enumerate(row))]
+                    for i, row in enumerate(getattr(s, kind))]
+            tables.append(Table(["From \\ to", *names], rows,
+                                f"{unit}, concurrent: {len(names)} ranks, {s.rounds} rounds, every pair of a round at "
+                                f"once; classes: {s.classes}"))
+        if s.suspects:
+            rows = []
+            for x in s.suspects:
+                sc, sp = (1e6, ".2f") if x.kind == "latency" else (1e-6, ".0f")
+                rows.append([names[x.from_rank], names[x.to_rank], x.kind, x.pair_class, cell(x.concurrent, sc, sp),
+                             cell(x.alone_median, sc, sp), cell(x.class_median, sc, sp), cell(x.p, 1, ".3f"),
+                             x.verdict.upper() if x.flagged else x.verdict])
+            tables.append(Table(["From", "To", "Kind", "Class", "Concurrent", "Alone", "Class median", "p", "Verdict"],
+                                rows, f"suspects measured alone ({s.retests} times each), against their class under "
+                                      "load (latency us, bandwidth MB/s)", left=4))
+        notes = [f"{len(s.suspects)} suspects, {len(s.flagged)} flagged, {len(s.contention)} slowed only by the "
+                 "concurrent load"]
+        for f in s.flagged:
+            sc, unit = (1e6, "us") if f.kind == "latency" else (1e-6, "MB/s")
+            notes.append(f"flagged: {f.kind} from {f.from_host or f.from_rank} to {f.to_host or f.to_rank} "
+                         f"({f.pair_class} switch class): {cell(f.concurrent, sc, '.3g')} {unit} concurrent, "
+                         f"{cell(f.alone_median, sc, '.3g')} alone vs class median {cell(f.class_median, sc, '.3g')} "
+                         f"(Welch p={cell(f.p, 1, '.3g')})")
+        data = [{"from": i, "to": j, "latency_s": v,
+                 "bandwidth_Bps": s.bandwidth[i][j] if i < len(s.bandwidth) else None}
+                for i, row in enumerate(s.latency) for j, v in enumerate(row)]
+        return View(tables, notes, {"pairs": data})
+
+    def plots(self, runs):
+        out = []
+        for label, s in runs:
+            names = s.labels or [str(i) for i in range(len(s.hosts))]
+            for kind, scale, what in (("latency", 1e6, "one-way latency (us, median)"),
+                                      ("bandwidth", 1e-6, "bandwidth (MB/s, median)")):
+                m = [[(v * scale if v is not None else float("nan")) for v in row] for row in getattr(s, kind)]
+                if m:
+                    out.append(Plot("heatmap", f"{kind.capitalize()}, rank to rank, {label}", ylabel=what,
+                                    labels=names, values=m))
+        return out

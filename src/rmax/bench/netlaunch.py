@@ -1,6 +1,7 @@
 """What every network benchmark family shares when it launches rmax-net:
 rank-count checks before launching, a memory check, the oversubscription
-flag Open MPI needs, and errors that name the host which did not answer."""
+flag Open MPI needs, errors that name the host which did not answer, and
+the message-size option types and table cells of their views."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from rmax.bench.runner import Parsed, run_kernel
 from rmax.errors import RmaxError, RunFailed
 from rmax.inventory.memory import available_bytes
 from rmax.launch import LaunchSpec, get_launcher, local_slots
+from rmax.params import Size, SizeList
 from rmax.store import Store
 from rmax.store.runs import RunRecord
 
@@ -37,9 +39,20 @@ def require_ranks(np_: int, what: str, exactly: int | None = None, minimum: int 
         raise RmaxError(f"{what} needs at least {minimum} ranks, not {np_}", hint=f"pass --np {minimum} or more")
 
 
+def check_names(given, valid, what: str) -> None:
+    """Refuse a name rmax-net does not know (a layer, an operation, a rank order)."""
+    bad = [x for x in given if x not in valid]
+    if bad:
+        raise RmaxError(f"unknown {what} '{bad[0]}'", hint=f"one of: {', '.join(valid)}")
 
 
 MAX_MESSAGE = 1 << 30   # rmax-net's limit: MPI counts are C ints
+MESSAGE, MESSAGES = Size(0, MAX_MESSAGE), SizeList(0, MAX_MESSAGE)   # 0 bytes up to rmax-net's largest
+
+
+def cell(value: float | None, scale: float = 1.0, spec: str = ".2f") -> str:
+    """A table cell of value * scale ('—' when there is none)."""
+    return "—" if value is None or value != value else format(value * scale, spec)
 
 
 def check_message_sizes(sizes, what: str = "message size") -> None:

@@ -11,7 +11,7 @@ from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Table, View, cell, figure
 from rmax.native import executable
-from rmax.params import Seconds, Subset
+from rmax.params import Names, Seconds
 
 TESTS = ("null", "stat", "open-close", "sig-install", "sig-catch", "fork-exit", "fork-exec", "pipe", "unix", "ctxsw",
          "udp", "tcp", "tcp-connect", "tcp-bw")
@@ -21,7 +21,7 @@ STATISTIC = "median of timed batches; us per operation, MB/s (10^6 bytes/s) for 
 @dataclass
 class OslatOptions:
     tests: tuple[str, ...] = option(TESTS, f"Comma-separated subset: {', '.join(TESTS)}.",
-                                    type=Subset(TESTS, "oslat test"), show="all")
+                                    type=Names(TESTS, "oslat test"), show="all")
     budget: float = option(25.0, "Seconds for all tests.", type=Seconds(0.01, 86400, lo_open=False), quick=3.0)
 
 

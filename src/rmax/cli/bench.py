@@ -8,11 +8,6 @@ import importlib
 import click
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
-    "net": ("rmax.cli.bench_net", "point-to-point latency and bandwidth per layer (MPI, TCP, UDP)"),
-    "coll": ("rmax.cli.bench_net", "collectives vs message size and process count"),
-    "ring": ("rmax.cli.bench_net", "natural and random ring latency and bandwidth"),
-    "bisect": ("rmax.cli.bench_net", "bisection bandwidth over random bisections"),
-    "matrix": ("rmax.cli.bench_net", "all-pairs latency and bandwidth matrices"),
 }
 
 

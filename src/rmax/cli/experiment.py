@@ -32,11 +32,13 @@ def _pair_results(m: dict) -> dict:
 
 def _tcp_pair(rec, size: int) -> dict:
     """Latency at 1 byte and bandwidth at `size` bytes from an rmax-net run of the TCP layer."""
-    points = {p["size"]: p for p in rec.summary.get("layers", {}).get("tcp", {}).get("points", [])}
-    lat, bw = (points.get(1) or {}).get("latency"), (points.get(size) or {}).get("bandwidth")
-    if not lat or not bw:
+    from rmax.bench.family import loaded
+
+    got = loaded(rec)
+    lat, bw = (got[1].point("tcp", 1), got[1].point("tcp", size)) if got else (None, None)
+    if not lat or not bw or not lat[2].latency or not bw[2].bandwidth:
         raise RunFailed(f"the TCP layer reported no latency at 1 byte or no bandwidth at {size} bytes")
-    return {"latency_us": lat * 1e6, "bandwidth_MBps": bw * 1e-6}
+    return {"latency_us": lat[2].latency * 1e6, "bandwidth_MBps": bw[2].bandwidth * 1e-6}
 
 
 def _short_hpl(store, parent: str, mtu: int, hosts, hostfile, launcher, hpl_n: int, grid, engine: str,
@@ -222,7 +224,7 @@ def _summary(col: Collector, repeats: int, engine: str, grid, **extra) -> dict:
 def _run_hosts(host_list, hostfile, interfaces, launcher, values, hpl_n, size, timeout, repeats, mt):
     """The experiment on real interfaces: the MTUs are read and set on every host through the launcher,
     latency and bandwidth measured between the first two hosts (rmax-net's TCP layer), HPL on all."""
-    from rmax.bench import net
+    from rmax.bench.family import RunContext, get, run as run_family
     from rmax.bench.netlaunch import check_message_sizes
     from rmax.launch import Host, LaunchSpec
     from rmax.model.hpl_model import square_grid
@@ -234,7 +236,8 @@ def _run_hosts(host_list, hostfile, interfaces, launcher, values, hpl_n, size, t
     p, q = square_grid(sum(h.slots for h in host_list))
     engine = mt.hpl_engine()
     # one repeat per rmax-net run: the experiment's own repeats alternate the MTUs between runs
-    options = net.NetOptions(layers=("tcp",), sizes=tuple(sorted({1, size})), perturb=False, repeats=1)
+    net = get("net")
+    options = net.options(layers=("tcp",), sizes=tuple(sorted({1, size})), perturb=False, repeats=1)
     original = {h: mt.host_mtus(h, interfaces, launcher) for h in names}   # before any run: nothing changed yet
     col = Collector(values)
     with open_store() as store:
@@ -251,8 +254,8 @@ def _run_hosts(host_list, hostfile, interfaces, launcher, values, hpl_n, size, t
                         pair = LaunchSpec([], np=2, hosts=[Host(a, 1), Host(b, 1)])
                         rec = None
                         try:
-                            rec = net.run(pair, options=options, launcher=launcher, store=store, parent=run.id,
-                                          timeout=timeout)
+                            rec = run_family(net, options, RunContext(store=store, parent=run.id, spec=pair,
+                                                                      launcher=launcher, timeout=timeout))
                             if rec.status != "ok":
                                 raise RunFailed(f"rmax-net {rec.status}: {rec.error}")
                             col.add(m, [rec.id], **_tcp_pair(rec, size))

@@ -109,7 +109,7 @@ def command(family: Family) -> click.Command:
     if net:
         from rmax.cli.launch_options import launch_options
 
-        cmd = launch_options(default_np=str(family.default_np))(cmd)
+        cmd = launch_options(default_np=str(family.default_np or "cores"))(cmd)
         # The family knows how long its options take (Family.timeout); a fixed default would override it.
         timeout = next(p for p in cmd.params if p.name == "timeout")
         timeout.default, timeout.show_default = None, False

@@ -35,7 +35,7 @@ def infer_cmd(run_id, write_path, min_ratio, as_json):
 
     with open_store() as store:
         source = latest_matrix_run(store, run_id)
-        hosts, lat, bw = matrices(source.summary)
+        hosts, lat, bw = matrices(source)
         result = infer_groups(lat, bw, hosts, min_ratio=min_ratio)
         with store.start_run("topology", params={"source": source.id, "source_kind": source.kind,
                                                  "min_ratio": min_ratio}, hosts=hosts, parent=None) as run:

@@ -110,41 +110,30 @@ def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None =
 
 # --- alpha, beta ------------------------------------------------------------------------
 
-def _paths(obj, path=()) -> Iterator[tuple[dict, tuple]]:
-    if isinstance(obj, dict):
-        yield obj, path
-        for k, v in obj.items():
-            yield from _paths(v, path + (str(k),))
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from _paths(v, path)
-
-
-def _hockney(run: RunRecord) -> tuple[float, float, str] | None:
-    """alpha (s) and beta (bytes/s) from a net run's Hockney fit: the blocking MPI ping-pong layer
-    when there are several (the closest to HPL's messages), else the first MPI one, else any."""
-    found = []
-    for d, path in _paths(run.summary):
-        a, b = d.get("alpha"), d.get("beta")
-        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a >= 0 and b > 0:
-            found.append((float(a), float(b), "/".join(path)))
-    if not found:
-        return None
-    exact = [f for f in found if "mpi" in f[2].split("/")]
-    mpi = [f for f in found if "mpi" in f[2].lower()]
-    return (exact or mpi or found)[0]
+def _hockney(s) -> tuple[float, float, str] | None:
+    """alpha (s) and beta (bytes/s) from a net run's Hockney fit (s: its typed summary): the blocking
+    MPI ping-pong layer when it has a fit (the closest to HPL's messages), else the first other MPI
+    layer, else any."""
+    fitted = [x for x in s.layers if x.fit and x.fit.alpha >= 0 and x.fit.beta > 0]
+    exact = [x for x in fitted if x.name == "mpi"]
+    mpi = [x for x in fitted if "mpi" in x.name]
+    best = (exact or mpi or fitted or [None])[0]
+    return (best.fit.alpha, best.fit.beta, best.name) if best else None
 
 
 def network_from_store(store: Store, scope: Scope | None = None) -> tuple[Measured, Measured]:
     """Hockney alpha (s) and beta (bytes/s): the latest of a `net` run's fit and hpcc's ping-pong,
     measured between the scope's hosts (on one node: between ranks of this node)."""
+    from rmax.bench.family import loaded
+
     scope = scope or Scope.here()
     cands: list[tuple[Measured, Measured]] = []
     unfitted = 0
     for r in store.list(kind="net", status="ok", limit=HISTORY):
-        if not scope.matches(r):
-            continue
-        got = _hockney(r)
+        typed = loaded(r) if scope.matches(r) else None
+        if typed is None:
+            continue   # elsewhere, or stored by an older rmax in another shape: not misread
+        got = _hockney(typed[1])
         if not got:
             unfitted += 1
             continue

@@ -44,22 +44,6 @@ def _tune(r: RunRecord) -> list[Row]:
              "GFLOPS", b.get("statistic", "best trial"), "hpl_rmax")]
 
 
-@extractor("net")
-def _net(r: RunRecord) -> list[Row]:
-    h = r.summary.get("headline") or {}
-    rows = []
-    def over(key: str) -> str:
-        if h.get(f"{key}_stable") is None:
-            return ""
-        return (f" of {h[f'{key}_repeats']} repeats, spread {h[f'{key}_spread'] * 100:.0f}%"
-                + ("" if h[f"{key}_stable"] else " (unstable)"))
-    if h.get("latency_1B") is not None:
-        rows.append(("MPI latency, 1 B", h["latency_1B"] * 1e6, "us", "median one-way" + over("latency_1B"),
-                     "mpi_latency"))
-    if h.get("bandwidth_1MiB") is not None:
-        rows.append(("MPI bandwidth, 1 MiB", h["bandwidth_1MiB"] / 1e6, "MB/s", "median" + over("bandwidth_1MiB"),
-                     "mpi_bandwidth"))
-    return rows
 
 
 def _dgemm_bound(rows: list[dict], runs: list[RunRecord]) -> dict | None:

@@ -9,7 +9,6 @@ import dataclasses
 import math
 import sys
 from abc import ABC, abstractmethod
-from typing import ClassVar
 
 from rmax.errors import RmaxError
 from rmax.launch import Host, LaunchSpec
@@ -110,35 +109,6 @@ class FamilyStep(Step):
             nodes = nodes[:len(nodes) - len(nodes) % 2]
         spec = LaunchSpec(program=[], np=len(nodes), hosts=[Host(h.name, 1) for h in nodes])
         return [run(self.family, o, dataclasses.replace(base, spec=spec))]
-
-
-class NetBench(Step):
-    module: ClassVar[str]
-    ranks: ClassVar[str] = "all"
-
-    def skip_reason(self, ctx):
-        return None if ctx.multi_node else "one node: no network to measure"
-
-    def run(self, ctx):
-        import importlib
-
-        mod = importlib.import_module(f"rmax.bench.{self.module}")
-        nodes = ctx.nodes[:2] if self.ranks == "pair" else ctx.nodes
-        spec = LaunchSpec(program=[], np=len(nodes), hosts=[Host(h.name, 1) for h in nodes])
-        return [mod.run(spec, quick=ctx.quick, store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher,
-                        timeout=ctx.timeout)]
-
-
-def _net_step(name: str, title: str, ranks: str, share: float, order: int):
-    cls = type(f"Net_{name}", (NetBench,), {"name": name, "module": name, "title": title, "ranks": ranks,
-                                            "share": share, "order": order})
-    return register(cls)
-
-
-_net_step("net", "point-to-point latency and bandwidth", "pair", 0.08, 40)
-_net_step("coll", "collectives vs process count", "all", 0.06, 41)
-_net_step("ring", "ring latency and bandwidth", "all", 0.03, 42)
-_net_step("matrix", "all-pairs latency and bandwidth", "all", 0.05, 43)
 
 
 @register

@@ -8,15 +8,22 @@ from rmax.errors import RmaxError
 # Run kinds holding all-pairs matrices: the MPI all-pairs benchmark (`rmax bench
 # matrix`) and the virtual cluster's own TCP probe (`rmax vcluster probe`).
 MATRIX_KINDS = ("matrix", "tcp-matrix")
-_LAT_KEYS = ("latency_s", "latency", "latency_matrix_s")
-_BW_KEYS = ("bandwidth_Bps", "bandwidth", "bandwidth_matrix_Bps")
 
 
-def matrices(summary: dict) -> tuple[list[str], list | None, list | None]:
-    """(hosts, latency s, bandwidth bytes/s) from a matrix run's summary."""
-    hosts = summary.get("hosts")
-    lat = next((summary[k] for k in _LAT_KEYS if summary.get(k) is not None), None)
-    bw = next((summary[k] for k in _BW_KEYS if summary.get(k) is not None), None)
+def matrices(run) -> tuple[list[str], list | None, list | None]:
+    """(hosts, latency s, bandwidth bytes/s) of an all-pairs run: `rmax bench matrix`'s typed
+    summary, or the virtual cluster's TCP probe."""
+    if run.kind == "matrix":
+        from rmax.bench.family import StaleSummary, get
+
+        try:
+            s = get("matrix").load(run)
+        except StaleSummary as e:
+            raise RmaxError(f"matrix run {run.id[:8]} was stored by another rmax version ({e})",
+                            hint="run `rmax bench matrix` again") from None
+        hosts, lat, bw = s.hosts, s.latency or None, s.bandwidth or None
+    else:
+        hosts, lat, bw = run.summary.get("hosts"), run.summary.get("latency_s"), run.summary.get("bandwidth_Bps")
     if not hosts or (lat is None and bw is None):
         raise RmaxError("the run's summary has no host list with latency or bandwidth matrices",
                         hint="give a run of `rmax bench matrix` or `rmax vcluster probe`")
