@@ -149,20 +149,34 @@ def test_interrupted_survey_keeps_its_finished_steps(db, tmp_path):
     assert "This survey was interrupted" in html and 'data-section="inventory"' in html
 
 
-def test_compare_two_runs_with_significance(db, tmp_path):
-    ids = []
-    for _ in range(2):
-        r = json.loads(run_cli("bench", "peakflops", "--budget", "0.1", "--isa", "sse2", "--json", check=True).stdout)
-        ids.append(r["id"])
-    out = json.loads(run_cli("compare", ids[0], ids[1], "--json", check=True).stdout)
-    assert out["a"] == ids[0] and len(out["changes"]) == 4
+def _bench(*args) -> str:
+    return json.loads(run_cli("bench", *args, "--json", check=True).stdout)["id"]
+
+
+def test_compare_decides_on_repeated_runs_only(db, tmp_path):
+    one = [_bench("peakflops", "--budget", "0.1", "--isa", "sse2") for _ in range(2)]
+    out = json.loads(run_cli("compare", one[0], one[1], "--json", check=True).stdout)
+    assert out["a"] == [one[0]] and len(out["changes"]) == 4
     for c in out["changes"]:
         # one run a side: its timed blocks are not independent repeats, so no significance is claimed
         assert c["a"] > 0 and c["b"] > 0 and c["n_a"] == c["n_b"] == 0
         assert c["p_value"] is None and c["significant"] is None
-    run_cli("compare", ids[0][:8], ids[1][:8], "--html", str(tmp_path / "cmp"), check=True)
-    assert "Significant (p &lt; 0.05)" in (tmp_path / "cmp" / "index.html").read_text()
-    assert_one_line_error(run_cli("compare", ids[0], "nope"), 2, "not a run id")
+    assert "not enough runs to decide" in run_cli("compare", one[0], one[1], "--all", check=True).stdout
+    # Three runs a side: STREAM on arrays in cache against arrays in memory is a real change.
+    small = [_bench("stream", "--size", "256KiB", "--mode", "one", "--budget", "0") for _ in range(3)]
+    large = [_bench("stream", "--size", "64MiB", "--mode", "one", "--budget", "0") for _ in range(3)]
+    out = json.loads(run_cli("compare", ",".join(small), ",".join(large), "--json", check=True).stdout)
+    assert out["a"] == small and out["b"] == large and len(out["changes"]) == 4
+    for c in out["changes"]:
+        assert c["n_a"] == c["n_b"] == 3 and c["p_adjusted"] >= c["p_value"]
+        assert c["significant"] == (c["p_adjusted"] < 0.05)
+    triad = next(c for c in out["changes"] if c["metric"].startswith("STREAM Triad"))
+    assert triad["b"] < triad["a"] and triad["significant"], triad
+    run_cli("compare", ",".join(s[:8] for s in small), ",".join(large), "--html", str(tmp_path / "cmp"), check=True)
+    page = (tmp_path / "cmp" / "index.html").read_text()
+    assert "Significant (p &lt; 0.05)" in page and "<svg" in page and str(db) in page
+    assert_one_line_error(run_cli("compare", one[0], "nope"), 2, "not a run id")
+    assert_one_line_error(run_cli("compare", f"{one[0]},{small[0]}", one[1]), 2, "mixes run kinds")
 
 
 def test_survey_bad_input(db):

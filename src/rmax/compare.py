@@ -1,10 +1,12 @@
 """Before and after: two runs (or two surveys) metric by metric, with whether
-each change is significant (Welch's t-test).
+each change is significant.
 
 Runs are paired by kind and host (and, for HPL tests, by their parameters).
 A benchmark family's metrics are its figures (Family.metrics), paired by key;
-significance is decided on independent repeats (a figure's own repeats, or
-several runs on each side), never on blocks timed inside one run."""
+significance is Welch's t-test on independent repeats (a figure's own repeats,
+or several runs on each side), never on blocks timed inside one run, with
+Holm's adjustment over all the metrics compared, so that pairing many metrics
+does not make some of them "significant" by chance."""
 
 from __future__ import annotations
 
@@ -12,11 +14,9 @@ import math
 from dataclasses import dataclass
 
 from rmax.errors import RmaxError
-from rmax.stats import differ_significantly
+from rmax.stats import differ_significantly, holm
 from rmax.store import Store
 from rmax.store.runs import RunRecord
-from rmax.survey.spread import _medians
-
 
 # How a change reads: significant, not, or undecidable without independent repeats.
 VERDICT = {True: "yes", False: "no", None: "not enough runs to decide"}
@@ -32,8 +32,9 @@ class Change:
     b: float
     n_a: int
     n_b: int
-    p_value: float | None
-    significant: bool | None   # None: too few samples to say
+    p_value: float | None      # Welch's t-test of this metric alone
+    significant: bool | None   # on the Holm-adjusted p-value; None: too few repeats to say
+    p_adjusted: float | None = None
 
     @property
     def change(self) -> float:
@@ -41,18 +42,6 @@ class Change:
 
     def as_dict(self) -> dict:
         return {**self.__dict__, "change": self.change}
-
-
-def _samples(run: RunRecord, metric: str) -> list[float]:
-    """The raw samples behind a summary metric: same key path in run.samples, if it holds numbers."""
-    node = run.samples
-    for part in metric.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return []
-        node = node[part]
-    if isinstance(node, dict):
-        node = node.get("samples", [])
-    return [float(x) for x in node if isinstance(x, (int, float))] if isinstance(node, list) else []
 
 
 def _pair_key(r: RunRecord) -> tuple:
@@ -148,30 +137,34 @@ def compare(store: Store, a_ids: str, b_ids: str) -> tuple[list[RunRecord], list
             ga, gb = _test_rates(ra), _test_rates(rb)
             if not ga or not gb:
                 continue
-            sig, p = differ_significantly(ga, gb)
             label = f"{key[2]} N={key[3]} NB={key[4]} {key[5]}x{key[6]}: GFLOPS"
-            changes.append(Change(kind, host, label, "GFLOPS", _mid(ga), _mid(gb), len(ga), len(gb),
-                                  None if math.isnan(p) else p, None if math.isnan(p) else sig))
+            changes.append(_change(kind, host, label, "GFLOPS", ga, gb, ga, gb))
             continue
-        if _family_changes(kind, host, ra, rb, changes):
-            continue
-        ma = {m: (v, u) for m, v, u in _medians(ra[-1].summary)}
-        mb = {m: (v, u) for m, v, u in _medians(rb[-1].summary)}
-        for metric in ma.keys() & mb.keys():
-            sa, sb = _samples(ra[-1], metric), _samples(rb[-1], metric)
-            sig, p = differ_significantly(sa, sb)
-            changes.append(Change(kind, host, metric, ma[metric][1], ma[metric][0], mb[metric][0], len(sa), len(sb),
-                                  None if math.isnan(p) else p, None if math.isnan(p) else sig))
+        _family_changes(kind, host, ra, rb, changes)
+    _adjust(changes)
     changes.sort(key=lambda c: (c.kind, c.host, c.metric))
     return a, b, changes
 
 
-def _family_changes(kind: str, host: str, ra: list[RunRecord], rb: list[RunRecord], out: list[Change]) -> bool:
-    """The changes of a family's runs (False when the runs are no family's)."""
-    from rmax.bench.family import family_of, loaded
+def _change(kind: str, host: str, metric: str, unit: str, va: list[float], vb: list[float], sa: list[float],
+            sb: list[float]) -> Change:
+    """The change of one metric: values va, vb (their medians shown), tested on repeats sa, sb."""
+    _, p = differ_significantly(sa, sb)
+    return Change(kind, host, metric, unit, _mid(va), _mid(vb), len(sa), len(sb), None if math.isnan(p) else p, None)
 
-    if family_of(ra[-1]) is None:
-        return False
+
+def _adjust(changes: list[Change], alpha: float = 0.05) -> None:
+    """Holm's adjustment over every tested change; the verdict is on the adjusted p-value."""
+    adjusted = holm([math.nan if c.p_value is None else c.p_value for c in changes])
+    for c, p in zip(changes, adjusted):
+        if not math.isnan(p):
+            c.p_adjusted, c.significant = p, p < alpha
+
+
+def _family_changes(kind: str, host: str, ra: list[RunRecord], rb: list[RunRecord], out: list[Change]) -> None:
+    """The changes of a family's runs (none for runs of no family: an inventory, a tuning session)."""
+    from rmax.bench.family import loaded
+
     sides = []
     for runs in (ra, rb):
         figs: dict[str, list] = {}
@@ -185,11 +178,8 @@ def _family_changes(kind: str, host: str, ra: list[RunRecord], rb: list[RunRecor
         # Samples: the runs themselves when a side has several, else the one run's own repeats.
         sa = [f.value for f in fa] if len(fa) > 1 else list(fa[0].repeats)
         sb = [f.value for f in fb] if len(fb) > 1 else list(fb[0].repeats)
-        sig, p = differ_significantly(sa, sb)
-        known = not math.isnan(p)
-        out.append(Change(kind, host, fa[-1].metric, fa[-1].unit, _mid([f.value for f in fa]),
-                          _mid([f.value for f in fb]), len(sa), len(sb), p if known else None, sig if known else None))
-    return True
+        out.append(_change(kind, host, fa[-1].metric, fa[-1].unit, [f.value for f in fa], [f.value for f in fb],
+                           sa, sb))
 
 
 def _mid(xs: list[float]) -> float:

@@ -1,40 +1,32 @@
-"""`rmax bench NAME`: one benchmark family, printed and stored. A registered
-family's command is generated from it (rmax.cli.family_command)."""
+"""`rmax bench NAME`: one benchmark family, printed and stored. Every command is generated
+from its registered family (rmax.cli.family_command)."""
 
 from __future__ import annotations
 
-import importlib
-
 import click
 
-BENCHMARKS: dict[str, tuple[str, str]] = {
-}
+
+def _commands() -> dict:
+    from rmax.bench.family import families
+
+    return {n: f for n, f in families().items() if f.command}
 
 
 class BenchGroup(click.Group):
     def list_commands(self, ctx):
-        from rmax.bench.family import families
-
-        return sorted({*BENCHMARKS, *(n for n, f in families().items() if f.command)})
+        return sorted(_commands())
 
     def get_command(self, ctx, name):
-        from rmax.bench.family import families
-
-        if name in families() and families()[name].command:
-            from rmax.cli.family_command import command
-
-            return command(families()[name])
-        if name not in BENCHMARKS:
+        fam = _commands().get(name)
+        if fam is None:
             return None
-        module = importlib.import_module(BENCHMARKS[name][0])
-        return getattr(module, name.replace("-", "_") + "_cmd")
+        from rmax.cli.family_command import command
+
+        return command(fam)
 
     def format_commands(self, ctx, formatter):
-        from rmax.bench.family import families
-
-        titles = {**{n: b[1] for n, b in BENCHMARKS.items()}, **{n: f.title for n, f in families().items() if f.command}}
         with formatter.section("Benchmarks"):
-            formatter.write_dl([(n, titles[n]) for n in self.list_commands(ctx)])
+            formatter.write_dl([(n, f.title) for n, f in sorted(_commands().items())])
 
 
 @click.group("bench", cls=BenchGroup)

@@ -21,7 +21,8 @@ def _side(runs) -> str:
 @json_option
 def command(a, b, html_dir, show_all, as_json):
     """Compare two runs or two surveys (ids, prefixes or 'latest'), each metric with its change
-    and whether the change is significant (Welch's t-test, p < 0.05) over independent repeats:
+    and whether the change is significant (Welch's t-test over independent repeats, Holm-adjusted
+    over all the metrics, p < 0.05):
     several runs on each side (A and B may each list runs, comma-separated), or each run's own
     repeats. Without them the verdict is: not enough runs to decide.
 
@@ -43,13 +44,17 @@ def command(a, b, html_dir, show_all, as_json):
         shown = [c for c in changes if show_all or c.significant is not False]
         t = Table(title=f"{_side(ra)} -> {_side(rb)} ({len(changes)} metrics paired, "
                         f"{sum(bool(c.significant) for c in changes)} significant)")
-        for col in ("Kind", "Host", "Metric", "A", "B", "Change", "Samples A/B", "p", "Significant"):
+        for col in ("Kind", "Host", "Metric", "A", "B", "Change", "Repeats A/B", "p (Holm)", "Significant"):
             t.add_column(col)
         for c in shown:
-            sig = "[bold]yes[/]" if c.significant else VERDICT[c.significant]
+            sig = "[bold]yes[/]" if c.significant else "undecided" if c.significant is None else "no"
             t.add_row(c.kind, c.host, c.metric, f"{c.a:.4g} {c.unit}", f"{c.b:.4g} {c.unit}", f"{100 * c.change:+.1f}%",
-                      f"{c.n_a}/{c.n_b}", f"{c.p_value:.3g}" if c.p_value is not None else "—", sig)
+                      f"{c.n_a}/{c.n_b}", f"{c.p_adjusted:.3g}" if c.p_adjusted is not None else "—", sig)
         console.print(t)
+        undecided = sum(c.significant is None for c in changes)
+        if undecided:
+            console.print(f"{undecided} metric(s) undecided, {VERDICT[None]}: one run a side has no independent "
+                          "repeats; compare several runs a side (A1,A2,A3 B1,B2,B3)", soft_wrap=True)
         if not show_all and len(shown) < len(changes):
             console.print(f"{len(changes) - len(shown)} metric(s) without a significant change hidden (--all shows them)")
     if html_dir:

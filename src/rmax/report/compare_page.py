@@ -20,11 +20,11 @@ def write_compare(store, a, b, changes, out_dir) -> Path:
     """index.html and data/ of the comparison: the metric table, then each paired family's
     curves with A and B overlaid."""
     rows = [[c.kind, c.host, c.metric, f"{c.a:.4g}", f"{c.b:.4g}", c.unit, f"{100 * c.change:+.1f}%",
-             f"{c.n_a}/{c.n_b}", f"{c.p_value:.3g}" if c.p_value is not None else "—", VERDICT[c.significant]]
+             f"{c.n_a}/{c.n_b}", f"{c.p_adjusted:.3g}" if c.p_adjusted is not None else "—", VERDICT[c.significant]]
             for c in changes]
     sec = Section(key="compare", title="Metric by metric", order=0,
-                  tables=[Table(["Kind", "Host", "Metric", "A", "B", "Unit", "Change", "Samples A/B",
-                                 "p (Welch)", "Significant (p < 0.05)"], rows,
+                  tables=[Table(["Kind", "Host", "Metric", "A", "B", "Unit", "Change", "Repeats A/B",
+                                 "p (Welch, Holm-adjusted)", "Significant (p < 0.05)"], rows,
                                 "samples are independent repeats: several runs on a side, or one run's own "
                                 "repeats; blocks timed inside one run are not")],
                   data={"comparison": [c.as_dict() for c in changes]})

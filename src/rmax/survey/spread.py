@@ -1,5 +1,5 @@
 """Spread across nodes: a synchronous code runs at the pace of its slowest node
-(seed 02), so every per-node metric is compared across nodes and slow nodes
+(Richard et al., I-Cluster), so every per-node metric is compared across nodes and slow nodes
 are flagged."""
 
 from __future__ import annotations
@@ -11,28 +11,16 @@ from rmax.store.runs import RunRecord
 SLOW = 0.10   # flagged when this much worse than the median node
 
 
-def _medians(summary: dict, prefix: str = ""):
-    """(metric, median, unit) for every summary entry that carries a median."""
-    for key, val in summary.items():
-        if isinstance(val, dict):
-            if "median" in val and isinstance(val["median"], (int, float)):
-                yield prefix + key, float(val["median"]), val.get("unit", "")
-            else:
-                yield from _medians(val, f"{prefix}{key}.")
-
-
 def run_metrics(r: RunRecord) -> list[tuple[str, float, str, bool]]:
-    """(metric, value, unit, lower_is_better) of one run: its family's figures (Family.metrics),
-    or, for a run of no family, every summary entry with a median."""
-    from rmax.bench.family import family_of, loaded
+    """(metric, value, unit, lower_is_better) of one run: its family's figures (Family.metrics);
+    none for a run of no family."""
+    from rmax.bench.family import loaded
 
-    if family_of(r) is not None:
-        got = loaded(r)
-        if got is None:
-            return []
-        fam, s = got
-        return [(f.key, f.value, f.unit, f.better == "lower") for f in fam.metrics(s)]
-    return [(m, v, u, u in ("s", "us", "ns", "seconds")) for m, v, u in _medians(r.summary)]
+    got = loaded(r)
+    if got is None:
+        return []
+    fam, s = got
+    return [(f.key, f.value, f.unit, f.better == "lower") for f in fam.metrics(s)]
 
 
 def node_spread(runs: list[RunRecord]) -> dict:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from rmax.report.section import Section, Table
 from rmax.store.runs import RunRecord
-from rmax.survey.spread import _medians
+
+
+def _medians(summary: dict, prefix: str = ""):
+    """(metric, median, unit) for every summary entry that carries a median."""
+    for key, val in summary.items():
+        if isinstance(val, dict):
+            if "median" in val and isinstance(val["median"], (int, float)):
+                yield prefix + key, float(val["median"]), val.get("unit", "")
+            else:
+                yield from _medians(val, f"{prefix}{key}.")
 
 
 def generic_section(kind: str, runs: list[RunRecord]) -> Section:
