@@ -20,10 +20,18 @@ def command():
     """List, show, export and delete stored runs."""
 
 
-def _headline(summary: dict) -> str:
-    """A short text of a run's summary for the list view."""
+def _headline(run) -> str:
+    """A short text of a run's summary for the list view: a family's headline figures (else its
+    first metrics), or the first plain values of any other run's summary."""
+    from rmax.bench.family import loaded
+
+    got = loaded(run)
+    if got is not None:
+        fam, s = got
+        figs = fam.headline(s) or fam.metrics(s)[:2]
+        return "; ".join(f"{f.metric} {f.value:.4g} {f.unit}" for f in figs[:2])
     parts = []
-    for k, v in list(summary.items())[:2]:
+    for k, v in list(run.summary.items())[:2]:
         if isinstance(v, dict) and "median" in v:
             parts.append(f"{k} {v['median']:.4g}" + (f" {v['unit']}" if v.get("unit") else ""))
         elif isinstance(v, (int, float, str)) and not isinstance(v, bool):
@@ -56,7 +64,7 @@ def list_cmd(kind, status, limit, as_json):
     style = {"ok": "green", "failed": "red", "invalid": "red", "interrupted": "yellow", "running": "cyan"}
     for r in runs:
         t.add_row(r.id[:8], r.kind, f"[{style[r.status]}]{r.status}[/]", r.started_at[:19].replace("T", " "),
-                  f"{r.duration:.1f}" if r.duration is not None else "—", ",".join(r.hosts), _headline(r.summary))
+                  f"{r.duration:.1f}" if r.duration is not None else "—", ",".join(r.hosts), _headline(r))
     console.print(t)
 
 
