@@ -18,13 +18,15 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "rmax"
 LAYERS = [
     # blas only names and loads BLAS libraries; launch sets their thread variables.
     ("errors", "sizes", "stats", "textfile", "native", "blas"),
-    # vcluster and topology need only errors. The vcluster launcher (launch/vcluster.py)
-    # reads a cluster's state to enter its namespaces, and `vcluster up` declares the
-    # cluster's switches in cluster.toml (topology/declared.py), so both sit beside launch.
+    # vcluster needs only errors. The vcluster launcher (launch/vcluster.py) reads a cluster's
+    # state to enter its namespaces, and `vcluster up` declares the cluster's switches in
+    # cluster.toml (topology.declared, that file's format), so both sit beside launch.
     # params checks hosts, hostfiles, interfaces and cluster.toml while parsing, with the
-    # readers in launch and topology, so it sits beside them, below the families' options.
-    ("store", "launch", "inventory", "vcluster", "topology", "params"),
-    ("bench", "hpl", "nic", "model"),
+    # readers in launch and topology.declared, so it sits beside them, below the families' options.
+    ("store", "launch", "inventory", "vcluster", "topology.declared", "params"),
+    # The rest of topology infers switch groups from stored all-pairs runs (the matrix family's
+    # summaries) and places ranks by them; bisect and matrix ask it for the groups they cut.
+    ("bench", "hpl", "nic", "model", "topology"),
     # scale runs HPL at several rank counts and fits the speedup models to the times.
     ("tune", "survey", "agent", "compare", "scale"),
     ("report",),
@@ -43,6 +45,13 @@ def modules(root: Path = SRC) -> list[Path]:
 def top_of(path: Path, root: Path = SRC) -> str:
     """The first part of the module's name under rmax ('rmax/params.py' -> 'params')."""
     return path.relative_to(root).parts[0].removesuffix(".py")
+
+
+def layer_of(dotted: str) -> str | None:
+    """The LAYERS entry of a module named under rmax ('topology.declared', 'bench.family'):
+    the longest entry that is the module or a package holding it."""
+    parts = dotted.split(".")
+    return next((".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in RANK), None)
 
 
 def imported(path: Path, tree: ast.AST) -> list[tuple[int, str]]:
@@ -66,7 +75,9 @@ def test_every_module_has_a_layer():
 
 
 def test_table_names_only_what_exists():
-    assert sorted(n for n in RANK if not (SRC / n).is_dir() and not (SRC / f"{n}.py").exists()) == []
+    missing = [n for n in RANK if not (SRC / n.replace(".", "/")).is_dir()
+               and not (SRC / f"{n.replace('.', '/')}.py").exists()]
+    assert missing == []
 
 
 def test_imports_point_down():
@@ -74,10 +85,10 @@ def test_imports_point_down():
     for path in modules():
         if path == SRC / "__init__.py":     # checked on its own below
             continue
-        mine = top_of(path)
+        mine = layer_of(".".join(path.relative_to(SRC).with_suffix("").parts))
         for line, name in imported(path, ast.parse(path.read_text(), str(path))):
-            theirs = name.split(".")[1]
-            if RANK.get(theirs, -1) > RANK[mine]:
+            theirs = layer_of(name.removeprefix("rmax."))
+            if theirs and RANK[theirs] > RANK[mine]:
                 upward.append(f"{path.relative_to(SRC)}:{line} (layer {mine}) imports {name} (layer {theirs})")
     assert upward == []
 

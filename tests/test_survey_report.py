@@ -57,6 +57,25 @@ def test_survey_stores_every_step_under_one_run(survey):
     assert hpl.summary["passed"] == len(hpl.summary["tests"]) == 1
 
 
+def test_every_headline_figure_is_the_field_it_comes_from(survey):
+    """Each family's headline row of the survey equals the field it names in that run's stored
+    summary (value == field x scale), and every family that ran and has a headline is in it."""
+    from rmax.bench.family import families
+    from rmax.bench.view import resolve
+    from rmax.survey.headline import headline
+
+    rec, env = survey
+    with open_store(env["RMAX_DB"]) as store:
+        kids = store.children(rec["id"])
+    rows = [r for r in headline(kids) if r.get("family")]
+    by_id = {k.id: k for k in kids}
+    for row in rows:
+        assert resolve(by_id[row["run"]].summary, row["path"]) * row["scale"] == row["value"], row
+    fams = families()
+    expected = {k.kind for k in kids if k.kind in fams and fams[k.kind].headline(fams[k.kind].load(k))}
+    assert {r["family"] for r in rows} == expected and {"peakflops", "stream", "dgemm", "hpl"} <= expected
+
+
 def test_the_peak_is_measured_once_and_both_headline_rows_read_it(survey):
     """The inventory does not measure the FMA peak when the survey runs peakflops: the measured
     peak and the basis of % of peak are figures of the peakflops run, read from its stored summary."""
