@@ -84,3 +84,33 @@ def test_calibration_that_explains_nothing_is_doubted():
     assert any("implausible" in w and "measured where the tests ran" in w for w in cal.warnings)
     good = [Observation(n, 192, 1, 2, 1.05 * predict_hpl(n, 192, 1, 2, **rates), **rates) for n in (2000, 4000, 6000)]
     assert calibrate(good).warnings == ()
+
+
+def _dgemm(ks, threads, rate=20.0):
+    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+
+    pts = [DgemmPoint(2048, 2048, k, rate * min(1.0, k / 128), 1, 1, 1, 0.0, 5) for k in ks]
+    return _store("dgemm", [HERE], DgemmSummary([], pts, threads).to_dict())
+
+
+def test_nb_comes_from_the_freshest_full_k_sweep_and_the_bound_from_the_ranks_threads(db):
+    from rmax.model.inputs import gamma3_from_store
+    from rmax.tune.nb_seed import nb_candidates
+
+    sweep = _dgemm((32, 64, 96, 128, 192, 256), threads=1, rate=20.0)
+    _dgemm((2048,), threads=2, rate=40.0)            # newer, square-like, two threads
+    _dgemm((2048,), threads=2, rate=40.0)
+    _dgemm((2048,), threads=2, rate=40.0)
+    with open_store() as s:
+        nbs, source = nb_candidates(s)
+        assert nbs[0] in (128, 192, 256) and sweep[:8] in source
+        # a one-thread rank is bound by the one-thread DGEMM, not the newer two-thread rate
+        g1 = gamma3_from_store(s, 192, threads=1)
+        g2 = gamma3_from_store(s, 192, threads=2)
+        assert abs(1e-9 / g1.value - 20.0) < 1e-9 and "1 thread(s)" in g1.source
+        assert abs(1e-9 / g2.value - 40.0) < 1e-9
+        try:
+            gamma3_from_store(s, 192, threads=4)
+            raise AssertionError("a DGEMM of other thread counts stood for 4-thread ranks")
+        except Exception as e:
+            assert "rmax bench dgemm --threads 4" in str(e)

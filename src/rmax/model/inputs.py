@@ -67,12 +67,15 @@ def _float(text) -> float | None:
 
 # --- gamma3 -----------------------------------------------------------------------------
 
-def _dgemm_rate(run: RunRecord, nb: int | None) -> tuple[float, str] | None:
+def _dgemm_rate(run: RunRecord, nb: int | None, threads: int | None = None) -> tuple[float, str] | None:
     """The DGEMM rate that best stands for HPL's trailing update: inner dimension k nearest NB
-    (the update is an (m x NB) by (NB x n) product), then the largest m; else the largest size."""
+    (the update is an (m x NB) by (NB x n) product), then the largest m; else the largest size.
+    With `threads`, only a run with that many BLAS threads stands for a rank that has them."""
     from rmax.bench.family import loaded
 
     got = loaded(run)
+    if got and threads is not None and got[1].threads != threads:
+        return None
     rows = [(p.m, p.n, p.k, p.median) for p in (got[1].square + got[1].k if got else []) if p.median > 0]
     if not rows:
         return None
@@ -82,29 +85,33 @@ def _dgemm_rate(run: RunRecord, nb: int | None) -> tuple[float, str] | None:
     else:
         cand = rows
     m, n, k, g = max(cand, key=lambda r: (r[0] * r[1], r[3]))
-    return g, f"median GFLOPS at m={m} n={n} k={k}"
+    return g, f"median GFLOPS at m={m} n={n} k={k}, {got[1].threads} thread(s)"
 
 
-def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None = None) -> Measured:
+def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None = None,
+                      threads: int | None = None) -> Measured:
     """Seconds per flop of one process's DGEMM: the latest of a `dgemm` run and hpcc's StarDGEMM
-    (per process, all ranks running at once, as in HPL) measured on a node of the scope."""
+    (per process, all ranks running at once, as in HPL) measured on a node of the scope.
+    `threads`: the BLAS threads of one rank; a DGEMM measured with other threads does not count
+    (hpcc's StarDGEMM counts for one-thread ranks only)."""
     scope = scope or Scope.here()
     cands: list[Measured] = []
     for r in store.list(kind="dgemm", status="ok", limit=HISTORY):
-        got = _dgemm_rate(r, nb) if scope.on_a_node(r) else None
+        got = _dgemm_rate(r, nb, threads) if scope.on_a_node(r) else None
         if got:
             g, how = got
             cands.append(Measured(1e-9 / g, f"{cite(r)}: {g:.2f} GFLOPS per process ({how})", r.started_at))
             break
-    for r, hs in _hpcc_summaries(store, scope):
+    for r, hs in (_hpcc_summaries(store, scope) if threads in (None, 1) else []):
         g = _float(hs.get("StarDGEMM_Gflops"))
         if g:
             cands.append(Measured(1e-9 / g, f"hpcc StarDGEMM in {cite(r)}: {g:.2f} GFLOPS per process",
                                   r.started_at))
             break
     if not cands:
-        raise _missing("DGEMM rate", "dgemm", scope, store, "rmax bench dgemm",
-                       "or give --gamma SECONDS_PER_FLOP")
+        with_threads = f" --threads {threads}" if threads else ""
+        raise _missing("DGEMM rate" + (f" with {threads} BLAS thread(s)" if threads else ""), "dgemm", scope, store,
+                       f"rmax bench dgemm{with_threads}", "or give --gamma SECONDS_PER_FLOP")
     return max(cands, key=lambda m: m.at)
 
 

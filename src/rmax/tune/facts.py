@@ -20,11 +20,12 @@ def gather(store, np: int, nodes: int, blas_threads: int, nb_hint: int | None = 
          # Rpeak of the cores the ranks use (nominal unless `rmax info` measured it); never above the nodes' total.
          "rpeak_gflops": min(rp / cores * np * blas_threads, rp * nodes) if rp else None,
          "rpeak_basis": (inv.get("rpeak") or {}).get("basis"),
-         "dgemm_bound_gflops": None, "dgemm_source": "no dgemm run stored (run `rmax bench dgemm`)"}
+         "dgemm_bound_gflops": None,
+         "dgemm_source": f"no dgemm run with {blas_threads} thread(s) stored (run `rmax bench dgemm --threads {blas_threads}`)"}
     try:
         from rmax.model.inputs import gamma3_from_store
 
-        g = gamma3_from_store(store, nb_hint)
+        g = gamma3_from_store(store, nb_hint, threads=blas_threads)
         f["dgemm_bound_gflops"] = 1e-9 / g.value * np
         f["dgemm_source"] = g.source
     except (RmaxError, ImportError):

@@ -8,6 +8,7 @@ from rmax.tune.space import FALLBACK_NBS
 
 NEAR_BEST = 0.90     # a k within 10% of the best k's rate is worth trying as NB
 MIN_CANDIDATES = 3   # the sweep may have one clear winner; still try its neighbours
+FULL_SWEEP = 4       # k points a sweep needs to say where the rate levels off
 
 
 def from_k_sweep(points) -> list[int]:
@@ -27,13 +28,20 @@ def from_k_sweep(points) -> list[int]:
 
 
 def nb_candidates(store) -> tuple[list[int], str]:
-    """(candidates, where they came from): the latest ok `dgemm` run's k-sweep, else the fallback."""
+    """(candidates, where they came from): the freshest full k-sweep (FULL_SWEEP points or more)
+    of an ok `dgemm` run on this node, however many square-only runs came after it; else the fallback."""
     if store is not None:
         from rmax.bench.family import loaded
+        from rmax.model.provenance import Scope, cite
 
-        for run in store.list(kind="dgemm", status="ok", limit=3):
-            got = loaded(run)
-            nbs = from_k_sweep(got[1].k) if got else []
+        scope = Scope.here()
+        for run in store.list(kind="dgemm", status="ok"):
+            got = loaded(run) if scope.on_a_node(run) else None
+            if got is None or len(got[1].k) < FULL_SWEEP:
+                continue
+            nbs = from_k_sweep(got[1].k)
             if nbs:
-                return nbs, f"DGEMM k-sweep of dgemm run {run.id[:8]} (k within {100 - NEAR_BEST * 100:.0f}% of the best)"
-    return list(FALLBACK_NBS), "HPL's tuning notes (multiples of 32 in [64, 256]; no dgemm run stored)"
+                return nbs, (f"DGEMM k-sweep of {cite(run)} (k within {100 - NEAR_BEST * 100:.0f}% of the best "
+                             "rate)")
+    return list(FALLBACK_NBS), ("HPL's tuning notes (multiples of 32 in [64, 256]; no dgemm run with a k sweep "
+                                "stored here: run `rmax bench dgemm --sweep k`)")
