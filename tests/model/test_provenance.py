@@ -114,3 +114,19 @@ def test_nb_comes_from_the_freshest_full_k_sweep_and_the_bound_from_the_ranks_th
             raise AssertionError("a DGEMM of other thread counts stood for 4-thread ranks")
         except Exception as e:
             assert "rmax bench dgemm --threads 4" in str(e)
+
+
+def test_the_tuner_and_the_models_use_the_peak_basis_of_the_peakflops_run(db):
+    """One basis for % of peak: the peakflops run's "Peak used for % of peak" figure, named."""
+    from rmax.bench.family import loaded
+    from rmax.model.inputs import node_facts
+    from rmax.tune.facts import gather
+
+    rid = json.loads(run_cli("bench", "peakflops", "--quick", "--json", check=True).stdout)["id"]
+    with open_store() as s:
+        fam, summary = loaded(s.get(rid))
+        basis = next(f for f in fam.headline(summary) if f.role == "peak_basis")
+        facts = node_facts(store=s)
+        tuned = gather(s, np=facts.cores, nodes=1, blas_threads=1)
+    assert facts.rpeak_gflops == basis.value and rid[:8] in facts.rpeak_basis
+    assert abs(tuned["rpeak_gflops"] - basis.value) < 1e-9 and tuned["rpeak_basis"] == facts.rpeak_basis

@@ -173,8 +173,24 @@ class NodeFacts:
     rpeak_basis: str | None
 
 
-def node_facts(collect: Callable[..., dict] | None = None) -> NodeFacts:
-    """This node's memory, cores and Rpeak (without the peak measurement: it takes seconds)."""
+def peak_basis(store, inv: dict) -> tuple[float | None, str | None]:
+    """(GFLOPS, basis) of this node's peak for % of peak: the "Peak used for % of peak" figure of the
+    latest peakflops run here (the one measurement the survey and the report also use), else the
+    inventory's nominal Rpeak."""
+    from rmax.bench.family import loaded
+    scope = Scope.here()
+    for run in (store.list(kind="peakflops", status="ok", limit=20) if store is not None else []):
+        got = loaded(run) if scope.on_a_node(run) else None
+        fig = next((f for f in got[0].headline(got[1]) if f.role == "peak_basis"), None) if got else None
+        if fig:
+            return fig.value, f"{fig.statistic.removeprefix('basis: ')} ({cite(run)})"
+    rp = inv.get("rpeak") or {}
+    return rp.get("gflops"), rp.get("basis")
+
+
+def node_facts(collect: Callable[..., dict] | None = None, store: Store | None = None) -> NodeFacts:
+    """This node's memory, cores and peak for % of peak (peak_basis: the latest peakflops run here,
+    else the inventory's nominal Rpeak; the inventory does not measure: it takes seconds)."""
     if collect is None:
         from rmax.inventory import collect
     inv = collect(measure=False)
@@ -182,8 +198,14 @@ def node_facts(collect: Callable[..., dict] | None = None) -> NodeFacts:
     cores = (inv.get("cpu") or {}).get("cores")
     if not mem or not cores:
         raise RmaxError("the inventory does not know this node's memory or cores", hint="see `rmax info`")
-    rp = inv.get("rpeak") or {}
-    return NodeFacts(float(mem), int(cores), rp.get("gflops"), rp.get("basis"))
+    if store is None:
+        from rmax.store import open_store
+
+        with open_store() as own:
+            rp, basis = peak_basis(own, inv)
+    else:
+        rp, basis = peak_basis(store, inv)
+    return NodeFacts(float(mem), int(cores), rp, basis)
 
 
 # --- measured HPL runs ------------------------------------------------------------------

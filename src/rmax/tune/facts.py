@@ -13,13 +13,15 @@ def gather(store, np: int, nodes: int, blas_threads: int, nb_hint: int | None = 
     inv = collect(measure=False)
     mem = inv.get("memory") or {}
     cores = (inv.get("cpu") or {}).get("cores") or 1
-    rp = (inv.get("rpeak") or {}).get("gflops")
+    from rmax.model.inputs import peak_basis
+
+    rp, basis = peak_basis(store, inv)
     blas = (((inv.get("blas") or {}).get("loaded")) or {}).get("name") or "?"
     f = {"memory_bytes_per_node": mem.get("total_bytes"), "available_bytes_per_node": mem.get("available_bytes"),
          "nodes": nodes, "blas": blas,
-         # Rpeak of the cores the ranks use (nominal unless `rmax info` measured it); never above the nodes' total.
+         # The peak of the cores the ranks use, on the basis the survey and report use; never above the nodes' total.
          "rpeak_gflops": min(rp / cores * np * blas_threads, rp * nodes) if rp else None,
-         "rpeak_basis": (inv.get("rpeak") or {}).get("basis"),
+         "rpeak_basis": basis,
          "dgemm_bound_gflops": None,
          "dgemm_source": f"no dgemm run with {blas_threads} thread(s) stored (run `rmax bench dgemm --threads {blas_threads}`)"}
     try:
