@@ -57,8 +57,12 @@ def _print_summary(s: dict) -> None:
     console.print(f"run-to-run noise: {100 * cv:.1f}% (coefficient of variation of repeated candidates)" if cv
                   else "run-to-run noise: not measured (no candidate was repeated)")
     if s["effects"]:
-        eff = ", ".join(f"{e['param']} {100 * e['effect']:.1f}% (best {e['best_value']})" for e in s["effects"][:5])
+        eff = ", ".join(f"{e['param']} {100 * e['effect']:.1f}% (best {e['best_value']}, {e['method']})"
+                        for e in s["effects"][:5])
         console.print(f"what mattered most (GFLOPS spread when it alone changes): {eff}")
+    else:
+        console.print("what mattered most: not separable from these trials (no parameter changed alone, and "
+                      "the parameters changed together)")
     for n in s["strategy_notes"]:
         console.print(f"{s['strategy']}: {n}")
     console.print(f"best HPL.dat written to {b['hpl_dat']}")

@@ -5,8 +5,10 @@ the same N (coordinate descent produces exactly these). For each parameter the
 effect is the mean, over such contexts (all other parameters fixed), of the
 spread between its best and worst value, relative to the best: "changing NB
 alone moved GFLOPS by 18%". Where no such pair exists (a Bayesian search rarely
-makes them), the spread of the parameter's marginal means is used instead and
-the method says so. Dividing by the measured run-to-run noise tells whether an
+makes them), the spread of the parameter's marginal means is used instead, and
+the method says so, but only when the trials separate the parameter from every
+other one: if another parameter changed whenever this one did (the stock and the
+best configuration, say), the effect cannot be told apart and none is claimed. Dividing by the measured run-to-run noise tells whether an
 effect is larger than the noise at all."""
 
 from __future__ import annotations
@@ -24,6 +26,23 @@ def _means(trials) -> dict:
         c, vals = acc.setdefault(k, (cand, []))
         vals.append(g)
     return {k: (c, sum(v) / len(v)) for k, (c, v) in acc.items()}
+
+
+def _confounded(param: str, cands: list[dict]) -> bool:
+    """True when some other parameter is a function of `param` over these candidates and takes
+    different values with its values: their effects cannot be separated."""
+    values = {describe(c, param) for c in cands}
+    if len(values) < 2:
+        return True
+    for other in PARAMS:
+        if other == param:
+            continue
+        seen: dict = {}
+        for c in cands:
+            seen.setdefault(describe(c, param), set()).add(describe(c, other))
+        if all(len(v) == 1 for v in seen.values()) and len({next(iter(v)) for v in seen.values()}) > 1:
+            return True
+    return False
 
 
 def effect_sizes(trials: list[tuple[dict, float]], noise_cv: float | None = None) -> list[dict]:
@@ -49,6 +68,8 @@ def effect_sizes(trials: list[tuple[dict, float]], noise_cv: float | None = None
             for c, m in means.values():
                 ns[c["n"]].append((c, m))
             group = max(ns.values(), key=len, default=[])
+            if _confounded(param, [c for c, _ in group]):
+                continue
             by_value = defaultdict(list)
             for c, m in group:
                 by_value[describe(c, param)].append(m)
