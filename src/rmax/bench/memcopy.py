@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rmax.bench import cache_boundaries as cb
-from rmax.bench.cache_boundaries import Boundary, Plateau
+from rmax.bench.cache_boundaries import Boundary, Plateau, SizeSweep
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
 from rmax.bench.node_kernel import check_fits, invalid
 from rmax.bench.runner import Parsed
@@ -39,22 +39,13 @@ class CopyPoint:
 
 
 @dataclass
-class MemcopySweep:
-    sizes_measured: int | None = None
-    sizes_planned: int | None = None
-    max_size: int | None = None
-    stopped_by: str | None = None
-    seconds: float | None = None
-
-
-@dataclass
 class MemcopySummary(Summary):
     SCHEMA = "rmax.memcopy/2"
     points: list[CopyPoint]
     steps_working_set: list[Boundary]
     plateaus_working_set: list[Plateau]
     sysfs_caches: dict[str, int]
-    sweep: MemcopySweep
+    sweep: SizeSweep
     unit: str = "MB/s"
     statistic: str = STATISTIC
 
@@ -95,7 +86,7 @@ class Memcopy(Family):
         ws = [2 * p.bytes for p in points]
         rates = [p.max for p in points]  # the least disturbed by other work on the node, as memlat's minimum
         summary = MemcopySummary(points, cb.boundaries(ws, rates), cb.plateaus(ws, rates), cb.sysfs_levels(),
-                                 MemcopySweep(**{k: sweep.get(k) for k in MemcopySweep.__dataclass_fields__}))
+                                 SizeSweep.of(sweep))
         samples = {str(r["bytes"]): r["samples"] for r in recs}
         if not recs:
             return Parsed(summary, samples, "failed", "memcopy measured no buffer size")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import click
 
 from rmax.bench import cache_boundaries as cb
-from rmax.bench.cache_boundaries import Boundary, Plateau
+from rmax.bench.cache_boundaries import Boundary, Plateau, SizeSweep
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
 from rmax.bench.node_kernel import check_fits, invalid
 from rmax.bench.runner import Parsed
@@ -58,21 +58,11 @@ class LatCurve:
 
 
 @dataclass
-class MemlatSweep:
-    sizes_measured: int | None = None
-    sizes_planned: int | None = None
-    max_size: int | None = None
-    stopped_by: str | None = None
-    huge_pages: str | None = None
-    seconds: float | None = None
-
-
-@dataclass
 class MemlatSummary(Summary):
     SCHEMA = "rmax.memlat/2"
     curves: list[LatCurve]
     sysfs_caches: dict[str, int]
-    sweep: MemlatSweep
+    sweep: SizeSweep
     unit: str = "ns"
     statistic: str = STATISTIC
 
@@ -161,7 +151,7 @@ class Memlat(Family):
         caches = cb.sysfs_levels()
         last = max((p.bytes for pts in points.values() for p in pts), default=None)
         summary = MemlatSummary([curve(p, pts, caches, last) for p, pts in points.items()], caches,
-                                MemlatSweep(**{k: sweep.get(k) for k in MemlatSweep.__dataclass_fields__}))
+                                SizeSweep.of(sweep))
         samples = {f"{r['pattern']}/{r['bytes']}": r["samples"] for r in recs}
         if not recs:
             return Parsed(summary, samples, "failed", "memlat measured no working set")
