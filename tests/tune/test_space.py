@@ -23,11 +23,11 @@ def test_n_rounded_down_to_nb_times_lcm():
     assert 8 * n * n <= 0.8 * 24 * 2**30 < 8 * (n + 1) ** 2
 
 
-def test_sized_candidates_follow_their_nb_and_grid():
-    sp = Space(ranks=6, n_full=10000, n_reduced=5000)
-    c = sp.sized({**sp.heuristic(), "nb": 128, "grid": (2, 3)}, full=True)
-    assert c["n"] == 9984
-    assert sp.sized(c, full=False)["n"] == 4608
+def test_every_candidate_of_a_level_runs_at_the_same_n():
+    sp = Space(ranks=6, n_full=10000, n_reduced=5000, nb=[128, 192, 256])
+    full = {sp.sized({**sp.heuristic(), "nb": nb, "grid": g}, full=True)["n"] for nb in sp.nb for g in sp.grid}
+    assert full == {9996} and 9996 % math.lcm(1, 2, 3, 6) == 0   # every grid of 6 ranks deals it evenly
+    assert {sp.sized({**sp.heuristic(), "nb": nb}, full=False)["n"] for nb in sp.nb} == {4998}
 
 
 def test_candidate_lists_and_start_points():

@@ -119,6 +119,7 @@ class Session:
         self.replay = replay or {}
         self.ev: Evaluator | None = None
         self.start_gflops: float | None = None
+        self.start_n: int | None = None
         from rmax.launch.request import spec_from_options
 
         st = settings
@@ -174,10 +175,12 @@ class Session:
     # --- output ---------------------------------------------------------------------------------
     def show(self, cand: dict, m: Measurement, note: str = "") -> None:
         if self.start_gflops is None and m.ok and self.ev is not None and not self.ev.history:
-            self.start_gflops = m.gflops
+            self.start_gflops, self.start_n = m.gflops, cand["n"]
             note = (note + " " if note else "") + "stock HPL.dat (start)"
         idx = len(self.ev.history) + 1 if self.ev else 1
-        self.echo(table.row(idx, cand, m, self.facts["blas"], self.facts.get("rpeak_gflops"), self.start_gflops, note))
+        # "vs start" only at the start's own N: a rate at another N differs by the N alone.
+        start = self.start_gflops if self.start_n in (None, cand["n"]) else None
+        self.echo(table.row(idx, cand, m, self.facts["blas"], self.facts.get("rpeak_gflops"), start, note))
 
     def checkpoint(self, trial=None) -> None:
         """The session's summary so far, stored after every trial (the trials themselves are stored by the hpl family)."""

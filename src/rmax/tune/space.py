@@ -3,9 +3,13 @@ candidate (one value per parameter) becomes a one-test HplConfig.
 
 A candidate is a plain dict with the keys in PARAMS plus `n`. N is not searched
 like the others: it follows from memory (8 N^2 bytes within a fraction of the
-ranks' memory) and is rounded down to a multiple of NB x lcm(P, Q) so every
-process holds whole blocks (HPL's tuning notes). So each candidate's
-N depends on its NB and grid; `Space.sized` applies the rule."""
+ranks' memory) and is the same for every candidate of one level (reduced or
+full), so that two configurations are always compared at the same N: a rate
+difference between NBs run at different N would be partly an N effect. It is
+rounded down to a multiple of the lcm of every grid's P and Q, so every grid
+deals the matrix evenly; an NB that does not divide N leaves a partial last
+block, which HPL handles and which costs little at a tuning-sized N.
+`Space.sized` applies the rule."""
 
 from __future__ import annotations
 
@@ -87,10 +91,14 @@ class Space:
         """Number of distinct candidates at one problem size."""
         return math.prod(len(self.values(p)) for p in PARAMS)
 
+    def n_at(self, full: bool) -> int:
+        """The one N of a level for every candidate (see the module's note)."""
+        dims = math.lcm(*(d for g in self.grid for d in g))
+        return round_n(self.n_full if full else self.n_reduced, 1, dims, 1)
+
     def sized(self, cand: dict, full: bool) -> dict:
-        """cand with its N for the given level (reduced or full), rounded for its NB and grid."""
-        p, q = cand["grid"]
-        return {**cand, "n": round_n(self.n_full if full else self.n_reduced, cand["nb"], p, q)}
+        """cand with the N of the given level (reduced or full): the same for every candidate."""
+        return {**cand, "n": self.n_at(full)}
 
     def heuristic(self) -> dict:
         """HPL's tuning notes' advice: most square grid with P <= Q,

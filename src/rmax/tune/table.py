@@ -1,7 +1,7 @@
 """The live table, in the shape of Table 1 of the Kronos article (Eadline and Layton: test, Ns,
 Nb, PxQ, library,
 % of peak, GFLOPS), with HPL's variant code, the time and the change against
-the start. One row is printed as each trial ends, so it works in a terminal,
+the start (at the start's N only: "—" at another N). One row is printed as each trial ends, so it works in a terminal,
 a pipe and a log alike."""
 
 from __future__ import annotations
