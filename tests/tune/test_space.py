@@ -65,3 +65,19 @@ def test_nb_seeded_from_dgemm_k_sweep(db):
             r.update(summary=DgemmSummary([], pts, 1).to_dict())
         nbs, source = nb_candidates(store)
         assert nbs == [192, 128, 256] and "k-sweep" in source
+
+
+def test_n_follows_the_time_budget_when_memory_would_take_longer():
+    from rmax.tune.session import LAUNCH_OVERHEAD_S, TRIAL_SHARE, build_space, predicted_seconds
+    from rmax.tune.settings import Settings
+
+    facts = {"memory_bytes_per_node": 24 * 2**30, "nodes": 1, "rate_guess_gflops": 20.0}
+    by_memory = build_space(Settings(np=2, mem_fraction=0.8), facts, 2, [192], "test")
+    timed = build_space(Settings(np=2, mem_fraction=0.8, budget_s=600.0), facts, 2, [192], "test")
+    assert timed.n_full < by_memory.n_full and "600 s budget" in timed.n_source
+    assert predicted_seconds(timed.n_full, 20.0) <= 600.0 * TRIAL_SHARE + LAUNCH_OVERHEAD_S
+    assert by_memory.n_source == "80% of memory"
+    # a budget that memory already fits leaves N to memory; --n always wins
+    roomy = build_space(Settings(np=2, mem_fraction=0.8, budget_s=1e9), facts, 2, [192], "test")
+    assert roomy.n_full == by_memory.n_full
+    assert build_space(Settings(np=2, n=5000, budget_s=60.0), facts, 2, [192], "test").n_full == 5000

@@ -87,6 +87,6 @@ def test_bad_input(db):
 
 
 def test_high_mem_fraction_warns_with_force(db):
-    # Accepted with --force but warned about; the budget check then refuses this huge N in one line.
-    proc = run_cli("tune", "--np", "2", "--mem-fraction", "0.97", "--force", "--budget", "1m")
+    # Accepted with --force but warned about; the budget check then refuses this huge --n in one line.
+    proc = run_cli("tune", "--np", "2", "--mem-fraction", "0.97", "--force", "--n", "40000", "--budget", "1m")
     assert "may swap" in proc.stderr and proc.returncode == 2 and "too small for one trial" in proc.stderr

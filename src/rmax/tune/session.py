@@ -36,6 +36,9 @@ LAUNCH_OVERHEAD_S = 3.0      # mpirun start-up, matrix generation and the residu
 FAILED_STREAK = 3            # this many failed trials in a row: nodes are lost, stop and leave it resumable
 REDUCED_FACTOR = 2           # reduced N = full N / 2: an eighth of the time (T ~ N^3)
 MIN_REDUCED_N = 500
+# Without --n, a full-N trial takes at most this share of a time budget: the stock start and the
+# confirmation at full N, and the search at reduced N (an eighth of the time each), all fit.
+TRIAL_SHARE = 1 / 8
 
 
 class NodesLost(Exception):
@@ -43,16 +46,27 @@ class NodesLost(Exception):
 
 
 def build_space(settings: Settings, facts: dict, ranks: int, nbs: list[int], nb_source: str) -> Space:
+    """The space, with N from --n, else from memory (--mem-fraction) and, when there is a time
+    budget, from the time: the smaller of the two, saying which."""
+    from rmax.model.hpl_model import n_for_flops
+
     if settings.n:
-        n_full = settings.n
+        n_full, n_source = settings.n, "--n"
     else:
         mem = (facts.get("memory_bytes_per_node") or 0) * facts.get("nodes", 1)
         if not mem:
             raise RmaxError("the inventory does not know this node's memory", hint="give the problem size with --n")
-        n_full = n_from_memory(mem, settings.mem_fraction)
+        n_full, n_source = n_from_memory(mem, settings.mem_fraction), f"{settings.mem_fraction:.0%} of memory"
+        rate = facts.get("rate_guess_gflops")
+        if settings.budget_s and rate:
+            seconds = max(1.0, settings.budget_s * TRIAL_SHARE - LAUNCH_OVERHEAD_S)
+            n_time = int(n_for_flops(seconds * rate * 1e9))
+            if n_time < n_full:
+                n_full, n_source = n_time, (f"the {settings.budget_s:.0f} s budget: a full-N trial of about "
+                                            f"{seconds:.0f} s at a first-guess {rate:.1f} GFLOPS")
     n_reduced = max(min(n_full, MIN_REDUCED_N), n_full // REDUCED_FACTOR)
     return Space(ranks=ranks, n_full=n_full, n_reduced=n_reduced, nb=nbs, nb_source=nb_source,
-                 threshold=settings.threshold)
+                 threshold=settings.threshold, n_source=n_source)
 
 
 def predicted_seconds(n: int, rate_gflops: float) -> float:
@@ -201,7 +215,7 @@ class Session:
         st, space = self.settings, self.space
         self.ev = ev = Evaluator(HplObjective(self), self.budget(), after=self.checkpoint)
         self.echo(f"tuning session {self.run.id[:8]} (resume with: rmax tune --resume {self.run.id[:8]})")
-        self.echo(f"N {space.n_full} (search at {space.n_reduced}), NB candidates {space.nb} from {space.nb_source}; "
+        self.echo(f"N {space.n_at(True)} from {space.n_source} (search at {space.n_at(False)}), NB candidates {space.nb} from {space.nb_source}; "
                   f"grids {', '.join(f'{p}x{q}' for p, q in space.grid)}; engine {st.engine}, {space.ranks} ranks")
         self.echo(table.header())
         try:

@@ -77,6 +77,7 @@ class Space:
     pmap: list[int] = field(default_factory=lambda: [0, 1])
     threshold: float = 16.0                   # residual check; not searched
     nb_source: str = "HPL's tuning notes (multiples of 32 in [64, 256])"
+    n_source: str = "memory"                  # what set n_full: --n, memory, or the time budget
 
     def __post_init__(self):
         if not self.grid:
