@@ -18,23 +18,6 @@ import numpy as np
 
 
 @dataclass
-class SizeSweep:
-    """How a sweep over working-set sizes ended (the kernel's closing record): sizes measured of
-    those planned, the largest, what stopped it (the size list or the budget), its seconds."""
-
-    sizes_measured: int | None = None
-    sizes_planned: int | None = None
-    max_size: int | None = None
-    stopped_by: str | None = None
-    seconds: float | None = None
-    huge_pages: str | None = None       # memlat: whether the chain sat on huge pages
-
-    @classmethod
-    def of(cls, record: dict) -> "SizeSweep":
-        return cls(**{k: record.get(k) for k in cls.__dataclass_fields__})
-
-
-@dataclass
 class Plateau:
     first_bytes: int
     last_bytes: int

@@ -11,12 +11,11 @@ import click
 
 from rmax.bench import cache_boundaries as cb
 from rmax.bench.cache_boundaries import Boundary, Plateau
-from rmax.bench.family import Family, Summary, SurveyPlan, option, register
-from rmax.bench.node_kernel import check_fits, invalid
+from rmax.bench.family import Summary, SurveyPlan, option, register
+from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
+from rmax.bench.sweep import SweepFamily
 from rmax.bench.view import Figure, Plot, Table, View, cell, figure
-from rmax.errors import RmaxError
-from rmax.native import executable
 from rmax.params import Count, Seconds, Size
 from rmax.sizes import human_bytes
 
@@ -92,7 +91,7 @@ def curve(precision: str, points: list[RatePoint]) -> RateCurve:
 
 
 @register
-class Cpurate(Family):
+class Cpurate(SweepFamily):
     """Brown's cpu-rate: x = (1+x)(1.5-x)/x over vectors of growing length, GFLOPS,
     empty loop subtracted; cache boundaries from the rate and from its spread."""
 
@@ -103,23 +102,11 @@ class Cpurate(Family):
     survey = SurveyPlan("CPU rate vs vector length", 0.12, 25)
     example = "rmax bench cpurate --quick"
 
-    def check(self, o, ctx):
-        if o.max_size:
-            # short vectors are kept several times over (the kernel's working copies)
-            check_fits("--max-size", o.max_size, 4 if o.max_size <= 64 * 2**20 else 1)
-        if o.min_size and o.max_size and o.min_size > o.max_size:
-            raise RmaxError(f"--min-size ({o.min_size} bytes) is larger than --max-size ({o.max_size} bytes)")
+    def copies(self, o):
+        return 4 if o.max_size <= 64 * 2**20 else 1   # short vectors are kept several times over (working copies)
 
     def argv(self, o):
-        a = [executable("rmax-node"), "cpurate", "--json", "-", "--budget", str(o.budget), "--precision",
-             o.precision, "--reps", str(o.reps), "--points-per-octave", str(o.points_per_octave)]
-        for opt, v in (("--min-size", o.min_size), ("--max-size", o.max_size)):
-            if v:
-                a += [opt, str(v)]
-        return a
-
-    def timeout(self, o):
-        return 3 * o.budget + 60    # the sweep can overrun its budget by one length plus the allocation
+        return self.sweep_argv(o, "--precision", o.precision, "--reps", str(o.reps))
 
     def parse(self, records):
         recs = [r for r in records if r.get("schema") == "rmax.cpurate/1"]

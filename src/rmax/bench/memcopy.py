@@ -7,13 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rmax.bench import cache_boundaries as cb
-from rmax.bench.cache_boundaries import Boundary, Plateau, SizeSweep
-from rmax.bench.family import Family, Summary, SurveyPlan, option, register
-from rmax.bench.node_kernel import check_fits, invalid
+from rmax.bench.cache_boundaries import Boundary, Plateau
+from rmax.bench.family import Summary, SurveyPlan, option, register
+from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
+from rmax.bench.sweep import SizeSweep, SweepFamily
 from rmax.bench.view import Figure, Plot, Table, View, cell, figure
-from rmax.errors import RmaxError
-from rmax.native import executable
 from rmax.params import Count, Seconds, Size
 from rmax.sizes import human_bytes
 
@@ -51,7 +50,7 @@ class MemcopySummary(Summary):
 
 
 @register
-class Memcopy(Family):
+class Memcopy(SweepFamily):
     """memcpy bandwidth vs buffer size (after NIST's memcopy benchmark), MB/s = 10^6 bytes copied per second."""
 
     name = "memcopy"
@@ -61,22 +60,13 @@ class Memcopy(Family):
     survey = SurveyPlan("memcpy bandwidth vs size", 0.05, 29)
     example = "rmax bench memcopy --max-size 64MiB"
 
-    def check(self, o, ctx):
-        if o.max_size:
-            check_fits("--max-size: source and destination", o.max_size, 2)
-        if o.min_size and o.max_size and o.min_size > o.max_size:
-            raise RmaxError(f"--min-size ({o.min_size} bytes) is larger than --max-size ({o.max_size} bytes)")
+    fits_what = "--max-size: source and destination"
+
+    def copies(self, o):
+        return 2
 
     def argv(self, o):
-        a = [executable("rmax-node"), "memcopy", "--json", "-", "--budget", str(o.budget), "--points-per-octave",
-             str(o.points_per_octave)]
-        for opt, v in (("--min-size", o.min_size), ("--max-size", o.max_size)):
-            if v:
-                a += [opt, str(v)]
-        return a
-
-    def timeout(self, o):
-        return 3 * o.budget + 60
+        return self.sweep_argv(o)
 
     def parse(self, records):
         recs = [r for r in records if r.get("schema") == "rmax.memcopy/1"]

@@ -8,13 +8,12 @@ from dataclasses import dataclass
 import click
 
 from rmax.bench import cache_boundaries as cb
-from rmax.bench.cache_boundaries import Boundary, Plateau, SizeSweep
-from rmax.bench.family import Family, Summary, SurveyPlan, option, register
-from rmax.bench.node_kernel import check_fits, invalid
+from rmax.bench.cache_boundaries import Boundary, Plateau
+from rmax.bench.family import Summary, SurveyPlan, option, register
+from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
+from rmax.bench.sweep import SizeSweep, SweepFamily
 from rmax.bench.view import Figure, Plot, Table, View, cell, figure
-from rmax.errors import RmaxError
-from rmax.native import executable
 from rmax.params import Count, Seconds, Size
 from rmax.sizes import human_bytes
 
@@ -111,7 +110,7 @@ def curve(pattern: str, points: list[LatPoint], caches: dict[str, int], max_byte
 
 
 @register
-class Memlat(Family):
+class Memlat(SweepFamily):
     """Load latency by pointer chasing vs working-set size (fixed stride and random chain);
     the L1, L2, L3 and memory plateaus in ns."""
 
@@ -122,22 +121,8 @@ class Memlat(Family):
     survey = SurveyPlan("memory latency staircase", 0.08, 26)
     example = "rmax bench memlat --pattern random"
 
-    def check(self, o, ctx):
-        if o.max_size:
-            check_fits("--max-size", o.max_size)
-        if o.min_size and o.max_size and o.min_size > o.max_size:
-            raise RmaxError(f"--min-size ({o.min_size} bytes) is larger than --max-size ({o.max_size} bytes)")
-
     def argv(self, o):
-        a = [executable("rmax-node"), "memlat", "--json", "-", "--budget", str(o.budget), "--points-per-octave",
-             str(o.points_per_octave), "--pattern", o.pattern]
-        for opt, v in (("--min-size", o.min_size), ("--max-size", o.max_size), ("--stride", o.stride)):
-            if v:
-                a += [opt, str(v)]
-        return a
-
-    def timeout(self, o):
-        return 3 * o.budget + 60
+        return self.sweep_argv(o, "--pattern", o.pattern, *(["--stride", str(o.stride)] if o.stride else []))
 
     def parse(self, records):
         recs = [r for r in records if r.get("schema") == "rmax.memlat/1"]
