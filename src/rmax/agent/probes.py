@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from rmax.agent.config import AgentConfig
+from rmax.bench.family import headline_figure
 from rmax.launch.hosts import local_slots
 from rmax.store import Store
 from rmax.store.runs import RunRecord
@@ -53,17 +54,6 @@ def register(cls: type[Probe]) -> type[Probe]:
     return cls
 
 
-def family_figure(record: RunRecord, role: str):
-    """The headline figure playing `role` (rmax.bench.view.ROLES) of a family's stored run, or None."""
-    from rmax.bench.family import loaded
-
-    got = loaded(record)
-    if got is None:
-        return None
-    fam, s = got
-    return next((f for f in fam.headline(s) if f.role == role), None)
-
-
 def run_family(name: str, store: Store, timeout: float, spec=None, launcher: str | None = None,
                **options) -> RunRecord:
     """One probe run of a benchmark family, labelled as the agent's (spec, launcher: a net family's ranks)."""
@@ -87,7 +77,7 @@ class PeakFlops(Probe):
 
     def rates(self, record):
         # the widest instruction set on every core: the node's FMA peak as it runs today
-        f = family_figure(record, "peak")
+        f = headline_figure(record, "peak")
         return [Rate("peakflops_fp64", "", "flops_per_second", "max", True, f.value * 1e9)] if f else []
 
 
@@ -101,7 +91,7 @@ class Dgemm(Probe):
                           threads=local_slots())
 
     def rates(self, record):
-        f = family_figure(record, "dgemm_node")   # one size measured: the best is that size's median (GFLOPS)
+        f = headline_figure(record, "dgemm_node")   # one size measured: the best is that size's median (GFLOPS)
         return [Rate("dgemm", "", "flops_per_second", "median", True, f.value * 1e9)] if f else []
 
 
@@ -113,7 +103,7 @@ class Stream(Probe):
         return run_family("stream", store, cfg.probe_timeout, mode="all", budget=0.3)
 
     def rates(self, record):
-        f = family_figure(record, "triad")
+        f = headline_figure(record, "triad")
         # STREAM's rule: the best repetition (the figure is in GB/s, 10^9 B)
         return [Rate("stream_triad", "", "bytes_per_second", "best", True, f.value * 1e9)] if f else []
 
@@ -136,7 +126,7 @@ class MemoryLatency(Probe):
                           max_size=size)
 
     def rates(self, record):
-        f = family_figure(record, "memory_latency")
+        f = headline_figure(record, "memory_latency")
         return [Rate("memory_latency", "", "seconds", "median", False, f.value * 1e-9)] if f else []
 
 
@@ -155,7 +145,7 @@ class PingPong(Probe):
     def rates(self, record):
         hosts = record.params.get("hosts") or []
         peer = hosts[1] if len(hosts) > 1 else ""
-        lat, bw = family_figure(record, "mpi_latency"), family_figure(record, "mpi_bandwidth")
+        lat, bw = headline_figure(record, "mpi_latency"), headline_figure(record, "mpi_bandwidth")
         out = []
         if lat and lat.value:   # the figures are in us and MB/s (10^6 B)
             out.append(Rate("pingpong_latency", peer, "seconds", "median", False, lat.value * 1e-6))

@@ -304,6 +304,12 @@ def loaded(run) -> tuple[Family, Any] | None:
         return None
 
 
+def headline_figure(run, role: str) -> Figure | None:
+    """The headline figure playing `role` (view.ROLES) of a family's stored run, or None."""
+    got = loaded(run)
+    return next((f for f in got[0].headline(got[1]) if f.role == role), None) if got else None
+
+
 def run(family: Family | str, options=None, ctx: RunContext | None = None):
     """Measure with `family` and store the run: the entry point of `rmax bench NAME`, a survey's
     step, the tuner and the agent alike. Options the machine cannot run are refused first."""

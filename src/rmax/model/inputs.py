@@ -177,11 +177,11 @@ def peak_basis(store, inv: dict) -> tuple[float | None, str | None]:
     """(GFLOPS, basis) of this node's peak for % of peak: the "Peak used for % of peak" figure of the
     latest peakflops run here (the one measurement the survey and the report also use), else the
     inventory's nominal Rpeak."""
-    from rmax.bench.family import loaded
+    from rmax.bench.family import headline_figure
+
     scope = Scope.here()
     for run in (store.list(kind="peakflops", status="ok", limit=20) if store is not None else []):
-        got = loaded(run) if scope.on_a_node(run) else None
-        fig = next((f for f in got[0].headline(got[1]) if f.role == "peak_basis"), None) if got else None
+        fig = headline_figure(run, "peak_basis") if scope.on_a_node(run) else None
         if fig:
             return fig.value, f"{fig.statistic.removeprefix('basis: ')} ({cite(run)})"
     rp = inv.get("rpeak") or {}
