@@ -52,6 +52,11 @@ def parse_compiler_version(text: str) -> tuple[str | None, str | None]:
 MPI_LAUNCHERS = ["mpirun", "mpiexec", "mpiexec.openmpi", "mpiexec.mpich", "mpiexec.hydra", "srun"]
 
 
+def _slurm_configured() -> bool:
+    conf = os.environ.get("SLURM_CONF") or "/etc/slurm/slurm.conf"
+    return os.path.isfile(conf)
+
+
 def collect_mpi() -> dict:
     found, reasons = [], {}
     seen_paths = set()
@@ -63,7 +68,12 @@ def collect_mpi() -> dict:
         if real in seen_paths:
             continue  # mpiexec -> same binary as mpirun through the alternatives
         seen_paths.add(real)
-        out, why = run([cmd, "--version"], timeout=3, merge_stderr=True)
+        if cmd == "srun" and not _slurm_configured():
+            # Without a configuration srun looks for one in DNS (a SRV query) before it prints anything:
+            # an inventory must not send queries on the network.
+            out, why = None, "no Slurm configuration here ($SLURM_CONF or /etc/slurm/slurm.conf)"
+        else:
+            out, why = run([cmd, "--version"], timeout=3, merge_stderr=True)
         impl, version = parse_mpi_version(out) if out else (None, None)
         entry = {"command": cmd, "path": real, "implementation": impl, "version": version, "reasons": {}}
         if impl is None:
