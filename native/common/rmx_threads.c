@@ -6,13 +6,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The start line: workers count themselves in, then spin until the caller
+ * raises `go`. A sleeping barrier would hand the start to the scheduler: the
+ * waiters wake one by one (on a virtual machine each wake-up of a halted vCPU
+ * is an exit to the hypervisor), and with short timed blocks that skew, not the
+ * kernel, sets the all-core rate. Spinning threads already hold their CPUs. */
+typedef struct {
+    int arrived; /* workers pinned and waiting */
+    int go;      /* raised once, when all have arrived */
+    double release;
+} start_line;
+
 typedef struct {
     rmx_thread_fn fn;
     void *ctx;
     int tid, nthreads, cpu, rc;
-    pthread_barrier_t *barrier;
-    double start, end;
+    start_line *line;
+    double end;
 } worker;
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
 
 int rmx_cpus_allowed(void)
 {
@@ -74,17 +92,33 @@ static int nth_allowed_cpu(int i)
     return -1;
 }
 
-static void *run(void *arg)
+static void pin(const worker *w)
 {
-    worker *w = arg;
     if (w->cpu >= 0) {
         cpu_set_t one;
         CPU_ZERO(&one);
         CPU_SET(w->cpu, &one);
         pthread_setaffinity_np(pthread_self(), sizeof one, &one);
     }
-    pthread_barrier_wait(w->barrier);
-    w->start = rmx_now();
+}
+
+/* Spin, yielding now and then so that a worker sharing its CPU with a
+ * not-yet-started one (more threads than CPUs) cannot stall the start. */
+static void spin_until(const int *flag, int value)
+{
+    for (unsigned i = 1; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < value; i++) {
+        cpu_relax();
+        if (i % 4096 == 0)
+            sched_yield();
+    }
+}
+
+static void *run(void *arg)
+{
+    worker *w = arg;
+    pin(w);
+    __atomic_add_fetch(&w->line->arrived, 1, __ATOMIC_ACQ_REL);
+    spin_until(&w->line->go, 1);
     w->rc = w->fn(w->ctx, w->tid, w->nthreads);
     w->end = rmx_now();
     return NULL;
@@ -96,45 +130,41 @@ double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads)
         return -1.0;
     worker *w = calloc((size_t)nthreads, sizeof *w);
     pthread_t *t = calloc((size_t)nthreads, sizeof *t);
-    pthread_barrier_t barrier;
-    if (!w || !t || pthread_barrier_init(&barrier, NULL, (unsigned)nthreads) != 0) {
+    start_line line = {0, 0, 0.0};
+    if (!w || !t) {
         free(w);
         free(t);
         return -1.0;
     }
-    int started = 0, failed = 0;
+    int started = 0;
     for (int i = 0; i < nthreads; i++) {
-        w[i] = (worker){fn, ctx, i, nthreads, nth_allowed_cpu(i), 0, &barrier, 0.0, 0.0};
+        w[i] = (worker){fn, ctx, i, nthreads, nth_allowed_cpu(i), 0, &line, 0.0};
         if (i == 0)
             continue; /* thread 0 is the caller itself */
-        if (pthread_create(&t[i], NULL, run, &w[i]) != 0) {
-            failed = 1;
+        if (pthread_create(&t[i], NULL, run, &w[i]) != 0)
             break;
-        }
         started++;
-    }
-    if (failed) {
-        /* The barrier can never complete; the started threads would wait forever. */
-        abort();
     }
     cpu_set_t saved;
     int have_saved = sched_getaffinity(0, sizeof saved, &saved) == 0;
-    run(&w[0]);
+    pin(&w[0]);
+    spin_until(&line.arrived, started);
+    /* The clock starts at the release: every worker is spinning on its CPU. */
+    line.release = rmx_now();
+    __atomic_store_n(&line.go, 1, __ATOMIC_RELEASE);
+    int rc = started == nthreads - 1 ? fn(ctx, 0, nthreads) : -1; /* a missing thread: release the others, fail */
+    w[0].end = rmx_now();
     if (have_saved)
         sched_setaffinity(0, sizeof saved, &saved);
     for (int i = 1; i <= started; i++)
         pthread_join(t[i], NULL);
-    pthread_barrier_destroy(&barrier);
-    double first = w[0].start, last = w[0].end;
-    int rc = 0;
+    double last = w[0].end;
     for (int i = 0; i < nthreads; i++) {
-        if (w[i].start < first)
-            first = w[i].start;
         if (w[i].end > last)
             last = w[i].end;
         rc |= w[i].rc;
     }
     free(w);
     free(t);
-    return rc ? -1.0 : last - first;
+    return rc ? -1.0 : last - line.release;
 }

@@ -9,9 +9,9 @@
 typedef int (*rmx_thread_fn)(void *ctx, int tid, int nthreads);
 
 /* Starts nthreads threads (thread i pinned to the i-th allowed CPU, physical
- * cores before SMT siblings), releases them together and returns the wall time
- * from the release until the last one finished, or a negative value if any
- * thread failed or could not start. */
+ * cores before SMT siblings), releases them together once all are spinning on
+ * their CPUs and returns the wall time from the release until the last one
+ * finished, or a negative value if any thread failed or could not start. */
 double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads);
 
 /* Number of CPUs this process may run on (its affinity mask). */
