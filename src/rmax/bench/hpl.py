@@ -168,7 +168,8 @@ class Hpl(Family):
                 if not job.ok:
                     why = job.failure(f"HPL ({eng.label})")
                     if job.timed_out and extra:
-                        why.message += f"; the {timeout:.0f} s timeout included {extra[0]:.0f} s for {extra[1]}"
+                        d = 0 if extra[0] >= 10 else 1
+                        why.message += f"; the {timeout:.{d}f} s timeout included {extra[0]:.{d}f} s for {extra[1]}"
                     run.finish("failed", str(why))
                 elif got.error:
                     run.finish("failed", f"HPL ({eng.label}): {got.error}")

@@ -53,8 +53,9 @@ def results(block: dict[str, str]) -> dict[str, float]:
     return out
 
 
-# The allowance. Measured here (hpcc 1.5, 2 ranks on one node, 1 BLAS thread, wall time of
-# `mpirun hpcc` against its HPL_time): N=2000 3.1 s in all, HPL 0.09 s; N=4000 9.6 s, HPL 0.73 s.
+# The allowance. Measured here (hpcc 1.5, 2 ranks on one 2-core node, 1 BLAS thread, wall time of
+# `mpirun hpcc` against its HPL_time): N=2000 3.1 s in all, HPL 0.09 s; N=4000 9.6 s, HPL 0.73 s;
+# N=2000 again with the node busy with other work: 17 s in all, HPL 0.26 s.
 # The rest is mostly RandomAccess (its table is half the memory: 4 updates a word, each run then
 # checked) and grows as N^2; DGEMM grows as N^3 like HPL. So, term by term:
 #   DGEMM: Star and Single, each 2 n^3 flops with n = N / sqrt(3 ranks) (3 matrices in a rank's
@@ -62,13 +63,13 @@ def results(block: dict[str, str]) -> dict[str, float]:
 #     at a rate no lower than HPL's: that share of the time HPL is allowed.
 #   RandomAccess on one rank (Star, Single; standard and LCG): a table of the largest power of two
 #     of words <= N^2 / (2 ranks), 4 updates a word, run and check, at LOCAL_GUPS or better
-#     (0.13 GUP/s measured here).
+#     (0.057-0.13 GUP/s measured here).
 #   RandomAccess over MPI (standard and LCG): the table of N^2 / 2 words, at MPI_GUPS or better
-#     (0.01-0.023 GUP/s measured here), each run stopped at hpcc's own 60 s time bound
+#     (0.0019-0.023 GUP/s measured here, the lowest on the busy node), each run stopped at hpcc's own 60 s time bound
 #     (MPIRandomAccess_TimeBound), its check as long again.
 #   The rest (STREAM, FFT, PTRANS, latency/bandwidth, bounded at 10 s and 30 s by hpcc itself;
 #     1-2 s here in all): FIXED_S.
-LOCAL_GUPS, MPI_GUPS = 0.01, 0.005
+LOCAL_GUPS, MPI_GUPS = 0.01, 0.001
 RA_TIME_BOUND_S = 60.0
 FIXED_S = 60.0
 
