@@ -19,6 +19,7 @@ from rmax.hpl.progress import Trajectory
 from rmax.launch import LaunchSpec, prepare, run_job
 
 BEST = "best test"
+TRACED = 10      # trajectories drawn in one plot at most
 
 
 @dataclass
@@ -168,7 +169,7 @@ class Hpl(Family):
                 if not job.ok:
                     why = job.failure(f"HPL ({eng.label})")
                     if job.timed_out and extra:
-                        d = 0 if extra[0] >= 10 else 1
+                        d = 0 if extra[0] >= 10 else 2
                         why.message += f"; the {timeout:.{d}f} s timeout included {extra[0]:.{d}f} s for {extra[1]}"
                     run.finish("failed", str(why))
                 elif got.error:
@@ -230,11 +231,13 @@ class Hpl(Family):
                                     ylabel="seconds (max over ranks)", labels=list(t.phases),
                                     values=[ph.max for ph in t.phases.values()]))
         tested = [(label, t) for label, s in runs for t in s.tests]
-        paths = {f"{t.code} N={t.n} NB={t.nb} {t.p}x{t.q} (test run {(t.run or '?')[:8]})":
-                 (t.trajectory.fraction, t.trajectory.gflops) for _, t in tested if t.trajectory}
-        if paths:
-            out.append(Plot("line", "HPL's running rate as the factorisation goes on", xlabel="fraction of the work done",
-                            ylabel="GFLOPS (flops so far / time so far)", series=paths))
+        traced = sorted((t for _, t in tested if t.trajectory), key=lambda t: -t.gflops)
+        if traced:   # a tuning session's dozens of tests: the fastest TRACED, for a legible legend
+            cut = f" (the {TRACED} fastest of {len(traced)} tests)" if len(traced) > TRACED else ""
+            out.append(Plot("line", f"HPL's running rate as the factorisation goes on{cut}",
+                            xlabel="fraction of the work done", ylabel="GFLOPS (flops so far / time so far)",
+                            series={f"{t.code} N={t.n} NB={t.nb} {t.p}x{t.q} (test run {(t.run or '?')[:8]})":
+                                    (t.trajectory.fraction, t.trajectory.gflops) for t in traced[:TRACED]}))
         by_n: dict[str, dict[int, float]] = {}
         for label, t in tested:
             best = by_n.setdefault(label, {})
