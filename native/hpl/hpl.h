@@ -179,6 +179,7 @@ typedef struct {
     int lda, mp, nq;    /* local rows, local columns (b included) */
     hpl_stats *st;
     int progress;       /* print progress on rank 0 */
+    int test;           /* the test's number in the input (1-based), for the progress lines */
     double t0;          /* start time, for the progress rate */
     double *uwork;      /* nb x nq: the U rows of the current update */
     double *swbuf, *swtmp; /* 2 nb x nq and 4 nb x nq: row records in transit (P > 1) */

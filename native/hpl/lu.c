@@ -92,8 +92,10 @@ static void progress(const hpl_lu *lu, int col)
     const double n = lu->prm->n, r = n - col;
     const double flops = 2.0 / 3.0 * (n * n * n - r * r * r);
     const double el = rmx_now() - lu->t0;
-    fprintf(stderr, "%s: column %d of %d (%.1f%% of the work) %.2f GFLOPS\n", HPL_PROG, col, lu->prm->n,
-            100.0 * (1.0 - (r * r * r) / (n * n * n)), el > 0 ? flops / el / 1e9 : 0.0);
+    /* The test number and the elapsed seconds let a reader (rmax's engine) keep one trajectory per test. */
+    fprintf(stderr, "%s: test %d: column %d of %d (%.1f%% of the work) %.2f GFLOPS after %.6f s\n", HPL_PROG,
+            lu->test, col, lu->prm->n, 100.0 * (1.0 - (r * r * r) / (n * n * n)), el > 0 ? flops / el / 1e9 : 0.0,
+            el);
 }
 
 /* Look-ahead: bring panel f's columns up to date with panels k..f-1 (those not

@@ -238,6 +238,7 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
     lu.g = g;
     lu.st = &st;
     lu.progress = opt->progress;
+    lu.test = cnt->ntests;
     lu.team = hpl_blas_threads();
     res.threads = lu.team;
     res.team = lu.team > 1 && g->P == 1;

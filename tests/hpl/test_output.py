@@ -110,7 +110,7 @@ def test_path_argument_json_input_and_progress(tmp_path, hpl_run):
     assert r.returncode == 0, r.stderr
     assert re.search(r"^WR24C2R4 +60 +8 +1 +2 ", r.stdout, re.M)
     assert "PASSED" in r.stdout
-    assert re.search(r"column \d+ of 60 \([\d.]+% of the work\) [\d.]+ GFLOPS", r.stderr)
+    assert re.search(r"^rmax-hpl: test 1: column \d+ of 60 \([\d.]+% of the work\) [\d.]+ GFLOPS after [\d.]+ s$", r.stderr, re.M)
 
 
 def test_pmap_column_major_and_idle_ranks(tmp_path, hpl_run, hpl_dat):

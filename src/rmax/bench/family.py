@@ -149,6 +149,7 @@ class RunContext:
     timeout: float | None = None            # None: the family's own, from its options
     quick: bool = False
     on_stdout: Callable[[str], None] | None = None
+    on_progress: Callable[[Any], None] | None = None   # a family's progress events (hpl: rmax.hpl.progress.Progress)
 
 
 @dataclass(frozen=True)

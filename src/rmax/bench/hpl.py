@@ -13,10 +13,13 @@ from pathlib import Path
 from rmax.bench.family import FAMILIES, Family, RunContext, Summary, option, register
 from rmax.bench.runner import environment, fingerprint
 from rmax.bench.view import Figure, Plot, Table, View, figure
+from rmax.hpl import hpcc_kernels
 from rmax.hpl.dat import BCAST_NAMES, HplConfig, checked
+from rmax.hpl.progress import Trajectory
 from rmax.launch import LaunchSpec, prepare, run_job
 
 BEST = "best test"
+TRACED = 10      # trajectories drawn in one plot at most
 
 
 @dataclass
@@ -56,6 +59,7 @@ class HplTest:
     phases_wait: dict[str, Phase] | None = None      # the same phases: time blocked in MPI, plus "total"
     phases_compute: dict[str, Phase] | None = None   # and the rest
     run: str | None = None      # the test's own `hpl-test` run (in the execution's summary)
+    trajectory: Trajectory | None = None   # rmax-hpl: the running rate panel by panel (rmax.hpl.progress)
 
     def params(self) -> dict:
         """What the test's `hpl-test` run records as its parameters."""
@@ -66,19 +70,20 @@ class HplTest:
 
 @dataclass
 class HplTestSummary(HplTest, Summary):
-    SCHEMA = "rmax.hpl-test/2"
+    SCHEMA = "rmax.hpl-test/3"
 
 
 @dataclass
 class HplSummary(Summary):
-    SCHEMA = "rmax.hpl/2"
+    SCHEMA = "rmax.hpl/3"
     engine: str
     np: int
     tests: list[HplTest]
     passed: int
     failed: int
     threshold: float
-    hpcc_summary: dict[str, str] | None = None     # hpcc's key=value block (StarDGEMM, ...)
+    hpcc_summary: dict[str, str] | None = None     # hpcc's key=value block (StarDGEMM, ...), as printed
+    hpcc: dict[str, float] | None = None           # hpcc's other kernels' results (rmax.hpl.hpcc_kernels.KERNELS)
     unit: str = "GFLOPS"
     statistic: str = BEST
 
@@ -142,12 +147,14 @@ class Hpl(Family):
             hosts = [h.name for h in spec.hosts] if spec.hosts else []
             # Scratch, removed if rmax dies mid-run: the work folder and --placement topology's rankfile.
             rankfiles = [spec.extra_args[i + 1] for i, a in enumerate(spec.extra_args[:-1]) if a == "--rankfile"]
-            timeout = ctx.timeout if ctx.timeout is not None else 3600.0
+            hpl_timeout = ctx.timeout if ctx.timeout is not None else 3600.0
+            extra = eng.allowance(cfg, spec.np, hpl_timeout)
+            timeout = hpl_timeout + (extra[0] if extra else 0.0)
             with store.start_run("hpl", params=params, hosts=hosts, parent=ctx.parent, label=ctx.label, argv=argv,
                                  environment=environment(spec), fingerprint=fingerprint(),
                                  scratch=[str(workdir), *rankfiles]) as run:
                 job = run_job(argv, timeout, env=spec.rank_env(), cwd=str(workdir), on_stdout=ctx.on_stdout,
-                              spec=spec)
+                              spec=spec, on_stderr=eng.progress(cfg, ctx.on_progress))
                 got = eng.collect(workdir, job.stdout, cfg)
                 for t in got.tests:
                     with store.start_run("hpl-test", parent=run.id, params=t.params(), hosts=hosts) as tr:
@@ -156,10 +163,15 @@ class Hpl(Family):
                             tr.finish("invalid", f"residual {t.residual:.4g} above the threshold {cfg.threshold}")
                     t.run = tr.id
                 summary = HplSummary(eng.label, spec.np, got.tests, sum(t.verdict == "PASSED" for t in got.tests),
-                                     sum(t.verdict == "FAILED" for t in got.tests), cfg.threshold, got.hpcc_summary)
+                                     sum(t.verdict == "FAILED" for t in got.tests), cfg.threshold, got.hpcc_summary,
+                                     hpcc_kernels.results(got.hpcc_summary) if got.hpcc_summary else None)
                 run.update(summary=summary.to_dict(), samples={"output": got.text})
                 if not job.ok:
-                    run.finish("failed", str(job.failure(f"HPL ({eng.label})")))
+                    why = job.failure(f"HPL ({eng.label})")
+                    if job.timed_out and extra:
+                        d = 0 if extra[0] >= 10 else 2
+                        why.message += f"; the {timeout:.{d}f} s timeout included {extra[0]:.{d}f} s for {extra[1]}"
+                    run.finish("failed", str(why))
                 elif got.error:
                     run.finish("failed", f"HPL ({eng.label}): {got.error}")
                 elif not got.tests:
@@ -182,6 +194,15 @@ class Hpl(Family):
                    role="hpl_rmax")
         return [f] if f else []
 
+    def metrics(self, s: HplSummary) -> list[Figure]:
+        """The headline, and hpcc's other kernels when hpcc ran (rmax compare pairs them by key)."""
+        out = self.headline(s)
+        for k in hpcc_kernels.KERNELS:
+            f = figure(s, ("hpcc", k.key), f"hpcc.{k.key}", f"hpcc {k.title}", k.unit, k.statistic)
+            if f:
+                out.append(f)
+        return out
+
     def view(self, s: HplSummary) -> View:
         rows = [[(t.run or "")[:8], t.code, str(t.n), str(t.nb), f"{t.p} x {t.q}", f"{t.time_s:.2f}", f"{t.gflops:.2f}",
                  f"{t.residual:.4g}" if t.residual is not None else "—", t.verdict] for t in s.tests]
@@ -191,7 +212,15 @@ class Hpl(Family):
         data = [{"test_run": t.run, "engine": s.engine, "code": t.code, "n": t.n, "nb": t.nb, "p": t.p, "q": t.q,
                  "time_s": t.time_s, "gflops": t.gflops, "residual": t.residual, "verdict": t.verdict}
                 for t in s.tests]
-        return View([table], notes, {"hpl_tests": data})
+        tables, datasets = [table], {"hpl_tests": data}
+        if s.hpcc:
+            kernels = [k for k in hpcc_kernels.KERNELS if k.key in s.hpcc]
+            tables.append(Table(["Kernel", "Value", "Unit", "Statistic"],
+                                [[k.title, f"{s.hpcc[k.key]:.4g}", k.unit, k.statistic] for k in kernels],
+                                "hpcc's other kernels, from its summary block (sized from the largest N's memory)"))
+            datasets["hpcc_kernels"] = [{"key": k.key, "kernel": k.title, "value": s.hpcc[k.key], "unit": k.unit,
+                                      "statistic": k.statistic} for k in kernels]
+        return View(tables, notes, datasets)
 
     def plots(self, runs):
         out = []
@@ -201,6 +230,23 @@ class Hpl(Family):
                     out.append(Plot("bar", f"Where the time went: {t.code} N={t.n} ({label})",
                                     ylabel="seconds (max over ranks)", labels=list(t.phases),
                                     values=[ph.max for ph in t.phases.values()]))
+        tested = [(label, t) for label, s in runs for t in s.tests]
+        traced = sorted((t for _, t in tested if t.trajectory), key=lambda t: -t.gflops)
+        if traced:   # a tuning session's dozens of tests: the fastest TRACED, for a legible legend
+            cut = f" (the {TRACED} fastest of {len(traced)} tests)" if len(traced) > TRACED else ""
+            out.append(Plot("line", f"HPL's running rate as the factorisation goes on{cut}",
+                            xlabel="fraction of the work done", ylabel="GFLOPS (flops so far / time so far)",
+                            series={f"{t.code} N={t.n} NB={t.nb} {t.p}x{t.q} (test run {(t.run or '?')[:8]})":
+                                    (t.trajectory.fraction, t.trajectory.gflops) for t in traced[:TRACED]}))
+        by_n: dict[str, dict[int, float]] = {}
+        for label, t in tested:
+            best = by_n.setdefault(label, {})
+            best[t.n] = max(best.get(t.n, 0.0), t.gflops)
+        if len({n for best in by_n.values() for n in best}) > 1:
+            out.append(Plot("line", "HPL GFLOPS vs N (best test at each N)", xlabel="N",
+                            ylabel="GFLOPS (best test at each N)",
+                            series={label: (sorted(best), [best[n] for n in sorted(best)])
+                                    for label, best in by_n.items()}))
         return out
 
 

@@ -39,9 +39,12 @@ def _read(dat: str | None, np: int | None):
               help="natural: ranks in hostfile order; topology: process rows (flat grids) or columns inside switches.")
 @click.option("--topology", "topology_file", type=TOPOLOGY, default=None,
               help="cluster.toml with the switch groups for --placement topology (default: the latest inference).")
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Show each test's progress on stderr: fraction of the work, elapsed time, running GFLOPS "
+                   "(the rmax engine; hpcc and xhpl report none).")
 @launch_options(default_np="the largest grid's P x Q")
 @json_option
-def run_cmd(dat, engine, blas, label, placement, topology_file, as_json, launcher, timeout, **opts):
+def run_cmd(dat, engine, blas, label, placement, topology_file, show_progress, as_json, launcher, timeout, **opts):
     """Run every test of HPL.dat (default ./HPL.dat, or rmax-hpl's JSON input: N, NB, P, Q, ...).
 
     Example: rmax hpl run HPL.dat --np 2 --engine rmax"""
@@ -64,11 +67,15 @@ def run_cmd(dat, engine, blas, label, placement, topology_file, as_json, launche
     from rmax.topology.hplplace import hpl_rankfile
 
     placing = hpl_rankfile(cfg, spec, launcher, topology_file) if placement == "topology" else nullcontext()
+    from rmax.cli.hpl_progress import hpl_progress
+
     with placing as how, open_store() as store:
         if how and not as_json:
             console.print(how)
-        rec = run(HPL, HPL.options(config=cfg, engine=engine, blas=blas_info),
-                  RunContext(store=store, label=label, spec=spec, launcher=launcher, timeout=timeout, on_stdout=echo))
+        with hpl_progress(show_progress) as on_progress:
+            rec = run(HPL, HPL.options(config=cfg, engine=engine, blas=blas_info),
+                      RunContext(store=store, label=label, spec=spec, launcher=launcher, timeout=timeout,
+                                 on_stdout=echo, on_progress=on_progress))
         tests = store.children(rec.id)
     if as_json:
         print_json({**rec.as_dict(), "tests": [t.as_dict() for t in tests]})

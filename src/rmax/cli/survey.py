@@ -51,9 +51,12 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, t
              "skipped": "[dim]skipped[/]", "interrupted": "[yellow]interrupted[/]"}
     status = err_console.status("survey starting")
 
+    titles = {}
+
     def on_step(name, event, info):
-        if event == "start":
-            status.update(f"survey: {name} ({info['title']})")
+        if event in ("start", "progress"):
+            titles.setdefault(name, info.get("title", ""))
+            status.update(f"survey: {name} ({titles[name]})" + (f" {info['text']}" if event == "progress" else ""))
             return
         detail = info.get("reason") or info.get("error") or (f"{info['seconds']:.1f} s" if "seconds" in info else "")
         err_console.print(f"  {name:<10} {marks.get(event, event)}  {detail}")

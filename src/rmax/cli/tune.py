@@ -96,6 +96,8 @@ def command(ctx, engine, budget, trials, mem_fraction, force, n, strategy, repea
     noise-aware strategy, store every trial, and explain what mattered.
 
     Example: rmax tune --np 2 --trials 30 --n 6000"""
+    from contextlib import nullcontext
+
     import click as _click
 
     from rmax.store import open_store
@@ -129,8 +131,15 @@ def command(ctx, engine, budget, trials, mem_fraction, force, n, strategy, repea
                               + predicted_seconds(space.n_reduced, rate))
 
             session = Session.create(store, settings, echo, check=check)
+        # A transient line under the table while a trial runs (rich keeps the echoed rows above it).
+        live = err_console.is_terminal and not as_json
+        status = err_console.status("") if live else nullcontext()
+        if live:
+            shown = session.echo
+            session.on_progress = lambda p: status.update(f"trial {p.short()}")
+            session.echo = lambda line: (status.update(""), shown(line))
         try:
-            with session.run:
+            with session.run, status:
                 summary = session.execute()
         except KeyboardInterrupt:
             err_console.print(f"session {session.run.id[:8]} interrupted: continue with "

@@ -196,8 +196,12 @@ def _check_program(argv: list[str], env: dict[str, str], cwd: str | None) -> Non
 
 def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, cwd: str | None = None,
             on_stdout: Callable[[str], None] | None = None, on_step: Callable[[str], None] | None = None,
-            tail_lines: int = 40, spec: "LaunchSpec | None" = None) -> JobResult:
+            tail_lines: int = 40, spec: "LaunchSpec | None" = None,
+            on_stderr: Callable[[str], bool] | None = None) -> JobResult:
     """Run argv (never through a shell) under the supervisor and the watchdog; stdout is returned whole.
+
+    on_stderr sees every stderr line that is no watchdog marker, as it comes; a line it answers
+    True for is its own (a progress line) and stays out of the tail a failure's cause is read from.
 
     spec, when given, is what argv launches: its rank count lets a timeout name the ranks never
     heard from, and a native program gets the start-up deadline (start_timeout)."""
@@ -268,7 +272,7 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
                 progress(m["rank"], m["host"], step=m["name"])
                 if on_step:
                     on_step(steps[-1])
-            else:
+            elif not (on_stderr and on_stderr(line)):
                 tail.append(line)
 
     readers = [threading.Thread(target=read_stdout, daemon=True), threading.Thread(target=read_stderr, daemon=True)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from rmax.launch import Host, LaunchSpec
 from rmax.store import Store
@@ -24,6 +25,7 @@ class SurveyContext:
     tune_budget: float | None = None            # seconds: a tuning session replaces the single HPL run
     out_dir: str | None = None                  # where files a step writes go (the tuned HPL.dat)
     steps: tuple[str, ...] = ()                 # the names of the steps this survey runs
+    on_progress: Callable[[str, str], None] | None = None   # (step, short text) while a step runs: "hpl: 45% ..."
 
     @property
     def nodes(self) -> list[Host]:

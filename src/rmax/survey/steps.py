@@ -152,8 +152,9 @@ class Hpl(Step):
 
         n, nb, p, q = self.problem(ctx)
         o = HPL.options(config=HplConfig(ns=[n], nbs=[nb], grids=[(p, q)]), engine=self.engine())
+        shown = (lambda pr: ctx.on_progress(self.name, pr.short())) if ctx.on_progress else None
         rec = run(HPL, o, RunContext(store=ctx.store, parent=ctx.survey_id, spec=LaunchSpec(program=[], np=p * q,
-                  hosts=ctx.hosts), launcher=ctx.launcher, timeout=ctx.timeout, quick=ctx.quick))
+                  hosts=ctx.hosts), launcher=ctx.launcher, timeout=ctx.timeout, quick=ctx.quick, on_progress=shown))
         return [rec, *ctx.store.children(rec.id)]
 
 
@@ -180,6 +181,8 @@ class Tune(Step):
                             budget_s=ctx.tune_budget, n=n, out=str(out))
         session = Session.create(ctx.store, settings, echo=lambda line: None)
         session.run.update(parent=ctx.survey_id)
+        if ctx.on_progress:
+            session.on_progress = lambda pr: ctx.on_progress(self.name, pr.short())
         with session.run:
             session.execute()
         return [ctx.store.get(session.run.id)]

@@ -29,14 +29,16 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                on_step: Callable[[str, str, dict], None] | None = None) -> RunRecord:
     """Run each step in order; a failed step is recorded and the next one runs.
 
-    on_step(name, event, info) is told "start", "ok", "failed" or "skipped"."""
+    on_step(name, event, info) is told "start", "ok", "failed" or "skipped", and "progress" with
+    info {"text": ...} while a step that reports progress (HPL) runs."""
     budget = (budget or default_budget(steps, len(hosts) if hosts else 1, quick)) + (tune_budget or 0)
     params = {"quick": quick, "budget_s": budget, "tune_budget_s": tune_budget, "steps": [s.name for s in steps],
               "hosts": [f"{h.name}:{h.slots}" for h in hosts] if hosts else None, "launcher": launcher}
     with store.start_run("survey", params=params, hosts=[h.name for h in hosts] if hosts else [],
                          label=label) as survey:
         ctx = SurveyContext(store, survey.id, hosts, quick, budget, launcher, timeout, tune_budget=tune_budget,
-                            out_dir=out_dir, steps=tuple(s.name for s in steps))
+                            out_dir=out_dir, steps=tuple(s.name for s in steps),
+                            on_progress=(lambda name, text: on_step(name, "progress", {"text": text})) if on_step else None)
         report: list[dict] = []
 
         def note(entry: dict) -> None:

@@ -103,7 +103,8 @@ class HplObjective:
         o = HPL.options(config=to_config(cand, s.settings.threshold), engine=s.settings.engine,
                         blas={"name": s.facts["blas"]})
         rec = run(HPL, o, RunContext(store=s.store, parent=s.run.id, label=f"tune trial {len(s.ev.history) + 1}",
-                                     spec=s.spec, launcher=s.settings.launcher, timeout=timeout))
+                                     spec=s.spec, launcher=s.settings.launcher, timeout=timeout,
+                                     on_progress=s.on_progress))
         m = measurement(rec)
         s.show(cand, m, (rec.error or "")[:60] if not m.ok else "")
         self.streak = self.streak + [rec.id] if m.status == "failed" else []
@@ -131,6 +132,7 @@ class Session:
                  echo: Callable[[str], None], replay: dict | None = None):
         self.store, self.run, self.settings, self.space, self.facts, self.echo = store, run, settings, space, facts, echo
         self.replay = replay or {}
+        self.on_progress: Callable | None = None   # a trial's HPL progress (rmax.hpl.progress.Progress)
         self.ev: Evaluator | None = None
         self.start_gflops: float | None = None
         self.start_n: int | None = None

@@ -6,11 +6,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from rmax.bench.hpl import HplTest
 from rmax.errors import RmaxError
 from rmax.hpl.dat import HplConfig
+from rmax.hpl.progress import Progress
 
 
 @dataclass
@@ -38,6 +39,16 @@ class Engine(ABC):
     @abstractmethod
     def collect(self, workdir: Path, stdout: str, cfg: HplConfig) -> EngineRun:
         """Read the results of cfg's tests after the job ended."""
+
+    def allowance(self, cfg: HplConfig, ranks: int, hpl_seconds: float) -> tuple[float, str] | None:
+        """Seconds the watchdog allows beyond `hpl_seconds` for what the engine runs besides HPL,
+        and what for (said when the timeout expires); None: HPL is all it runs."""
+        return None
+
+    def progress(self, cfg: HplConfig, on_progress: Callable[[Progress], None] | None) -> Callable[[str], bool] | None:
+        """A reader of the job's stderr lines for an engine that reports progress (see run_job's
+        on_stderr); None: the engine says nothing while it runs."""
+        return None
 
     @property
     def label(self) -> str:

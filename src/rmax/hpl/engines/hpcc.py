@@ -2,7 +2,8 @@
 
 hpcc reads hpccinf.txt (HPL.dat's 31 lines, a separator, then PTRANS sizes)
 from its working directory and appends to hpccoutf.txt; it always runs all of
-its tests, so a run takes longer than HPL alone."""
+its tests, so a run takes longer than HPL alone (rmax.hpl.hpcc_kernels: what they report, and the
+time the watchdog allows for them)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from rmax.errors import RmaxError
+from rmax.hpl import hpcc_kernels
 from rmax.hpl.dat import HplConfig, render
 from rmax.hpl.engines.base import Engine, EngineRun, register
 from rmax.hpl.output import parse_tests
@@ -51,6 +53,9 @@ class Hpcc(Engine):
             raise RmaxError("hpcc not found: the hpcc engine needs it", hint="apt-get install hpcc")
         (workdir / "hpccinf.txt").write_text(hpccinf_text(cfg))
         return [binary]
+
+    def allowance(self, cfg: HplConfig, ranks: int, hpl_seconds: float) -> tuple[float, str]:
+        return hpcc_kernels.allowance(max(cfg.ns), ranks, hpl_seconds), f"hpcc's other kernels ({hpcc_kernels.NAMES})"
 
     def collect(self, workdir: Path, stdout: str, cfg: HplConfig) -> EngineRun:
         out = workdir / "hpccoutf.txt"

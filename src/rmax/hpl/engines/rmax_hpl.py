@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 from rmax.bench.hpl import HplTest, Phase
 from rmax.hpl.dat import BCAST_NAMES, PFACTS, HplConfig
 from rmax.hpl.engines.base import Engine, EngineRun, register
+from rmax.hpl.progress import Progress, Tracker
 from rmax.native import executable
 
 
@@ -31,17 +33,31 @@ class RmaxHpl(Engine):
     name = "rmax"
     summary = "rmax-hpl, rmax's HPL-compatible engine (per-phase times)"
 
+    def __init__(self, arg: str | None = None):
+        super().__init__(arg)
+        self.tracker: Tracker | None = None
+
     def program(self, workdir: Path, cfg: HplConfig) -> list[str]:
-        # device 6: the HPL-format text on stdout, for the user to watch; the JSON lines to a file.
+        # device 6: the HPL-format text on stdout, for the user to watch; the JSON lines to a file;
+        # --progress: a line per panel on rank 0's stderr, which every launcher forwards as it comes.
         (workdir / "input.json").write_text(json.dumps({**cfg.to_input(), "device_out": 6}))
-        return [executable("rmax-hpl"), str(workdir / "input.json"), "--json", str(workdir / "results.jsonl")]
+        return [executable("rmax-hpl"), str(workdir / "input.json"), "--json", str(workdir / "results.jsonl"),
+                "--progress"]
+
+    def progress(self, cfg: HplConfig, on_progress: Callable[[Progress], None] | None) -> Callable[[str], bool]:
+        self.tracker = Tracker(cfg.test_count, on_progress)
+        return self.tracker.feed
 
     def collect(self, workdir: Path, stdout: str, cfg: HplConfig) -> EngineRun:
         path = workdir / "results.jsonl"
         lines = path.read_text().splitlines() if path.exists() else []
         records = [json.loads(line) for line in lines if line.strip().startswith("{")]
         records = [r for r in records if r.get("schema") == "rmax.hpl/1"]
-        tests = [test_of(r) for r in records if r.get("status") != "SKIPPED"]
+        tests = []
+        for number, r in enumerate(records, 1):   # the records come in the input's order, skipped ones too
+            if r.get("status") != "SKIPPED":
+                tests.append(test_of(r))
+                tests[-1].trajectory = self.tracker.trajectory(number) if self.tracker else None
         error = None
         if len(records) != cfg.test_count:
             error = f"rmax-hpl reported {len(records)} of the {cfg.test_count} tests of its input"
