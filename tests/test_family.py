@@ -92,3 +92,18 @@ def test_survey_headline_figures_are_the_fields_they_come_from(db):
     for row in family_rows:
         stored = by_id[row["run"]].summary
         assert row["value"] == resolve(stored, row["path"]) * row["scale"], row
+
+
+def test_a_summary_reads_the_older_schemas_it_names_and_refuses_others():
+    """Fields added with defaults keep a user's stored runs readable (READS); another shape is stale."""
+    from rmax.bench.hpl import HplSummary, HplTest
+
+    t = HplTest("WR11C2R4", 1000, 64, 1, 2, 0, 1, 1, 2, 2, 1, 4, 0.5, 1.34, 0.003, "PASSED")
+    d = HplSummary("hpcc", 2, [t], 1, 0, 16.0, {"StarDGEMM_Gflops": "25.9", "PTRANS_GBs": "0.24"}).to_dict()
+    old = {**d, "schema": "rmax.hpl/2", "tests": [{k: v for k, v in d["tests"][0].items() if k != "trajectory"}]}
+    del old["hpcc"]
+    s = HplSummary.load(old)
+    assert s.tests[0].gflops == 1.34 and s.tests[0].trajectory is None
+    assert s.hpcc == {"StarDGEMM_Gflops": 25.9, "PTRANS_GBs": 0.24}      # typed from the stored block
+    with pytest.raises(StaleSummary):
+        HplSummary.load({**d, "schema": "rmax.hpl/1"})

@@ -122,13 +122,16 @@ class Summary:
     ("rmax.stream/2"); the store keeps to_dict(), readers get it back with load()."""
 
     SCHEMA: ClassVar[str] = ""
+    # Older schemas this one reads as it is: they lack only fields added since, with defaults
+    # (a user's stored runs stay readable); a change of meaning gets a new SCHEMA and no entry here.
+    READS: ClassVar[tuple[str, ...]] = ()
 
     def to_dict(self) -> dict:
         return {"schema": self.SCHEMA, **dataclasses.asdict(self)}
 
     @classmethod
     def load(cls, data: dict):
-        if not isinstance(data, dict) or data.get("schema") != cls.SCHEMA:
+        if not isinstance(data, dict) or data.get("schema") not in (cls.SCHEMA, *cls.READS):
             found = data.get("schema") if isinstance(data, dict) else None
             raise StaleSummary(f"summary schema {found or 'unversioned'}, expected {cls.SCHEMA}")
         return _from_fields(cls, data)

@@ -71,11 +71,13 @@ class HplTest:
 @dataclass
 class HplTestSummary(HplTest, Summary):
     SCHEMA = "rmax.hpl-test/3"
+    READS = ("rmax.hpl-test/2",)     # /3 added the trajectory
 
 
 @dataclass
 class HplSummary(Summary):
     SCHEMA = "rmax.hpl/3"
+    READS = ("rmax.hpl/2",)          # /3 added the trajectory and the typed hpcc results
     engine: str
     np: int
     tests: list[HplTest]
@@ -86,6 +88,10 @@ class HplSummary(Summary):
     hpcc: dict[str, float] | None = None           # hpcc's other kernels' results (rmax.hpl.hpcc_kernels.KERNELS)
     unit: str = "GFLOPS"
     statistic: str = BEST
+
+    def __post_init__(self):
+        if self.hpcc is None and self.hpcc_summary:    # read from the block itself (a summary of schema /2)
+            self.hpcc = hpcc_kernels.results(self.hpcc_summary) or None
 
     def best(self) -> HplTest | None:
         return max(self.tests, key=lambda t: t.gflops, default=None)
@@ -163,8 +169,7 @@ class Hpl(Family):
                             tr.finish("invalid", f"residual {t.residual:.4g} above the threshold {cfg.threshold}")
                     t.run = tr.id
                 summary = HplSummary(eng.label, spec.np, got.tests, sum(t.verdict == "PASSED" for t in got.tests),
-                                     sum(t.verdict == "FAILED" for t in got.tests), cfg.threshold, got.hpcc_summary,
-                                     hpcc_kernels.results(got.hpcc_summary) if got.hpcc_summary else None)
+                                     sum(t.verdict == "FAILED" for t in got.tests), cfg.threshold, got.hpcc_summary)
                 run.update(summary=summary.to_dict(), samples={"output": got.text})
                 if not job.ok:
                     why = job.failure(f"HPL ({eng.label})")
