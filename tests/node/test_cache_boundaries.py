@@ -100,7 +100,7 @@ def test_a_step_within_the_points_own_spread_is_not_a_boundary():
     # a 20% step passes the minimum relative step, but each point scatters by 30%: not significant
     curve = rate_curve([1 * MiB], [10, 8], noise=0.01)
     assert len(cb.boundaries(SIZES, curve)) == 1
-    assert cb.staircase(SIZES, curve, samples=samples_of(curve, 0.3, n=3))[1] == []
+    assert cb.staircase(SIZES, curve, samples=samples_of(curve, 0.3))[1] == []
 
 
 def test_boundaries_line_up_with_reported_caches_only_when_near():

@@ -60,6 +60,10 @@ def test_plateaus_are_named_only_where_a_boundary_lines_up_with_a_cache():
     assert named(far, [10 * MiB]) == ["below 10 MiB boundary", "above 10 MiB boundary"]
     assert named([(1 * KiB, 48 * KiB), (64 * KiB, 8 * MiB), (12 * MiB, 20 * MiB)], [56 * KiB, 10 * MiB]) == [
         "L1d", "between 56 KiB and 10 MiB boundaries", "above 10 MiB boundary"]
+    # a sub-step between the L1d and L2 boundaries (TLB reach) is part of L2
+    sub = [(1 * KiB, 48 * KiB), (64 * KiB, 400 * KiB), (700 * KiB, 1200 * KiB), (4 * MiB, 7 * MiB)]
+    assert named(sub, [50 * KiB, 560 * KiB, 1800 * KiB]) == ["L1d", "L2 (1 of 2)", "L2 (2 of 2)",
+                                                              "above 1.76 MiB boundary"]
     # a flat curve (the stride chain under the prefetchers) is one plateau with no name of a cache
     assert named([(256 * KiB, 11 * MiB)], []) == ["no boundary found"]
 

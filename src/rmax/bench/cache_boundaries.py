@@ -8,8 +8,8 @@ Two signals, as Robert G. Brown used them ("Maximizing Beowulf Performance", cpu
 - spread peaks: the run-to-run relative spread rises where page placement
   decides whether the vector fits, so its local maxima lie between boundaries.
 A step counts as a boundary only when it is significant: at least `min_change`
-(relative) between the plateaus, larger than the points' own spread (the SD of
-their samples), and, given the samples, a Welch's t-test between the two
+(relative) between the plateaus, larger than the points' own spread (the robust
+SD of their samples), and, given the samples, a Welch's t-test between the two
 plateaus' samples rejects equal means. A curve without one says NO_BOUNDARY.
 Pure functions of the numbers, so they can be tested on synthetic curves."""
 
@@ -26,8 +26,8 @@ from rmax.stats import differ_significantly
 NO_BOUNDARY = "no boundary found"
 ALPHA = 0.01          # Welch's test level for a step between two plateaus
 MIN_CHANGE = 0.15     # the smallest relative step between plateaus that can be a cache level
-RULE = (f"a step counts as a boundary only if it is at least {MIN_CHANGE:.0%}, larger than the points' sample SD, "
-        f"and Welch's test (p < {ALPHA}) separates the two plateaus' samples")
+RULE = (f"a step counts as a boundary only if it is at least {MIN_CHANGE:.0%}, larger than the points' sample SD "
+        f"(robust: 1.4826 MAD), and Welch's test (p < {ALPHA}) separates the two plateaus' samples")
 
 @dataclass
 class Plateau:
@@ -44,7 +44,7 @@ class Boundary:
     after: float
     change: float         # after / before
     p_value: float | None = None   # Welch's test between the two plateaus' samples; None without samples
-    spread: float | None = None    # the larger of the plateaus' typical per-point sample SD, curve unit
+    spread: float | None = None    # the larger of the plateaus' typical per-point robust sample SD, curve unit
 
 
 def _median3(z: np.ndarray) -> np.ndarray:
@@ -88,13 +88,19 @@ def _noise(z: np.ndarray) -> float:
     return max(float(np.median(np.abs(d - np.median(d)))) * 1.4826 / math.sqrt(6), 0.005)
 
 
-def plateaus(sizes, values, *, rising: bool = False, min_change: float = MIN_CHANGE, min_points: int = 3) -> list[Plateau]:
-    """Plateaus of a curve against size: runs of at least `min_points` points whose levels
-    differ from their neighbours' by at least `min_change` (relative)."""
-    sizes = np.asarray(sizes, dtype=float)
+def _finite(sizes, values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The points with a finite, positive value (a curve in log space has no others): sizes, values, the mask."""
+    sizes_a = np.asarray(sizes, dtype=float)
     v = np.asarray(values, dtype=float)
     ok = np.isfinite(v) & (v > 0)
-    sizes, v = sizes[ok], v[ok]
+    return sizes_a[ok], v[ok], ok
+
+
+def plateaus(sizes, values, *, rising: bool = False, min_change: float = MIN_CHANGE,
+             min_points: int = 3) -> list[Plateau]:
+    """Plateaus of a curve against size: runs of at least `min_points` points whose levels
+    differ from their neighbours' by at least `min_change` (relative)."""
+    sizes, v, _ = _finite(sizes, values)
     if len(v) < min_points:
         return []
     z = np.log(v) if rising else -np.log(v)
@@ -118,11 +124,18 @@ def plateaus(sizes, values, *, rising: bool = False, min_change: float = MIN_CHA
     return out
 
 
+def _robust_sd(x) -> float:
+    """1.4826 x the median absolute deviation: the SD of normal samples, not inflated by the few a
+    shared node disturbs (one preempted chase can make a 30 ns point's SD 50 ns)."""
+    x = np.asarray(x, dtype=float)
+    return float(1.4826 * np.median(np.abs(x - np.median(x))))
+
+
 def _plateau_samples(sizes: np.ndarray, samples: list, p: Plateau) -> tuple[list[float], float]:
-    """A plateau's samples pooled over its points, and the median of its points' sample SD."""
+    """A plateau's samples pooled over its points, and the median of its points' robust sample SD."""
     idx = [i for i, x in enumerate(sizes) if p.first_bytes <= x <= p.last_bytes]
     pooled = [float(v) for i in idx for v in samples[i]]
-    sds = [float(np.std(samples[i], ddof=1)) for i in idx if len(samples[i]) > 1]
+    sds = [_robust_sd(samples[i]) for i in idx if len(samples[i]) > 1]
     return pooled, float(np.median(sds)) if sds else 0.0
 
 
@@ -131,10 +144,7 @@ def boundaries(sizes, values, *, rising: bool = False, min_change: float = MIN_C
     """Where the curve moves from one plateau to the next worse one (a lower rate, a longer latency),
     kept only where the step is significant (see the module's docstring). `samples`, one list per
     point, aligned with `sizes`, are the measurements each value summarises."""
-    sizes_a = np.asarray(sizes, dtype=float)
-    v = np.asarray(values, dtype=float)
-    ok = np.isfinite(v) & (v > 0)
-    sizes_a, v = sizes_a[ok], v[ok]
+    sizes_a, v, ok = _finite(sizes, values)
     if samples is not None:
         samples = [[x for x in sm if math.isfinite(x)] for sm, keep in zip(samples, ok) if keep]
     levels = plateaus(sizes_a, v, rising=rising, min_change=min_change, min_points=min_points)
@@ -175,10 +185,7 @@ def staircase(sizes, values, *, rising: bool = False, min_change: float = MIN_CH
     significant step between them are one (a flat curve is one plateau)."""
     steps = boundaries(sizes, values, rising=rising, min_change=min_change, min_points=min_points,
                        samples=samples, alpha=alpha)
-    sizes_a = np.asarray(sizes, dtype=float)
-    v = np.asarray(values, dtype=float)
-    ok = np.isfinite(v) & (v > 0)
-    sizes_a, v = sizes_a[ok], v[ok]
+    sizes_a, v, _ = _finite(sizes, values)
     spans: list[tuple[int, int]] = []
     for p in plateaus(sizes_a, v, rising=rising, min_change=min_change, min_points=min_points):
         if spans and not any(spans[-1][1] <= b.bytes <= p.first_bytes for b in steps):

@@ -75,31 +75,49 @@ class MemlatSummary(Summary):
 
 
 def name_plateaus(plateaus: list[Plateau], steps: list[Boundary], caches: dict[str, int]) -> list[Level]:
-    """Name each plateau after the reported cache whose size lines up with the boundary that ends
-    it (cache_boundaries.aligned); the plateau after a boundary aligned with the largest cache is
-    'memory'. Any other plateau is named by the boundaries around it ("below 3 MiB boundary",
-    "above ...", "between ... and ..."); a curve with no boundary is one plateau, NO_BOUNDARY."""
+    """Name plateaus after the reported caches whose sizes line up with a measured boundary
+    (cache_boundaries.aligned): the plateaus up to a boundary aligned with a cache are that
+    level ("L2 (1 of 2)" for its sub-steps, e.g. TLB reach), and those after the boundary
+    aligned with the largest cache are 'memory'. Plateaus after the last aligned boundary
+    (when it is not the largest cache's) are named by the boundaries around them ("below 3 MiB
+    boundary", "above ...", "between ... and ..."); a curve with no boundary is NO_BOUNDARY."""
     names = cb.aligned(steps, caches)
     last_cache = max(caches, key=caches.get) if caches else None
+
+    def step_between(a: Plateau, b: Plateau) -> int | None:
+        return next((k for k, st in enumerate(steps) if a.last_bytes <= st.bytes <= b.first_bytes), None)
+
+    # groups of plateaus delimited by the boundaries that line up with a cache
+    groups: list[list[int]] = [[]]
+    ends: list[int | None] = []          # the aligned boundary that closes each group
+    for i in range(len(plateaus)):
+        groups[-1].append(i)
+        k = step_between(plateaus[i], plateaus[i + 1]) if i + 1 < len(plateaus) else None
+        if k is not None and k in names:
+            ends.append(k)
+            groups.append([])
+    ends.append(None)
     out = []
-    for i, p in enumerate(plateaus):
-        nxt = plateaus[i + 1] if i + 1 < len(plateaus) else None
-        after = next((k for k, b in enumerate(steps) if nxt and p.last_bytes <= b.bytes <= nxt.first_bytes), None)
-        before = next((k for k, b in enumerate(steps)
-                       if i > 0 and plateaus[i - 1].last_bytes <= b.bytes <= p.first_bytes), None)
-        if after is not None and after in names:
-            name = names[after]
-        elif before is not None and names.get(before) == last_cache:
-            name = "memory"
-        elif before is None and after is None:
-            name = cb.NO_BOUNDARY
-        elif before is None:
-            name = f"below {human_bytes(steps[after].bytes)} boundary"
-        elif after is None:
-            name = f"above {human_bytes(steps[before].bytes)} boundary"
-        else:
-            name = f"between {human_bytes(steps[before].bytes)} and {human_bytes(steps[after].bytes)} boundaries"
-        out.append(Level(p.first_bytes, p.last_bytes, p.level, p.points, name))
+    for g, (members, end) in enumerate(zip(groups, ends)):
+        after_llc = g > 0 and names.get(ends[g - 1]) == last_cache
+        for j, i in enumerate(members):
+            p = plateaus[i]
+            if end is not None or after_llc:
+                level = names[end] if end is not None else "memory"
+                name = level if len(members) == 1 else f"{level} ({j + 1} of {len(members)})"
+            else:
+                before = step_between(plateaus[i - 1], p) if i > 0 else None
+                after = step_between(p, plateaus[i + 1]) if i + 1 < len(plateaus) else None
+                if before is None and after is None:
+                    name = cb.NO_BOUNDARY
+                elif before is None:
+                    name = f"below {human_bytes(steps[after].bytes)} boundary"
+                elif after is None:
+                    name = f"above {human_bytes(steps[before].bytes)} boundary"
+                else:
+                    lo, hi = human_bytes(steps[before].bytes), human_bytes(steps[after].bytes)
+                    name = f"between {lo} and {hi} boundaries"
+            out.append(Level(p.first_bytes, p.last_bytes, p.level, p.points, name))
     return out
 
 
