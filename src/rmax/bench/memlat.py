@@ -135,8 +135,8 @@ def curve(pattern: str, points: list[LatPoint], caches: dict[str, int],
 
 @register
 class Memlat(SweepFamily):
-    """Load latency by pointer chasing vs working-set size (fixed stride and random chain);
-    the L1, L2, L3 and memory plateaus in ns."""
+    """Load latency by pointer chasing vs working-set size (random chain; fixed stride as an
+    option); the plateaus in ns, named after the caches whose sizes their boundaries match."""
 
     name = "memlat"
     title = "memory load latency vs working-set size"
