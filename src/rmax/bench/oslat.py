@@ -133,7 +133,8 @@ class Oslat(Family):
                  "context switches are per switch, the whole ring on one CPU, with the cost of the pipe hop and "
                  "working-set read in one process subtracted (lmbench's lat_ctx method). A difference at or below "
                  "its resolution (the subtracted cost's interquartile range, or the timer's) shows as 'below "
-                 "resolution'."]
+                 "resolution'. A 2-CPU figure waits for its peer's CPU: where other work runs there, each wakeup can "
+                 "wait out that work's time slice (milliseconds), so compare it only between runs on idle CPUs."]
         notes += [f"{m.label}: not measured, {m.why}." for m in s.not_measured]
         data = [{"test": r.label, "median": r.median if r.resolved(r.median) else None, "min": r.min, "max": r.max,
                  "unit": r.unit, "n": r.n, "cpus": r.cpus, "resolution_us": r.resolution_us,
