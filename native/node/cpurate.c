@@ -33,6 +33,7 @@ static const node_kernel K = {
 
 typedef struct {
     int dp;             /* 1 double, 0 single */
+    int divide;         /* Brown's divide kernel, else the multiply variant */
     size_t bytes, n;    /* vector length in bytes and elements */
     char *pool;
     size_t pool_bytes;
@@ -78,11 +79,11 @@ static double block(rate_ctx *c, void *x, int empty)
 {
     double t0 = rmx_now();
     if (c->dp) {
-        void (*fn)(double *, size_t) = empty ? cpurate_empty_d : cpurate_pass_d;
+        void (*fn)(double *, size_t) = empty ? cpurate_empty_d : c->divide ? cpurate_pass_d : cpurate_mul_d;
         for (size_t p = 0; p < c->passes; p++)
             fn(x, c->n);
     } else {
-        void (*fn)(float *, size_t) = empty ? cpurate_empty_s : cpurate_pass_s;
+        void (*fn)(float *, size_t) = empty ? cpurate_empty_s : c->divide ? cpurate_pass_s : cpurate_mul_s;
         for (size_t p = 0; p < c->passes; p++)
             fn(x, c->n);
     }
@@ -119,13 +120,15 @@ static double median_of(double *v, size_t n)
 int cmd_cpurate(int argc, char **argv)
 {
     node_run r = {&K, .budget = 40.0, .sample_time = 0.002, .target = 0.02};
-    const char *precision = "both";
+    const char *precision = "both", *kernel = "multiply";
     size_t min_size = 1024, max_size = NODE_UNSET;
     long long reps = 30, per_octave = 4;
     const rmx_arg spec[] = {
         NODE_ARGS_SIZES(&min_size, &max_size, &per_octave, "vector"),
         {"reps", RMX_ARG_INT, &reps, "at least this many samples per length (default 30)", 2, 1e6, NULL},
         {"precision", RMX_ARG_CHOICE, &precision, "which precision", 0, 0, "double|single|both"},
+        {"kernel", RMX_ARG_CHOICE, &kernel,
+         "x=(1+x)(1.5-x)*x (multiply, default) or Brown's x=(1+x)(1.5-x)/x (divide)", 0, 0, "multiply|divide"},
         {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep (default 40)", 0.01, 86400, NULL},
         {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block (default 0.002)", 1e-5, 10, NULL},
         NODE_ARG_TARGET(&r),
@@ -173,6 +176,7 @@ int cmd_cpurate(int argc, char **argv)
             int dp = precs[pi];
             rate_ctx c = {0};
             c.dp = dp;
+            c.divide = strcmp(kernel, "divide") == 0;
             c.bytes = bytes;
             c.n = bytes / (dp ? sizeof(double) : sizeof(float));
             c.pool = pool;
@@ -206,6 +210,7 @@ int cmd_cpurate(int argc, char **argv)
             rmx_json *j = node_record(&r);
             if (j) {
                 rmx_json_str(j, "precision", pname);
+                rmx_json_str(j, "kernel", kernel);
                 rmx_json_int(j, "bytes", (long long)bytes);
                 rmx_json_int(j, "elements", (long long)c.n);
                 rmx_json_int(j, "passes", (long long)c.passes);

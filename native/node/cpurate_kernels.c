@@ -17,6 +17,18 @@ CLONES void cpurate_pass_s(float *restrict x, size_t n)
         x[i] = (1.0f + x[i]) * (1.5f - x[i]) / x[i];
 }
 
+CLONES void cpurate_mul_d(double *restrict x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (1.0 + x[i]) * (1.5 - x[i]) * x[i];
+}
+
+CLONES void cpurate_mul_s(float *restrict x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (1.0f + x[i]) * (1.5f - x[i]) * x[i];
+}
+
 /* The empty loop: a vectorised loop's per-element overhead is folded into its
  * arithmetic, so what is left to subtract is the per-pass cost (call, loop
  * setup, dispatch); the asm keeps the call from being optimised away. */

@@ -1,11 +1,11 @@
 /* memlat: load-to-use latency by pointer chasing (lmbench's lat_mem_rd), vs
  * working-set size, with two chains:
- *  - stride: node i points to node i+1, --stride bytes apart (hardware
- *    prefetchers may hide part of the latency, as they do for real code);
- *  - random: one cycle through every cache line of the set in random order
- *    (Sattolo's algorithm), which defeats prefetching; large sets are on
+ *  - random (the default): one cycle through every cache line of the set in
+ *    random order (Sattolo's algorithm), which defeats prefetching; large sets are on
  *    transparent huge pages where the kernel grants them, so the curve shows
- *    caches rather than TLB reach.
+ *    caches rather than TLB reach;
+ *  - stride: node i points to node i+1, --stride bytes apart, as lat_mem_rd;
+ *    hardware prefetchers follow it, so it stays near L1 latency far past L1.
  * Each load depends on the previous one, so time / loads is the latency.
  * The chain is checked before timing: every link is the one the visit order
  * prescribes and the order is a permutation, i.e. one cycle through all nodes. */
@@ -99,12 +99,12 @@ static double sample(void *arg)
 int cmd_memlat(int argc, char **argv)
 {
     node_run r = {&K, .budget = 20.0, .sample_time = 0.004, .target = 0.02};
-    const char *pattern = "both";
+    const char *pattern = "random";
     size_t min_size = 1024, max_size = NODE_UNSET, stride = 64;
     long long per_octave = 4, min_reps = 5;
     const rmx_arg spec[] = {
         NODE_ARGS_SIZES(&min_size, &max_size, &per_octave, "working set"),
-        {"pattern", RMX_ARG_CHOICE, &pattern, "which chain", 0, 0, "stride|random|both"},
+        {"pattern", RMX_ARG_CHOICE, &pattern, "which chain (default random)", 0, 0, "random|stride|both"},
         {"stride", RMX_ARG_SIZE, &stride, "bytes between nodes of the stride chain (default 64)", 8, 1 << 20, NULL},
         {"min-reps", RMX_ARG_INT, &min_reps, "samples per size at least (default 5)", 2, 1e6, NULL},
         {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep (default 20)", 0.01, 86400, NULL},

@@ -1,7 +1,10 @@
 /* oslat: the driver. Tests run in lmbench's order; the budget is shared evenly
  * among the measurements; a test whose answer is wrong is reported with
  * validated=false (and the run marked invalid upstream). Network tests use the
- * loopback interface (127.0.0.1) only. */
+ * loopback interface (127.0.0.1) only. Every process is pinned to a named CPU
+ * of those the run may use, and each record says which: unpinned, the
+ * scheduler's choice of placement (same core, other core, migrating) decides a
+ * round trip's cost, and repeated runs disagree by up to 10x. */
 #include "oslat.h"
 
 #include "node_commands.h"
@@ -10,6 +13,7 @@
 #include "rmx_timer.h"
 
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,16 +33,40 @@ static const node_kernel K = {
 static const char *const ALL = "null,stat,open-close,sig-install,sig-catch,fork-exit,fork-exec,pipe,unix,ctxsw,"
                                "udp,tcp,tcp-connect,tcp-bw";
 
-int oslat_spawn(void (*fn)(void *), void *arg)
+int oslat_pin(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(0, sizeof one, &one);
+}
+
+int oslat_spawn(int cpu, void (*fn)(void *), void *arg)
 {
     fflush(NULL); /* the child must not write our buffered output a second time */
     int pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the measuring process */
+        if (oslat_pin(cpu) != 0)
+            _exit(1); /* the parent's operation then fails: no figure from an unpinned peer */
         fn(arg);
         _exit(0);
     }
     return pid;
+}
+
+void oslat_not_measured(oslat_env *e, const char *test, const char *label, const char *why)
+{
+    if (e->r->table)
+        printf("  %-22s not measured: %s\n", label, why);
+    if (e->r->jf) {
+        rmx_json_obj_begin(&e->r->j, NULL);
+        rmx_json_str(&e->r->j, "schema", "rmax.oslat.not_measured/1");
+        rmx_json_str(&e->r->j, "test", test);
+        rmx_json_str(&e->r->j, "label", label);
+        rmx_json_str(&e->r->j, "why", why);
+        rmx_json_obj_end(&e->r->j);
+    }
 }
 
 void oslat_reap(int pid)
@@ -69,12 +97,12 @@ static double one_batch(void *arg)
         return b->bytes_per_op * (double)b->n / t / 1e6;
     double us = t / ((double)b->n * b->events_per_op) * 1e6;
     if (!isnan(b->overhead_us))
-        us -= b->overhead_us;
-    return us > 0 ? us : 0.0;
+        us -= b->overhead_us; /* kept as measured, even at or below zero: the record gives the resolution */
+    return us;
 }
 
 void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op op, void *ctx, double bytes_per_op,
-                   double events_per_op, double overhead_us, oslat_extra extra)
+                   double events_per_op, double overhead_us, double overhead_spread_us, oslat_extra extra)
 {
     rmx_step(label);
     batch b = {op, ctx, 1, bytes_per_op, events_per_op, overhead_us, 0};
@@ -105,8 +133,17 @@ void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op o
         rmx_json_str(j, "test", test);
         rmx_json_str(j, "label", label);
         rmx_json_int(j, "ops_per_sample", (long long)b.n);
-        if (!isnan(overhead_us))
+        if (!isnan(overhead_us)) {
             rmx_json_num(j, "overhead_us", overhead_us);
+            double timer = rmx_timer_resolution() * 1e6 / ((double)b.n * events_per_op);
+            rmx_json_num(j, "resolution_us", fmax(overhead_spread_us, timer));
+        }
+        double cpus[2];
+        size_t nc = 0;
+        for (int k = 0; k < 2; k++)
+            if (e->placed[k] >= 0)
+                cpus[nc++] = e->placed[k];
+        rmx_json_nums(j, "cpus", cpus, nc);
         if (extra)
             extra(ctx, j);
     }
@@ -144,14 +181,23 @@ int cmd_oslat(int argc, char **argv)
     for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!listed(ALL, t))
             rmx_die(2, K.prog, "--tests: unknown test '%s' (known: %s)", t, ALL);
-        count += strcmp(t, "ctxsw") == 0 ? 9 : 1;
+        count += strcmp(t, "ctxsw") == 0 ? 9 : listed("pipe,unix,udp,tcp", t) ? 2 : 1; /* 2: on 2 CPUs, on 1 */
     }
     free(copy);
     if (count == 0)
         rmx_die(2, K.prog, "--tests: no test given");
     signal(SIGPIPE, SIG_IGN); /* a dead peer is an error return, not the end of the program */
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        rmx_die(1, K.prog, "cannot read the CPUs this process may run on (sched_getaffinity)");
+    oslat_env e = {&r, r.budget / count, -1, -1, {-1, -1}};
+    for (int c = 0; c < CPU_SETSIZE && e.cpu_b < 0; c++)
+        if (CPU_ISSET(c, &allowed))
+            *(e.cpu_a < 0 ? &e.cpu_a : &e.cpu_b) = c;
+    if (e.cpu_a < 0 || oslat_pin(e.cpu_a) != 0)
+        rmx_die(1, K.prog, "cannot pin to an allowed CPU");
+    e.placed[0] = e.cpu_a; /* single-process tests: on the first allowed CPU */
     node_open(&r);
-    oslat_env e = {&r, r.budget / count};
     if (listed(tests, "null")) oslat_null(&e);
     if (listed(tests, "stat")) oslat_stat(&e);
     if (listed(tests, "open-close")) oslat_open_close(&e);

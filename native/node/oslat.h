@@ -11,18 +11,23 @@
 typedef struct {
     node_run *r;         /* the run: options, output, failures */
     double budget;       /* seconds per measurement */
+    int cpu_a, cpu_b;    /* the first two CPUs the run may use (sched_getaffinity); cpu_b -1: only one */
+    int placed[2];       /* where the current measurement's processes are pinned, recorded with it; -1: unused */
 } oslat_env;
 
 /* Times batches of n operations: op(ctx, n) does them and returns 0 when every
  * answer was right. Samples are microseconds per event, an operation being
  * `events_per_op` events (a lap of a ring of 8 processes is 8 switches), less
- * `overhead_us` (NAN: none); or, with bytes_per_op > 0, MB/s. `extra` (may be
- * NULL) adds members to the record. */
+ * `overhead_us` (NAN: none; a derived sample may then be at or below zero, and
+ * the record says its resolution: the overhead's own spread, `overhead_spread_us`,
+ * or the timer's resolution per event, whichever is larger); or, with
+ * bytes_per_op > 0, MB/s. The record names the CPUs in e->placed. `extra` (may
+ * be NULL) adds members to the record. */
 typedef int (*oslat_op)(void *ctx, size_t n);
 typedef void (*oslat_extra)(void *ctx, rmx_json *j);
 
 void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op op, void *ctx, double bytes_per_op,
-                   double events_per_op, double overhead_us, oslat_extra extra);
+                   double events_per_op, double overhead_us, double overhead_spread_us, oslat_extra extra);
 
 /* Tests in oslat_proc.c and oslat_ipc.c. */
 void oslat_null(oslat_env *e);
@@ -40,8 +45,14 @@ void oslat_udp(oslat_env *e);
 void oslat_tcp_connect(oslat_env *e);
 void oslat_tcp_bw(oslat_env *e);
 
-/* A child that runs fn(arg) and _exits (never returns to the caller's stdio). */
-int oslat_spawn(void (*fn)(void *), void *arg);
+/* Pins the calling process to one CPU (0 when done). */
+int oslat_pin(int cpu);
+
+/* A child, pinned to `cpu`, that runs fn(arg) and _exits (never returns to the caller's stdio). */
+int oslat_spawn(int cpu, void (*fn)(void *), void *arg);
 void oslat_reap(int pid);
+
+/* Records that a measurement could not be made here, and why (one line, in the JSON and the table). */
+void oslat_not_measured(oslat_env *e, const char *test, const char *label, const char *why);
 
 #endif

@@ -1,10 +1,11 @@
 /* oslat tests between processes: pipe and AF_UNIX round trips, context
  * switches in a ring of processes (lmbench's lat_ctx), and loopback UDP/TCP
  * round trips, TCP connect and TCP bandwidth. Peers are forked children that
- * echo or serve; every reply is checked. Network: 127.0.0.1 only. */
+ * echo or serve, pinned: round trips with the peer on a second CPU and on this
+ * process's own, context switches all on this process's CPU; every reply is
+ * checked. Network: 127.0.0.1 only. */
 #include "oslat.h"
 
-#include "rmx_stats.h"
 #include "rmx_threads.h"
 #include "rmx_timer.h"
 
@@ -12,7 +13,6 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,36 +50,90 @@ static int op_round_trip(void *ctx, size_t n)
     return bad;
 }
 
-void oslat_pipe(oslat_env *e)
+/* A peer for a round trip: set up the pair, spawn the echoing peer pinned to `cpu`, give this
+ * side's descriptors; 0 on success. `done` closes this side. */
+typedef struct {
+    int (*start)(int cpu, duplex *me, int *pid);
+    void (*done)(duplex *me);
+} peer;
+
+static void close_duplex(duplex *me)
+{
+    close(me->rfd);
+    if (me->wfd != me->rfd)
+        close(me->wfd);
+}
+
+/* One round-trip measurement with this process on cpu_a and the peer on `cpu`. */
+static void round_trip_at(oslat_env *e, const char *test, const char *label, const peer *p, int cpu)
+{
+    duplex me;
+    int pid = -1;
+    e->placed[1] = cpu;
+    if (p->start(cpu, &me, &pid) != 0) {
+        e->r->failed = 1;
+    } else {
+        oslat_measure(e, test, label, op_round_trip, &me, 0, 1, NAN, 0, NULL);
+        p->done(&me);
+    }
+    oslat_reap(pid);
+    e->placed[1] = -1;
+}
+
+/* A round trip both ways a pair of processes can sit: on two CPUs (each wakeup crosses
+ * cores) and on one CPU (each wakeup is a context switch), as separate figures. */
+static void round_trips(oslat_env *e, const char *test, const char *what, const peer *p)
+{
+    char label[64];
+    snprintf(label, sizeof label, "%s (2 CPUs)", what);
+    if (e->cpu_b >= 0)
+        round_trip_at(e, test, label, p, e->cpu_b);
+    else
+        oslat_not_measured(e, test, label, "only one CPU is allowed to this process (sched_getaffinity)");
+    snprintf(label, sizeof label, "%s (1 CPU)", what);
+    round_trip_at(e, test, label, p, e->cpu_a);
+}
+
+static int pipe_start(int cpu, duplex *me, int *pid)
 {
     int to_child[2], to_parent[2];
-    if (pipe(to_child) || pipe(to_parent)) {
-        e->r->failed = 1;
-        return;
+    if (pipe(to_child))
+        return -1;
+    if (pipe(to_parent)) {
+        close(to_child[0]);
+        close(to_child[1]);
+        return -1;
     }
-    duplex child = {to_child[0], to_parent[1]}, me = {to_parent[0], to_child[1]};
-    int pid = oslat_spawn(echo, &child);
+    duplex child = {to_child[0], to_parent[1]};
+    *me = (duplex){to_parent[0], to_child[1]};
+    *pid = oslat_spawn(cpu, echo, &child);
     close(to_child[0]);
     close(to_parent[1]);
-    oslat_measure(e, "pipe", "pipe round trip", op_round_trip, &me, 0, 1, NAN, NULL);
-    close(me.wfd);
-    close(me.rfd);
-    oslat_reap(pid);
+    return 0;
+}
+
+void oslat_pipe(oslat_env *e)
+{
+    static const peer p = {pipe_start, close_duplex};
+    round_trips(e, "pipe", "pipe round trip", &p);
+}
+
+static int unix_start(int cpu, duplex *me, int *pid)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+        return -1;
+    duplex child = {sv[1], sv[1]};
+    *me = (duplex){sv[0], sv[0]};
+    *pid = oslat_spawn(cpu, echo, &child);
+    close(sv[1]);
+    return 0;
 }
 
 void oslat_unix(oslat_env *e)
 {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
-        e->r->failed = 1;
-        return;
-    }
-    duplex child = {sv[1], sv[1]}, me = {sv[0], sv[0]};
-    int pid = oslat_spawn(echo, &child);
-    close(sv[1]);
-    oslat_measure(e, "unix", "AF_UNIX round trip", op_round_trip, &me, 0, 1, NAN, NULL);
-    close(sv[0]);
-    oslat_reap(pid);
+    static const peer p = {unix_start, close_duplex};
+    round_trips(e, "unix", "AF_UNIX round trip", &p);
 }
 
 /* ---- context switches: a token passed around a ring of processes on one CPU ------------------- */
@@ -103,24 +157,9 @@ typedef struct {
     long *ws;
 } ring;
 
-static void pin_first_cpu(void)
-{
-    cpu_set_t set, one;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return;
-    CPU_ZERO(&one);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &set)) {
-            CPU_SET(c, &one);
-            break;
-        }
-    sched_setaffinity(0, sizeof one, &one);
-}
-
 static void ring_member(void *arg)
 {
     ring *r = arg;
-    pin_first_cpu();
     long *ws = calloc(r->ws_bytes / sizeof(long) + 1, sizeof(long)); /* private to this process */
     int in = r->pipes[r->me][0], out = r->pipes[(r->me + 1) % r->procs][1];
     for (int i = 0; i < r->procs; i++) /* keep only our two ends */
@@ -155,14 +194,24 @@ static int op_lap(void *ctx, size_t n)
     return 0;
 }
 
-/* What a hop costs without a switch: one process writing and reading its own pipe and reading its working set. */
-static double hop_overhead_us(size_t ws_bytes, long *ws)
+static int by_value(const void *a, const void *b)
 {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* What a hop costs without a switch: one process writing and reading its own pipe and reading its working set.
+ * The median of 9 repeats, and in *iqr_us their interquartile range: how finely subtracting it can resolve a
+ * switch (a range would let one preempted repeat on a shared node make every figure unresolvable). */
+static double hop_overhead_us(size_t ws_bytes, long *ws, double *iqr_us)
+{
+    enum { REPEATS = 9 };
     int p[2];
+    *iqr_us = 0;
     if (pipe(p))
         return 0;
-    double v[7];
-    for (int k = 0; k < 7; k++) {
+    double v[REPEATS];
+    for (int k = 0; k < REPEATS; k++) {
         double t0 = rmx_now();
         long token = 0;
         for (int i = 0; i < 200; i++) {
@@ -175,9 +224,9 @@ static double hop_overhead_us(size_t ws_bytes, long *ws)
     }
     close(p[0]);
     close(p[1]);
-    rmx_summary s;
-    rmx_summarize(v, 7, &s);
-    return s.median;
+    qsort(v, REPEATS, sizeof v[0], by_value);
+    *iqr_us = v[3 * REPEATS / 4] - v[REPEATS / 4];
+    return v[REPEATS / 2];
 }
 
 static void ring_extra(void *ctx, rmx_json *j)
@@ -185,14 +234,11 @@ static void ring_extra(void *ctx, rmx_json *j)
     ring *r = ctx;
     rmx_json_int(j, "procs", r->procs);
     rmx_json_int(j, "ws_bytes", (long long)r->ws_bytes);
-    rmx_json_str(j, "cpu", "all processes on the first allowed CPU");
+    rmx_json_str(j, "cpu", "all processes on one CPU (lmbench's lat_ctx)");
 }
 
 void oslat_ctxsw(oslat_env *e, int procs, size_t ws_bytes)
 {
-    cpu_set_t saved;
-    int have = sched_getaffinity(0, sizeof saved, &saved) == 0;
-    pin_first_cpu();
     int(*pipes)[2] = calloc((size_t)procs, sizeof *pipes);
     ring r = {procs, ws_bytes, pipes, 0, calloc(ws_bytes / sizeof(long) + 1, sizeof(long))};
     int *pids = calloc((size_t)procs, sizeof *pids);
@@ -202,17 +248,18 @@ void oslat_ctxsw(oslat_env *e, int procs, size_t ws_bytes)
     for (int i = 1; ok && i < procs; i++) {
         ring child = r;
         child.me = i;
-        pids[i] = oslat_spawn(ring_member, &child);
+        pids[i] = oslat_spawn(e->cpu_a, ring_member, &child); /* the whole ring on this process's CPU */
     }
     if (ok) {
         for (int i = 0; i < procs; i++) /* the parent keeps pipes[0][0] and pipes[1][1] */
             for (int k = 0; k < 2; k++)
                 if (!((i == 0 && k == 0) || (i == 1 % procs && k == 1)))
                     close(pipes[i][k]);
-        double overhead = hop_overhead_us(ws_bytes, r.ws);
+        double iqr;
+        double overhead = hop_overhead_us(ws_bytes, r.ws, &iqr);
         char label[48];
         snprintf(label, sizeof label, "ctxsw %dp/%zuK", procs, ws_bytes / 1024);
-        oslat_measure(e, "ctxsw", label, op_lap, &r, 0, procs, overhead, ring_extra);
+        oslat_measure(e, "ctxsw", label, op_lap, &r, 0, procs, overhead, iqr, ring_extra);
         close(pipes[0][0]);
         close(pipes[1 % procs][1]);
     } else {
@@ -221,8 +268,6 @@ void oslat_ctxsw(oslat_env *e, int procs, size_t ws_bytes)
     for (int i = 1; i < procs; i++)
         if (pids[i] > 0)
             waitpid(pids[i], NULL, 0); /* each exits when its input pipe closes */
-    if (have)
-        sched_setaffinity(0, sizeof saved, &saved);
     free(pids);
     free(r.ws);
     free(pipes);
@@ -277,25 +322,25 @@ static int tcp_client(const struct sockaddr_in *addr)
     return s;
 }
 
-void oslat_tcp(oslat_env *e)
+static int tcp_start(int cpu, duplex *me, int *pid)
 {
     struct sockaddr_in addr;
     int ls = loopback_socket(SOCK_STREAM, &addr);
-    if (ls < 0) {
-        e->r->failed = 1;
-        return;
-    }
-    int pid = oslat_spawn(tcp_echo_server, &ls);
+    if (ls < 0)
+        return -1;
+    *pid = oslat_spawn(cpu, tcp_echo_server, &ls);
     close(ls);
     int s = tcp_client(&addr);
-    if (s < 0) {
-        e->r->failed = 1;
-    } else {
-        duplex me = {s, s};
-        oslat_measure(e, "tcp", "TCP round trip", op_round_trip, &me, 0, 1, NAN, NULL);
-        close(s);
-    }
-    oslat_reap(pid);
+    if (s < 0)
+        return -1;
+    *me = (duplex){s, s};
+    return 0;
+}
+
+void oslat_tcp(oslat_env *e)
+{
+    static const peer p = {tcp_start, close_duplex};
+    round_trips(e, "tcp", "TCP round trip", &p);
 }
 
 static void udp_echo_server(void *arg)
@@ -312,68 +357,101 @@ static void udp_echo_server(void *arg)
     }
 }
 
-void oslat_udp(oslat_env *e)
+static int udp_start(int cpu, duplex *me, int *pid)
 {
     struct sockaddr_in addr;
     int ss = loopback_socket(SOCK_DGRAM, &addr);
-    if (ss < 0) {
-        e->r->failed = 1;
-        return;
-    }
-    int pid = oslat_spawn(udp_echo_server, &ss);
+    if (ss < 0)
+        return -1;
+    *pid = oslat_spawn(cpu, udp_echo_server, &ss);
     close(ss);
     int s = socket(AF_INET, SOCK_DGRAM, 0);
     struct timeval tv = {1, 0}; /* a lost datagram is a failed test, not a hang */
     if (s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) ||
         connect(s, (struct sockaddr *)&addr, sizeof addr)) {
-        e->r->failed = 1;
-    } else {
-        duplex me = {s, s};
-        oslat_measure(e, "udp", "UDP round trip", op_round_trip, &me, 0, 1, NAN, NULL);
+        if (s >= 0)
+            close(s);
+        return -1;
     }
-    if (s >= 0)
-        close(s);
-    oslat_reap(pid);
+    *me = (duplex){s, s};
+    return 0;
 }
+
+void oslat_udp(oslat_env *e)
+{
+    static const peer p = {udp_start, close_duplex};
+    round_trips(e, "udp", "UDP round trip", &p);
+}
+
+/* The server of a one-figure test: on the second CPU where there is one (as the round trips' 2-CPU
+ * figure), else on this process's. */
+static int server_cpu(oslat_env *e)
+{
+    e->placed[1] = e->cpu_b >= 0 ? e->cpu_b : e->cpu_a;
+    return e->placed[1];
+}
+
+/* Connections the client may be ahead of the server's accepts: well under the listen backlog
+ * (128), since a full accept queue drops SYNs and a dropped SYN is retried after a second
+ * (RFC 6298's initial RTO), which would make one connection in a batch cost a second. */
+#define CONNECT_AHEAD 32
+
+typedef struct {
+    int ls;              /* the listening socket */
+    int tok[2];          /* a byte from the server per CONNECT_AHEAD connections accepted */
+    struct sockaddr_in addr;
+    size_t made;         /* connections made by the client so far */
+} connect_ctx;
 
 static void accept_server(void *arg)
 {
-    int ls = *(int *)arg;
-    for (;;) {
-        int c = accept(ls, NULL, NULL);
-        if (c < 0)
+    connect_ctx *c = arg;
+    close(c->tok[0]);
+    for (size_t accepted = 1;; accepted++) {
+        int s = accept(c->ls, NULL, NULL);
+        if (s < 0)
             break;
-        close(c);
+        close(s);
+        if (accepted % CONNECT_AHEAD == 0 && write(c->tok[1], "", 1) != 1)
+            break;
     }
 }
 
 static int op_connect(void *ctx, size_t n)
 {
-    const struct sockaddr_in *addr = ctx;
+    connect_ctx *c = ctx;
     for (size_t i = 0; i < n; i++) {
-        int s = tcp_client(addr);
+        int s = tcp_client(&c->addr);
         if (s < 0)
             return 1;
         /* reset instead of TIME_WAIT, so thousands of connections do not exhaust the ephemeral ports */
         struct linger lg = {1, 0};
         setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
         close(s);
+        char t;
+        if (++c->made % CONNECT_AHEAD == 0 && read(c->tok[0], &t, 1) != 1)
+            return 1; /* wait for the server to have accepted them */
     }
     return 0;
 }
 
 void oslat_tcp_connect(oslat_env *e)
 {
-    struct sockaddr_in addr;
-    int ls = loopback_socket(SOCK_STREAM, &addr);
-    if (ls < 0) {
+    connect_ctx c = {0};
+    c.ls = loopback_socket(SOCK_STREAM, &c.addr);
+    if (c.ls < 0 || pipe(c.tok)) {
+        if (c.ls >= 0)
+            close(c.ls);
         e->r->failed = 1;
         return;
     }
-    int pid = oslat_spawn(accept_server, &ls);
-    close(ls);
-    oslat_measure(e, "tcp-connect", "TCP connect", op_connect, &addr, 0, 1, NAN, NULL);
+    int pid = oslat_spawn(server_cpu(e), accept_server, &c);
+    close(c.ls);
+    close(c.tok[1]);
+    oslat_measure(e, "tcp-connect", "TCP connect", op_connect, &c, 0, 1, NAN, 0, NULL);
+    close(c.tok[0]);
     oslat_reap(pid);
+    e->placed[1] = -1;
 }
 
 #define BW_CHUNK (64 * 1024)
@@ -438,15 +516,16 @@ void oslat_tcp_bw(oslat_env *e)
         e->r->failed = 1;
         return;
     }
-    int pid = oslat_spawn(bw_server, &ls);
+    int pid = oslat_spawn(server_cpu(e), bw_server, &ls);
     close(ls);
     bw_ctx b = {tcp_client(&addr), malloc(BW_CHUNK)};
     if (b.s < 0 || !b.buf)
         e->r->failed = 1;
     else
-        oslat_measure(e, "tcp-bw", "TCP bandwidth", op_bw, &b, BW_OP, 1, NAN, NULL);
+        oslat_measure(e, "tcp-bw", "TCP bandwidth", op_bw, &b, BW_OP, 1, NAN, 0, NULL);
     if (b.s >= 0)
         close(b.s);
     free(b.buf);
     oslat_reap(pid);
+    e->placed[1] = -1;
 }

@@ -25,7 +25,7 @@ static int op_null(void *ctx, size_t n)
 
 void oslat_null(oslat_env *e)
 {
-    oslat_measure(e, "null", "null syscall", op_null, (void *)(intptr_t)getppid(), 0, 1, NAN, NULL);
+    oslat_measure(e, "null", "null syscall", op_null, (void *)(intptr_t)getppid(), 0, 1, NAN, 0, NULL);
 }
 
 typedef struct {
@@ -72,7 +72,7 @@ void oslat_stat(oslat_env *e)
         e->r->failed = 1;
         return;
     }
-    oslat_measure(e, "stat", "stat", op_stat, &f, 0, 1, NAN, NULL);
+    oslat_measure(e, "stat", "stat", op_stat, &f, 0, 1, NAN, 0, NULL);
     unlink(f.path);
 }
 
@@ -83,7 +83,7 @@ void oslat_open_close(oslat_env *e)
         e->r->failed = 1;
         return;
     }
-    oslat_measure(e, "open-close", "open/close", op_open_close, &f, 0, 1, NAN, NULL);
+    oslat_measure(e, "open-close", "open/close", op_open_close, &f, 0, 1, NAN, 0, NULL);
     unlink(f.path);
 }
 
@@ -119,13 +119,13 @@ static int op_sig_catch(void *ctx, size_t n)
 
 void oslat_sig_install(oslat_env *e)
 {
-    oslat_measure(e, "sig-install", "signal install", op_sig_install, NULL, 0, 1, NAN, NULL);
+    oslat_measure(e, "sig-install", "signal install", op_sig_install, NULL, 0, 1, NAN, 0, NULL);
 }
 
 void oslat_sig_catch(oslat_env *e)
 {
     op_sig_install(NULL, 1);
-    oslat_measure(e, "sig-catch", "signal catch", op_sig_catch, NULL, 0, 1, NAN, NULL);
+    oslat_measure(e, "sig-catch", "signal catch", op_sig_catch, NULL, 0, 1, NAN, 0, NULL);
     signal(SIGUSR1, SIG_DFL);
 }
 
@@ -152,11 +152,11 @@ static int op_fork(void *ctx, size_t n)
 
 void oslat_fork_exit(oslat_env *e)
 {
-    oslat_measure(e, "fork-exit", "fork+exit", op_fork, NULL, 0, 1, NAN, NULL);
+    oslat_measure(e, "fork-exit", "fork+exit", op_fork, NULL, 0, 1, NAN, 0, NULL);
 }
 
 void oslat_fork_exec(oslat_env *e)
 {
     static int exec_flag = 1;
-    oslat_measure(e, "fork-exec", "fork+exec /bin/true", op_fork, &exec_flag, 0, 1, NAN, NULL);
+    oslat_measure(e, "fork-exec", "fork+exec /bin/true", op_fork, &exec_flag, 0, 1, NAN, 0, NULL);
 }

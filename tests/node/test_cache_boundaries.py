@@ -71,3 +71,39 @@ def test_match_reports_ratios():
     m = cb.match([50 * KiB, 3 * MiB], {"L1d": 48 * KiB, "L2": 2 * MiB, "L3": 260 * MiB})
     assert m["L1d"]["detected_bytes"] == 50 * KiB and abs(m["L2"]["ratio"] - 1.5) < 1e-9
     assert m["L3"]["detected_bytes"] == 3 * MiB  # nearest, and its ratio shows how far
+
+
+def samples_of(curve, sd, n=8, seed=5):
+    """n samples per point around each value, with relative SD `sd`."""
+    rng = np.random.default_rng(seed)
+    return [list(v * (1 + sd * rng.standard_normal(n))) for v in curve]
+
+
+def test_a_flat_curve_with_its_samples_says_no_boundary_found():
+    flat = rate_curve([], [6.7], noise=0.02)
+    levels, steps = cb.staircase(SIZES, flat, samples=samples_of(flat, 0.05))
+    assert steps == [] and len(levels) == 1 and levels[0].points == len(SIZES)
+    assert cb.describe(steps) == cb.NO_BOUNDARY == "no boundary found"
+
+
+def test_a_staircase_with_its_samples_yields_its_boundaries():
+    steps = [48 * KiB, 2 * MiB, 32 * MiB]
+    curve = rate_curve(steps, [36, 23, 14, 6.5], noise=0.02)
+    levels, found = cb.staircase(SIZES, curve, samples=samples_of(curve, 0.04))
+    assert len(found) == 3 and len(levels) == 4
+    assert all(true / 1.3 <= b.bytes <= true * 1.3 and b.p_value < cb.ALPHA and abs(b.after - b.before) > b.spread
+               for b, true in zip(found, steps))
+    assert cb.describe(found).startswith("boundaries at ")
+
+
+def test_a_step_within_the_points_own_spread_is_not_a_boundary():
+    # a 20% step passes the minimum relative step, but each point scatters by 30%: not significant
+    curve = rate_curve([1 * MiB], [10, 8], noise=0.01)
+    assert len(cb.boundaries(SIZES, curve)) == 1
+    assert cb.staircase(SIZES, curve, samples=samples_of(curve, 0.3))[1] == []
+
+
+def test_boundaries_line_up_with_reported_caches_only_when_near():
+    steps = [cb.Boundary(60 * KiB, 1.4, 4.5, 3.2), cb.Boundary(2500 * KiB, 4.5, 35, 7.8),
+             cb.Boundary(700 * MiB, 35, 160, 4.6)]
+    assert cb.aligned(steps, {"L1d": 48 * KiB, "L2": 2 * MiB, "L3": 32 * MiB}) == {0: "L1d", 1: "L2"}

@@ -5,7 +5,7 @@ import json
 from cliutil import assert_one_line_error, run_cli
 from node_helpers import check_measurement, node, records
 
-SMALL = ("--min-size", "1K", "--max-size", "64K", "--points-per-octave", "1", "--budget", "2",
+SMALL = ("--pattern", "both", "--min-size", "1K", "--max-size", "64K", "--points-per-octave", "1", "--budget", "2",
          "--sample-time", "0.0005")
 
 
@@ -41,34 +41,36 @@ def test_bad_sizes_are_one_line_errors():
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and words in proc.stderr, proc.stderr
 
 
-def test_plateaus_are_named_in_order():
-    from rmax.bench.cache_boundaries import Plateau
+def test_plateaus_are_named_only_where_a_boundary_lines_up_with_a_cache():
+    from rmax.bench.cache_boundaries import Boundary, Plateau
     from rmax.bench.memlat import name_plateaus
 
-    def levels(*ns):
-        return [Plateau(1024 << i, 2048 << i, level, 3) for i, level in enumerate(ns)]
+    KiB, MiB = 1024, 2**20
+    caches = {"L1d": 48 * KiB, "L2": 2 * MiB, "L3": 32 * MiB}
 
-    def named(p, max_bytes):
-        return [x.name for x in name_plateaus(p, caches, max_bytes)]
+    def named(spans, steps):
+        plateaus = [Plateau(a, b, 1.0, 3) for a, b in spans]
+        return [x.name for x in name_plateaus(plateaus, [Boundary(x, 1, 2, 2) for x in steps], caches)]
 
-    caches = {"L1d": 48 * 1024, "L2": 2 * 2**20, "L3": 260 * 2**20}
-    p = levels(1.7, 5, 30, 110)
-    assert named(p, 2**30) == ["L1d", "L2", "L3", "memory"]
-    # a sweep that stopped inside L2 calls nothing memory
-    assert named(p[:2], 2**20) == ["L1d", "L2"]
-    # a sweep past the last-level cache ends in memory even if a level was not resolved
-    assert named(p[:3], 2**30) == ["L1d", "L2", "memory"]
-    # a sub-step within a level (less than 1.5x slower) stays in that level
-    sub = levels(1.7, 5.5, 6.9, 36, 130)
-    assert named(sub, 2**30) == [
-        "L1d", "L2 (1 of 2)", "L2 (2 of 2)", "L3", "memory"]
-    # two plateaus beyond the last cache (the way into memory, then memory) are both memory
-    more = sub[:4] + levels(1, 1, 1, 1, 69, 135)[4:]
-    assert named(more, 2**30)[-2:] == ["memory (1 of 2)", "memory (2 of 2)"]
+    spans = [(1 * KiB, 48 * KiB), (64 * KiB, 2 * MiB), (3 * MiB, 32 * MiB), (48 * MiB, 1024 * MiB)]
+    assert named(spans, [56 * KiB, 2500 * KiB, 40 * MiB]) == ["L1d", "L2", "L3", "memory"]
+    # a boundary far from every reported cache is named by its size, not given a cache's name
+    assert named(spans[:2], [56 * KiB]) == ["L1d", "above 56 KiB boundary"]
+    far = [(3 * MiB, 8 * MiB), (12 * MiB, 20 * MiB)]
+    assert named(far, [10 * MiB]) == ["below 10 MiB boundary", "above 10 MiB boundary"]
+    assert named([(1 * KiB, 48 * KiB), (64 * KiB, 8 * MiB), (12 * MiB, 20 * MiB)], [56 * KiB, 10 * MiB]) == [
+        "L1d", "between 56 KiB and 10 MiB boundaries", "above 10 MiB boundary"]
+    # a sub-step between the L1d and L2 boundaries (TLB reach) is part of L2
+    sub = [(1 * KiB, 48 * KiB), (64 * KiB, 400 * KiB), (700 * KiB, 1200 * KiB), (4 * MiB, 7 * MiB)]
+    assert named(sub, [50 * KiB, 560 * KiB, 1800 * KiB]) == ["L1d", "L2 (1 of 2)", "L2 (2 of 2)",
+                                                              "above 1.76 MiB boundary"]
+    # a flat curve (the stride chain under the prefetchers) is one plateau with no name of a cache
+    assert named([(256 * KiB, 11 * MiB)], []) == ["no boundary found"]
 
 
 def test_cli_stores_the_run(db):
-    proc = run_cli("bench", "memlat", "--quick", "--max-size", "128K", "--budget", "1", "--json", check=True)
+    proc = run_cli("bench", "memlat", "--quick", "--pattern", "both", "--max-size", "128K", "--budget", "1", "--json",
+                   check=True)
     rec = json.loads(proc.stdout)
     assert rec["status"] == "ok" and rec["kind"] == "memlat"
     from rmax.bench.family import get

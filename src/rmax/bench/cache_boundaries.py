@@ -7,6 +7,10 @@ Two signals, as Robert G. Brown used them ("Maximizing Beowulf Performance", cpu
   log) between two consecutive plateaus;
 - spread peaks: the run-to-run relative spread rises where page placement
   decides whether the vector fits, so its local maxima lie between boundaries.
+A step counts as a boundary only when it is significant: at least `min_change`
+(relative) between the plateaus, larger than the points' own spread (the robust
+SD of their samples), and, given the samples, a Welch's t-test between the two
+plateaus' samples rejects equal means. A curve without one says NO_BOUNDARY.
 Pure functions of the numbers, so they can be tested on synthetic curves."""
 
 from __future__ import annotations
@@ -16,6 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rmax.sizes import human_bytes
+from rmax.stats import differ_significantly
+
+NO_BOUNDARY = "no boundary found"
+ALPHA = 0.01          # Welch's test level for a step between two plateaus
+MIN_CHANGE = 0.15     # the smallest relative step between plateaus that can be a cache level
+RULE = (f"a step counts as a boundary only if it is at least {MIN_CHANGE:.0%}, larger than the points' sample SD "
+        f"(robust: 1.4826 MAD), and Welch's test (p < {ALPHA}) separates the two plateaus' samples")
 
 @dataclass
 class Plateau:
@@ -31,6 +43,8 @@ class Boundary:
     before: float         # plateau levels on either side
     after: float
     change: float         # after / before
+    p_value: float | None = None   # Welch's test between the two plateaus' samples; None without samples
+    spread: float | None = None    # the larger of the plateaus' typical per-point robust sample SD, curve unit
 
 
 def _median3(z: np.ndarray) -> np.ndarray:
@@ -74,13 +88,19 @@ def _noise(z: np.ndarray) -> float:
     return max(float(np.median(np.abs(d - np.median(d)))) * 1.4826 / math.sqrt(6), 0.005)
 
 
-def plateaus(sizes, values, *, rising: bool = False, min_change: float = 0.15, min_points: int = 3) -> list[Plateau]:
-    """Plateaus of a curve against size: runs of at least `min_points` points whose levels
-    differ from their neighbours' by at least `min_change` (relative)."""
-    sizes = np.asarray(sizes, dtype=float)
+def _finite(sizes, values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The points with a finite, positive value (a curve in log space has no others): sizes, values, the mask."""
+    sizes_a = np.asarray(sizes, dtype=float)
     v = np.asarray(values, dtype=float)
     ok = np.isfinite(v) & (v > 0)
-    sizes, v = sizes[ok], v[ok]
+    return sizes_a[ok], v[ok], ok
+
+
+def plateaus(sizes, values, *, rising: bool = False, min_change: float = MIN_CHANGE,
+             min_points: int = 3) -> list[Plateau]:
+    """Plateaus of a curve against size: runs of at least `min_points` points whose levels
+    differ from their neighbours' by at least `min_change` (relative)."""
+    sizes, v, _ = _finite(sizes, values)
     if len(v) < min_points:
         return []
     z = np.log(v) if rising else -np.log(v)
@@ -104,13 +124,29 @@ def plateaus(sizes, values, *, rising: bool = False, min_change: float = 0.15, m
     return out
 
 
-def boundaries(sizes, values, *, rising: bool = False, min_change: float = 0.15,
-               min_points: int = 3) -> list[Boundary]:
-    """Where the curve moves from one plateau to the next worse one (a lower rate, a longer latency)."""
-    sizes_a = np.asarray(sizes, dtype=float)
-    v = np.asarray(values, dtype=float)
-    ok = np.isfinite(v) & (v > 0)
-    sizes_a, v = sizes_a[ok], v[ok]
+def _robust_sd(x) -> float:
+    """1.4826 x the median absolute deviation: the SD of normal samples, not inflated by the few a
+    shared node disturbs (one preempted chase can make a 30 ns point's SD 50 ns)."""
+    x = np.asarray(x, dtype=float)
+    return float(1.4826 * np.median(np.abs(x - np.median(x))))
+
+
+def _plateau_samples(sizes: np.ndarray, samples: list, p: Plateau) -> tuple[list[float], float]:
+    """A plateau's samples pooled over its points, and the median of its points' robust sample SD."""
+    idx = [i for i, x in enumerate(sizes) if p.first_bytes <= x <= p.last_bytes]
+    pooled = [float(v) for i in idx for v in samples[i]]
+    sds = [_robust_sd(samples[i]) for i in idx if len(samples[i]) > 1]
+    return pooled, float(np.median(sds)) if sds else 0.0
+
+
+def boundaries(sizes, values, *, rising: bool = False, min_change: float = MIN_CHANGE,
+               min_points: int = 3, samples=None, alpha: float = ALPHA) -> list[Boundary]:
+    """Where the curve moves from one plateau to the next worse one (a lower rate, a longer latency),
+    kept only where the step is significant (see the module's docstring). `samples`, one list per
+    point, aligned with `sizes`, are the measurements each value summarises."""
+    sizes_a, v, ok = _finite(sizes, values)
+    if samples is not None:
+        samples = [[x for x in sm if math.isfinite(x)] for sm, keep in zip(samples, ok) if keep]
     levels = plateaus(sizes_a, v, rising=rising, min_change=min_change, min_points=min_points)
     z = _median3(np.log(v) if rising else -np.log(v))
     out = []
@@ -118,7 +154,15 @@ def boundaries(sizes, values, *, rising: bool = False, min_change: float = 0.15,
         za = math.log(a.level) if rising else -math.log(a.level)
         zb = math.log(b.level) if rising else -math.log(b.level)
         if zb - za < math.log1p(min_change):
-            continue  # the curve got better: not a cache running out
+            continue  # the curve got better, or not by enough: not a cache running out
+        p_value = spread = None
+        if samples is not None:
+            sa, spread_a = _plateau_samples(sizes_a, samples, a)
+            sb, spread_b = _plateau_samples(sizes_a, samples, b)
+            spread = max(spread_a, spread_b)
+            significant, p_value = differ_significantly(sa, sb, alpha)
+            if not significant or abs(b.level - a.level) <= spread:
+                continue  # the step is within the points' own scatter
         half = (za + zb) / 2
         lo = int(np.searchsorted(sizes_a, a.last_bytes))
         hi = int(np.searchsorted(sizes_a, b.first_bytes))
@@ -131,8 +175,50 @@ def boundaries(sizes, values, *, rising: bool = False, min_change: float = 0.15,
                 break
         if est is None:
             est = math.sqrt(a.last_bytes * b.first_bytes)
-        out.append(Boundary(int(round(est)), a.level, b.level, b.level / a.level))
+        out.append(Boundary(int(round(est)), a.level, b.level, b.level / a.level, p_value, spread))
     return out
+
+
+def staircase(sizes, values, *, rising: bool = False, min_change: float = MIN_CHANGE, min_points: int = 3,
+              samples=None, alpha: float = ALPHA) -> tuple[list[Plateau], list[Boundary]]:
+    """The curve's significant boundaries and the plateaus they divide: plateaus with no
+    significant step between them are one (a flat curve is one plateau)."""
+    steps = boundaries(sizes, values, rising=rising, min_change=min_change, min_points=min_points,
+                       samples=samples, alpha=alpha)
+    sizes_a, v, _ = _finite(sizes, values)
+    spans: list[tuple[int, int]] = []
+    for p in plateaus(sizes_a, v, rising=rising, min_change=min_change, min_points=min_points):
+        if spans and not any(spans[-1][1] <= b.bytes <= p.first_bytes for b in steps):
+            spans[-1] = (spans[-1][0], p.last_bytes)
+        else:
+            spans.append((p.first_bytes, p.last_bytes))
+    out = []
+    for first, last in spans:
+        sel = (sizes_a >= first) & (sizes_a <= last)
+        out.append(Plateau(first, last, float(np.median(v[sel])), int(sel.sum())))
+    return out, steps
+
+
+def describe(steps: list[Boundary]) -> str:
+    """What a curve's boundaries say in words: NO_BOUNDARY, or the sizes."""
+    if not steps:
+        return NO_BOUNDARY
+    return ("boundary at " if len(steps) == 1 else "boundaries at ") + ", ".join(human_bytes(b.bytes) for b in steps)
+
+
+def aligned(steps: list[Boundary], caches: dict[str, int], factor: float = 2.0) -> dict[int, str]:
+    """Which boundary (by index) lines up with which reported cache: each cache goes to the boundary
+    nearest it in log size, if within `factor` of it (a boundary is the half-way crossing, so it
+    lies past the capacity on a non-LRU cache). At most one cache per boundary, the nearest."""
+    out: dict[int, tuple[str, float]] = {}
+    for name, size in caches.items():
+        if not size or not steps:
+            continue
+        i = min(range(len(steps)), key=lambda k: abs(math.log(steps[k].bytes / size)))
+        d = abs(math.log(steps[i].bytes / size))
+        if d <= math.log(factor) and (i not in out or d < out[i][1]):
+            out[i] = (name, d)
+    return {i: name for i, (name, _) in out.items()}
 
 
 def spread_peaks(sizes, rel_spread, *, factor: float = 2.0, window: int = 2) -> list[int]:

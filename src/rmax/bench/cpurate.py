@@ -28,6 +28,9 @@ class CpurateOptions:
     budget: float = option(35.0, "Seconds for the whole sweep; it stops at the length that would overrun it.",
                            type=Seconds(0.01, 86400, lo_open=False), quick=4.0)
     precision: str = option("both", "Precision.", type=click.Choice(["double", "single", "both"]))
+    kernel: str = option("multiply", "x=(1+x)(1.5-x)*x, or Brown's x=(1+x)(1.5-x)/x, whose divide bounds the rate "
+                         "below cache bandwidth on wide cores (a flat curve).",
+                         type=click.Choice(["multiply", "divide"]))
     min_size: int | None = option(None, "Shortest vector, e.g. 1K.", type=Size(), show="1 KiB")
     max_size: int | None = option(None, "Longest vector, e.g. 1GiB.", type=Size(),
                                   show="4x the last-level cache, capped by memory")
@@ -56,9 +59,10 @@ class RatePoint:
 class RateCurve:
     precision: str
     points: list[RatePoint]
-    rate_steps: list[Boundary]          # half-way (in log) between plateaus of the median rate
-    plateaus: list[Plateau]
+    rate_steps: list[Boundary]          # significant steps of the median rate, half-way (in log) between plateaus
+    plateaus: list[Plateau]             # the levels the steps divide: one for a flat curve
     spread_peaks: list[int]             # lengths in bytes where the relative SD peaks
+    finding: str = cb.NO_BOUNDARY       # the steps in words: "no boundary found" or "boundaries at ..."
 
 
 @dataclass
@@ -73,27 +77,31 @@ class CpurateSweep:
 
 @dataclass
 class CpurateSummary(Summary):
-    SCHEMA = "rmax.cpurate/2"
+    SCHEMA = "rmax.cpurate/3"
     curves: list[RateCurve]
     sysfs_caches: dict[str, int]
     sweep: CpurateSweep
+    kernel: str = "multiply"            # multiply, or Brown's divide
     unit: str = "GFLOPS"
     statistic: str = STATISTIC
 
 
-def curve(precision: str, points: list[RatePoint]) -> RateCurve:
-    """One precision's curve with its boundaries: steps of the median rate, peaks of the relative SD."""
+def curve(precision: str, points: list[RatePoint], samples: list[list[float]] | None = None) -> RateCurve:
+    """One precision's curve with its boundaries: significant steps of the median rate (tested
+    against each length's samples), peaks of the relative SD."""
     sizes = [p.bytes for p in points]
     rate = [p.median for p in points]
     spread = [p.rel_sd if p.rel_sd is not None else float("nan") for p in points]
-    return RateCurve(precision, points, cb.boundaries(sizes, rate), cb.plateaus(sizes, rate),
-                     cb.spread_peaks(sizes, spread))
+    levels, steps = cb.staircase(sizes, rate, samples=samples)
+    return RateCurve(precision, points, steps, levels, cb.spread_peaks(sizes, spread), cb.describe(steps))
 
 
 @register
 class Cpurate(SweepFamily):
-    """Brown's cpu-rate: x = (1+x)(1.5-x)/x over vectors of growing length, GFLOPS,
-    empty loop subtracted; cache boundaries from the rate and from its spread."""
+    """Brown's cpu-rate: x = (1+x)(1.5-x)*x (by default; Brown's /x with --kernel divide) over
+    vectors of growing length, GFLOPS, empty loop subtracted; cache boundaries from the rate
+    and from its spread. The divide's throughput bounds Brown's kernel below cache
+    bandwidth on a wide core, so its curve is flat through the caches; the multiply shows them."""
 
     name = "cpurate"
     title = "floating-point rate vs vector length; cache boundaries"
@@ -106,20 +114,23 @@ class Cpurate(SweepFamily):
         return 4 if o.max_size <= 64 * 2**20 else 1   # short vectors are kept several times over (working copies)
 
     def argv(self, o):
-        return self.sweep_argv(o, "--precision", o.precision, "--reps", str(o.reps))
+        return self.sweep_argv(o, "--precision", o.precision, "--kernel", o.kernel, "--reps", str(o.reps))
 
     def parse(self, records):
         recs = [r for r in records if r.get("schema") == "rmax.cpurate/1"]
         sweep = next((r for r in records if r.get("schema") == "rmax.cpurate.sweep/1"), {})
         points: dict[str, list[RatePoint]] = {}
+        kept: dict[str, list[list[float]]] = {}
         for r in recs:
             s = r["summary"] or {}
             if r.get("validated"):
                 points.setdefault(r["precision"], []).append(
                     RatePoint(r["bytes"], s["median"], s["mean"], s["sd"], s["n"], s["min"], s["max"], r["passes"],
                               r["empty_loop_s"]))
-        summary = CpurateSummary([curve(p, pts) for p, pts in points.items()], cb.sysfs_levels(),
-                                 CpurateSweep(**{k: sweep.get(k) for k in CpurateSweep.__dataclass_fields__}))
+                kept.setdefault(r["precision"], []).append(r["samples"])
+        summary = CpurateSummary([curve(p, pts, kept[p]) for p, pts in points.items()], cb.sysfs_levels(),
+                                 CpurateSweep(**{k: sweep.get(k) for k in CpurateSweep.__dataclass_fields__}),
+                                 next((r["kernel"] for r in recs), "multiply"))
         samples = {f"{r['precision']}/{r['bytes']}": r["samples"] for r in recs}
         if not recs:
             return Parsed(summary, samples, "failed", "cpurate measured no vector length")
@@ -154,15 +165,21 @@ class Cpurate(SweepFamily):
                      "GFLOPS vs vector length")
         sysfs = ", ".join(f"{k} {human_bytes(v)}" for k, v in s.sysfs_caches.items()) or "none"
         bounds = Table(["Source"] + precs, [
-            ["rate steps (half-way between plateaus)"] + [", ".join(human_bytes(b.bytes) for b in c.rate_steps)
-                                                          or "none" for c in s.curves],
+            ["significant rate steps (half-way between plateaus)"] + [c.finding for c in s.curves],
             ["peaks of the relative SD"] + [", ".join(human_bytes(x) for x in c.spread_peaks) or "none"
                                             for c in s.curves],
-            ["sysfs (per instance)"] + [sysfs] * len(precs)], "Cache boundaries: detected vs reported by sysfs")
+            ["sysfs (per instance)"] + [sysfs] * len(precs)], "Cache boundaries: measured vs reported by sysfs")
         sw = s.sweep
         notes = [f"Sweep: {sw.lengths_measured} of {sw.lengths_planned} lengths up to {human_bytes(sw.max_size)}, "
                  f"ended by {sw.stopped_by} after {cell(sw.seconds, '.1f')} s. Rates are medians of timed blocks; "
-                 "SD/mean is the run-to-run spread."]
+                 f"SD/mean is the run-to-run spread; {cb.RULE}."]
+        notes += [f"{c.precision}: {c.finding}" for c in s.curves]
+        notes.append(f"Kernel: {s.kernel} (x=(1+x)(1.5-x){'/' if s.kernel == 'divide' else '*'}x, 4 flops per "
+                     "element).")
+        if any(not c.rate_steps for c in s.curves):
+            notes.append("A flat rate means the kernel's arithmetic, not the memory hierarchy, bounds it at every "
+                         "measured length" + (" (the divide's throughput)" if s.kernel == "divide" else "")
+                         + ": the caches are then not visible here; memlat and memcopy measure them directly.")
         data = [{"precision": c.precision, "bytes": p.bytes, "median": p.median, "mean": p.mean, "sd": p.sd, "n": p.n,
                  "min": p.min, "max": p.max} for c in s.curves for p in c.points]
         return View([rate, bounds], notes, {"cpurate": data})

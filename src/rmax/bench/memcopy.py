@@ -39,12 +39,13 @@ class CopyPoint:
 
 @dataclass
 class MemcopySummary(Summary):
-    SCHEMA = "rmax.memcopy/2"
+    SCHEMA = "rmax.memcopy/3"
     points: list[CopyPoint]
-    steps_working_set: list[Boundary]
+    steps_working_set: list[Boundary]   # significant steps only
     plateaus_working_set: list[Plateau]
     sysfs_caches: dict[str, int]
     sweep: SizeSweep
+    finding: str = cb.NO_BOUNDARY       # the steps in words
     unit: str = "MB/s"
     statistic: str = STATISTIC
 
@@ -71,12 +72,13 @@ class Memcopy(SweepFamily):
     def parse(self, records):
         recs = [r for r in records if r.get("schema") == "rmax.memcopy/1"]
         sweep = next((r for r in records if r.get("schema") == "rmax.memcopy.sweep/1"), {})
+        good = [r for r in recs if r.get("validated")]
         points = [CopyPoint(r["bytes"], r["summary"]["median"], r["summary"]["min"], r["summary"]["max"],
-                            r["summary"]["n"]) for r in recs if r.get("validated")]
+                            r["summary"]["n"]) for r in good]
         ws = [2 * p.bytes for p in points]
         rates = [p.max for p in points]  # the least disturbed by other work on the node, as memlat's minimum
-        summary = MemcopySummary(points, cb.boundaries(ws, rates), cb.plateaus(ws, rates), cb.sysfs_levels(),
-                                 SizeSweep.of(sweep))
+        levels, steps = cb.staircase(ws, rates, samples=[r["samples"] for r in good])
+        summary = MemcopySummary(points, steps, levels, cb.sysfs_levels(), SizeSweep.of(sweep), cb.describe(steps))
         samples = {str(r["bytes"]): r["samples"] for r in recs}
         if not recs:
             return Parsed(summary, samples, "failed", "memcopy measured no buffer size")
@@ -99,9 +101,9 @@ class Memcopy(SweepFamily):
         t = Table(["Buffer", "Median MB/s", "Min MB/s", "Max MB/s", "n"],
                   [[human_bytes(p.bytes), cell(p.median, ".0f"), cell(p.min, ".0f"), cell(p.max, ".0f"), str(p.n)]
                    for p in s.points], "memcpy bandwidth vs buffer size; MB = 10^6 bytes copied")
-        steps = ", ".join(human_bytes(b.bytes) for b in s.steps_working_set) or "none"
-        notes = [f"Bandwidth steps at working sets (source + destination) of {steps}; sysfs: "
-                 + (", ".join(f"{k} {human_bytes(v)}" for k, v in s.sysfs_caches.items()) or "none")]
+        notes = [f"Bandwidth vs working set (source + destination): {s.finding}; sysfs: "
+                 + (", ".join(f"{k} {human_bytes(v)}" for k, v in s.sysfs_caches.items()) or "none"),
+                 f"Steps of the per-size maximum; {cb.RULE}."]
         data = [{"bytes": p.bytes, "median": p.median, "min": p.min, "max": p.max, "n": p.n} for p in s.points]
         return View([t], notes, {"memcopy": data})
 

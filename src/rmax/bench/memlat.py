@@ -1,5 +1,10 @@
 """memlat: pointer-chasing load latency vs working-set size (native/node/memlat.c, lmbench's
-lat_mem_rd method), with the L1 / L2 / L3 / memory plateaus found in the curve."""
+lat_mem_rd method), with the plateaus found in the curve, named after a cache only where
+their boundary lines up with a cache size the system reports.
+
+The default chain is random (one cycle through the set's cache lines in random order, the
+method of tinymembench and likwid's latency tests): hardware prefetchers follow a fixed
+stride, which keeps lat_mem_rd's stride chain near L1 latency far past L1."""
 
 from __future__ import annotations
 
@@ -18,12 +23,11 @@ from rmax.params import Count, Seconds, Size
 from rmax.sizes import human_bytes
 
 STATISTIC = "median of timed chases (curves); minimum for plateaus and steps"
-LEVEL_STEP = 1.5  # a new level of the hierarchy is at least this much slower than the one before
 
 
 @dataclass
 class MemlatOptions:
-    pattern: str = option("both", "Chain: fixed stride, random, or both.",
+    pattern: str = option("random", "Chain: random (defeats prefetchers), fixed stride (prefetched), or both.",
                           type=click.Choice(["stride", "random", "both"]))
     stride: int | None = option(None, "Bytes between nodes of the stride chain.", type=Size(), show="64")
     min_size: int | None = option(None, "Smallest working set.", type=Size(), show="1 KiB")
@@ -45,20 +49,21 @@ class LatPoint:
 
 @dataclass
 class Level(Plateau):
-    name: str = ""              # L1d, L2, L3, memory; "L2 (1 of 2)" for a level's sub-steps
+    name: str = ""              # L1d, L2, L3, memory where a boundary lines up with a reported cache, else by sizes
 
 
 @dataclass
 class LatCurve:
     pattern: str
     points: list[LatPoint]
-    steps: list[Boundary]
-    plateaus: list[Level]
+    steps: list[Boundary]               # significant steps only
+    plateaus: list[Level]               # the levels the steps divide: one for a flat curve
+    finding: str = cb.NO_BOUNDARY       # the steps in words
 
 
 @dataclass
 class MemlatSummary(Summary):
-    SCHEMA = "rmax.memlat/2"
+    SCHEMA = "rmax.memlat/3"
     curves: list[LatCurve]
     sysfs_caches: dict[str, int]
     sweep: SizeSweep
@@ -69,50 +74,69 @@ class MemlatSummary(Summary):
         return next(((i, c) for i, c in enumerate(self.curves) if c.pattern == pattern), None)
 
 
-def name_plateaus(plateaus: list[Plateau], caches: dict[str, int], max_bytes: int | None) -> list[Level]:
-    """Name plateaus after the hierarchy: consecutive plateaus within LEVEL_STEP of each other
-    are one level (a level's sub-steps, e.g. TLB reach inside L2); levels take the reported
-    cache names in order (L1d, L2, L3); the last level is 'memory' when there are more levels
-    than caches, or when the sweep went past the largest reported cache."""
-    groups: list[list[Plateau]] = []
-    for p in plateaus:
-        if groups and p.level < LEVEL_STEP * groups[-1][0].level:
-            groups[-1].append(p)
-        else:
-            groups.append([p])
-    names = [n for n in caches if n.startswith("L")]
-    beyond = bool(caches) and max_bytes is not None and max_bytes > max(caches.values())
-    level_names = []
-    for i in range(len(groups)):
-        last = i == len(groups) - 1
-        level_names.append("memory" if i >= len(names) or (last and i > 0 and beyond) else names[i])
-    # several levels beyond the caches (a transition seen as its own plateau) are one memory level
-    if level_names.count("memory") > 1:
-        first = level_names.index("memory")
-        groups = groups[:first] + [[p for g in groups[first:] for p in g]]
-        level_names = level_names[:first] + ["memory"]
+def name_plateaus(plateaus: list[Plateau], steps: list[Boundary], caches: dict[str, int]) -> list[Level]:
+    """Name plateaus after the reported caches whose sizes line up with a measured boundary
+    (cache_boundaries.aligned): the plateaus up to a boundary aligned with a cache are that
+    level ("L2 (1 of 2)" for its sub-steps, e.g. TLB reach), and those after the boundary
+    aligned with the largest cache are 'memory'. Plateaus after the last aligned boundary
+    (when it is not the largest cache's) are named by the boundaries around them ("below 3 MiB
+    boundary", "above ...", "between ... and ..."); a curve with no boundary is NO_BOUNDARY."""
+    names = cb.aligned(steps, caches)
+    last_cache = max(caches, key=caches.get) if caches else None
+
+    def step_between(a: Plateau, b: Plateau) -> int | None:
+        return next((k for k, st in enumerate(steps) if a.last_bytes <= st.bytes <= b.first_bytes), None)
+
+    # groups of plateaus delimited by the boundaries that line up with a cache
+    groups: list[list[int]] = [[]]
+    ends: list[int | None] = []          # the aligned boundary that closes each group
+    for i in range(len(plateaus)):
+        groups[-1].append(i)
+        k = step_between(plateaus[i], plateaus[i + 1]) if i + 1 < len(plateaus) else None
+        if k is not None and k in names:
+            ends.append(k)
+            groups.append([])
+    ends.append(None)
     out = []
-    for name, g in zip(level_names, groups):
-        for j, p in enumerate(g):
-            out.append(Level(p.first_bytes, p.last_bytes, p.level, p.points,
-                             name if len(g) == 1 else f"{name} ({j + 1} of {len(g)})"))
+    for g, (members, end) in enumerate(zip(groups, ends)):
+        after_llc = g > 0 and names.get(ends[g - 1]) == last_cache
+        for j, i in enumerate(members):
+            p = plateaus[i]
+            if end is not None or after_llc:
+                level = names[end] if end is not None else "memory"
+                name = level if len(members) == 1 else f"{level} ({j + 1} of {len(members)})"
+            else:
+                before = step_between(plateaus[i - 1], p) if i > 0 else None
+                after = step_between(p, plateaus[i + 1]) if i + 1 < len(plateaus) else None
+                if before is None and after is None:
+                    name = cb.NO_BOUNDARY
+                elif before is None:
+                    name = f"below {human_bytes(steps[after].bytes)} boundary"
+                elif after is None:
+                    name = f"above {human_bytes(steps[before].bytes)} boundary"
+                else:
+                    lo, hi = human_bytes(steps[before].bytes), human_bytes(steps[after].bytes)
+                    name = f"between {lo} and {hi} boundaries"
+            out.append(Level(p.first_bytes, p.last_bytes, p.level, p.points, name))
     return out
 
 
-def curve(pattern: str, points: list[LatPoint], caches: dict[str, int], max_bytes: int | None) -> LatCurve:
-    """Plateaus and steps of the per-size minimum latency: on a shared node other work (an SMT
-    sibling sharing L1, a preempting process) only ever adds time, so the minimum is the
-    curve least disturbed by it, and the one whose steps are the hardware's."""
+def curve(pattern: str, points: list[LatPoint], caches: dict[str, int],
+          samples: list[list[float]] | None = None) -> LatCurve:
+    """Plateaus and significant steps of the per-size minimum latency: on a shared node other
+    work (an SMT sibling sharing L1, a preempting process) only ever adds time, so the minimum is
+    the curve least disturbed by it, and the one whose steps are the hardware's. The steps are
+    tested against each size's samples."""
     sizes = [p.bytes for p in points]
     lat = [p.min for p in points]
-    levels = cb.plateaus(sizes, lat, rising=True)
-    return LatCurve(pattern, points, cb.boundaries(sizes, lat, rising=True), name_plateaus(levels, caches, max_bytes))
+    levels, steps = cb.staircase(sizes, lat, rising=True, samples=samples)
+    return LatCurve(pattern, points, steps, name_plateaus(levels, steps, caches), cb.describe(steps))
 
 
 @register
 class Memlat(SweepFamily):
-    """Load latency by pointer chasing vs working-set size (fixed stride and random chain);
-    the L1, L2, L3 and memory plateaus in ns."""
+    """Load latency by pointer chasing vs working-set size (random chain; fixed stride as an
+    option); the plateaus in ns, named after the caches whose sizes their boundaries match."""
 
     name = "memlat"
     title = "memory load latency vs working-set size"
@@ -128,14 +152,15 @@ class Memlat(SweepFamily):
         recs = [r for r in records if r.get("schema") == "rmax.memlat/1"]
         sweep = next((r for r in records if r.get("schema") == "rmax.memlat.sweep/1"), {})
         points: dict[str, list[LatPoint]] = {}
+        kept: dict[str, list[list[float]]] = {}
         for r in recs:
             if r.get("validated"):
                 s = r["summary"]
                 points.setdefault(r["pattern"], []).append(
                     LatPoint(r["bytes"], s["median"], s["min"], s["max"], s["n"], r["stride"]))
+                kept.setdefault(r["pattern"], []).append(r["samples"])
         caches = cb.sysfs_levels()
-        last = max((p.bytes for pts in points.values() for p in pts), default=None)
-        summary = MemlatSummary([curve(p, pts, caches, last) for p, pts in points.items()], caches,
+        summary = MemlatSummary([curve(p, pts, caches, kept[p]) for p, pts in points.items()], caches,
                                 SizeSweep.of(sweep))
         samples = {f"{r['pattern']}/{r['bytes']}": r["samples"] for r in recs}
         if not recs:
@@ -178,8 +203,12 @@ class Memlat(SweepFamily):
                    [[c.pattern, lv.name, human_bytes(lv.first_bytes), human_bytes(lv.last_bytes), cell(lv.level)]
                     for c in s.curves for lv in c.plateaus],
                    "Plateaus of the minimum latency (median over each plateau)", left=2)
-        notes = [f"{c.pattern}: boundaries at {', '.join(human_bytes(b.bytes) for b in c.steps) or 'none'}"
-                 for c in s.curves]
+        notes = [f"{c.pattern} chain: {c.finding}" for c in s.curves]
+        notes.append(f"Steps of the per-size minimum; {cb.RULE}; a level is named after a cache only where its "
+                     "boundary lies within 2x of that cache's size.")
+        if any(c.pattern == "stride" for c in s.curves):
+            notes.append("The stride chain is followed by the hardware prefetchers: its latency stays low past "
+                         "the caches it outgrows. The random chain is the one that shows them.")
         notes.append("sysfs: " + (", ".join(f"{k} {human_bytes(v)}" for k, v in s.sysfs_caches.items()) or "none"))
         data = [{"pattern": c.pattern, "bytes": p.bytes, "median": p.median, "min": p.min, "max": p.max, "n": p.n,
                  "stride": p.stride} for c in s.curves for p in c.points]

@@ -1,10 +1,12 @@
 """oslat: operating-system latencies after lmbench (native/node/oslat*.c): system calls, files,
 signals, processes, context switches, pipe/AF_UNIX/UDP/TCP round trips, TCP connect and
-bandwidth, over 127.0.0.1 only."""
+bandwidth, over 127.0.0.1 only. Every process is pinned to a named CPU, recorded with its
+figure: context switches with the whole ring on one CPU (lmbench's lat_ctx), round trips
+both with the peer on a second CPU and on the same one, as separate figures."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
 from rmax.bench.node_kernel import invalid
@@ -38,16 +40,41 @@ class OsResult:
     procs: int | None = None            # ctxsw: processes in the ring
     ws_bytes: int | None = None         # ctxsw: bytes each process reads between switches
     overhead_us: float | None = None    # ctxsw: the pipe hop and working-set read subtracted
+    resolution_us: float | None = None  # ctxsw: the finest a derived figure resolves (the overhead's IQR, the timer)
+    cpus: list[int] | None = None       # the CPUs its processes were pinned to: this one, then the peers'
 
     @property
     def better(self) -> str:
         return "higher" if self.unit == "MB/s" else "lower"
 
+    def resolved(self, value: float) -> bool:
+        """Whether a derived value is above the resolution of the subtraction that made it."""
+        return self.resolution_us is None or value > self.resolution_us
+
+    def shown(self, value: float) -> str:
+        """A value as a cell: below the resolution it is no number at all."""
+        return cell(value, ".3f") if self.resolved(value) else f"below resolution (< {self.resolution_us:.3g} us)"
+
+    @property
+    def where(self) -> str:
+        if not self.cpus:
+            return "—"
+        if len(self.cpus) == 1 or len(set(self.cpus)) == 1:
+            return f"CPU {self.cpus[0]}" + (" (both)" if len(self.cpus) > 1 else "")
+        return "CPUs " + ", ".join(map(str, self.cpus))
+
+
+@dataclass
+class NotMeasured:
+    label: str
+    why: str
+
 
 @dataclass
 class OslatSummary(Summary):
-    SCHEMA = "rmax.oslat/2"
+    SCHEMA = "rmax.oslat/3"
     results: list[OsResult]
+    not_measured: list[NotMeasured] = field(default_factory=list)
     statistic: str = STATISTIC
 
 
@@ -80,24 +107,36 @@ class Oslat(Family):
             if r.get("validated"):
                 s = r["summary"]
                 results.append(OsResult(r["label"], r["test"], r["unit"], s["median"], s["min"], s["max"], s["mean"],
-                                        s["n"], r.get("procs"), r.get("ws_bytes"), r.get("overhead_us")))
+                                        s["n"], r.get("procs"), r.get("ws_bytes"), r.get("overhead_us"),
+                                        r.get("resolution_us"), [int(c) for c in r.get("cpus", [])] or None))
+        skipped = [NotMeasured(r["label"], r["why"]) for r in records
+                   if r.get("schema") == "rmax.oslat.not_measured/1"]
+        summary = OslatSummary(results, skipped)
         samples = {r["label"]: r["samples"] for r in recs}
         if not recs:
-            return Parsed(OslatSummary(results), samples, "failed", "oslat measured nothing")
+            return Parsed(summary, samples, "failed", "oslat measured nothing")
         err = invalid(recs, lambda r: r["label"])
-        return Parsed(OslatSummary(results), samples, "invalid" if err else "ok", err)
+        return Parsed(summary, samples, "invalid" if err else "ok", err)
 
     def metrics(self, s: OslatSummary) -> list[Figure]:
+        # a median below the resolution of its subtraction is no figure to compare
         out = [figure(s, ("results", i, "median"), r.label, r.label, r.unit, "median of timed batches",
-                      better=r.better) for i, r in enumerate(s.results)]
+                      better=r.better) for i, r in enumerate(s.results) if r.resolved(r.median)]
         return [f for f in out if f]
 
     def view(self, s: OslatSummary) -> View:
-        t = Table(["Test", "Median", "Min", "Max", "Unit", "n"],
-                  [[r.label, cell(r.median, ".3f"), cell(r.min, ".3f"), cell(r.max, ".3f"), r.unit, str(r.n)]
+        t = Table(["Test", "Median", "Min", "Max", "Unit", "n", "Pinned to"],
+                  [[r.label, r.shown(r.median), r.shown(r.min), r.shown(r.max), r.unit, str(r.n), r.where]
                    for r in s.results], "smaller is better except bandwidth; MB = 10^6 bytes")
-        notes = ["Round trips are full round trips; context switches are per switch, with the cost of the pipe "
-                 "hop and working-set read in one process subtracted (lmbench's method)."]
-        data = [{"test": r.label, "median": r.median, "min": r.min, "max": r.max, "unit": r.unit, "n": r.n}
-                for r in s.results]
+        notes = ["Round trips are full round trips, with the peer pinned to a second CPU (2 CPUs: each wakeup "
+                 "crosses cores) and to the measuring process's own (1 CPU: each wakeup is a context switch); "
+                 "context switches are per switch, the whole ring on one CPU, with the cost of the pipe hop and "
+                 "working-set read in one process subtracted (lmbench's lat_ctx method). A difference at or below "
+                 "its resolution (the subtracted cost's interquartile range, or the timer's) shows as 'below "
+                 "resolution'. A 2-CPU figure waits for its peer's CPU: where other work runs there, each wakeup can "
+                 "wait out that work's time slice (milliseconds), so compare it only between runs on idle CPUs."]
+        notes += [f"{m.label}: not measured, {m.why}." for m in s.not_measured]
+        data = [{"test": r.label, "median": r.median if r.resolved(r.median) else None, "min": r.min, "max": r.max,
+                 "unit": r.unit, "n": r.n, "cpus": r.cpus, "resolution_us": r.resolution_us,
+                 "below_resolution": not r.resolved(r.median)} for r in s.results]
         return View([t], notes, {"oslat": data})
