@@ -68,6 +68,7 @@ def test_compare_flags_only_the_slowed_node(db):
     assert not any(c["significant"] for c in unchanged), table(unchanged)
 
     changes = compare(a, slowed)
+    print("identical:", table(unchanged), "\nnode 2 slowed:", table(changes))   # shown by pytest -s
     flagged = [c for c in changes if c["significant"]]
     assert all(c["host"] == nodes[1] and c["change"] < 0 for c in flagged), table(changes)
     assert any(c["metric"].startswith("STREAM Triad") for c in flagged), table(changes)
