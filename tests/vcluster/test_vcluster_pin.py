@@ -61,3 +61,26 @@ def test_a_rank_on_each_pinned_node_runs_on_that_node_s_cpus():
         out = run_cli("vcluster", "exec", "--name", state.name, n2.name, "--", "grep", "Cpus_allowed_list",
                       "/proc/self/status", check=True).stdout
         assert out.split()[-1] == str(n2.cpus[0])
+
+
+@needs_root
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="two pinned nodes need two CPUs")
+def test_down_removes_the_cgroups_of_a_pinned_up_that_crashed():
+    import subprocess
+    import sys
+
+    from vcutil import force_down, leftovers, unique_name
+
+    name = unique_name()
+    try:
+        # it dies as the second cgroup is about to be recorded: the first one exists
+        proc = subprocess.run([sys.executable, "-m", "rmax", "vcluster", "up", "--name", name, "--nodes", "2",
+                               "--pin-cpus"], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "RMAX_VCLUSTER_CRASH_AFTER": "1"})
+        assert proc.returncode == 70, proc.stderr
+        assert any(x.startswith("cgroup ") for x in leftovers(name)), leftovers(name)
+        down = run_cli("vcluster", "down", "--name", name)
+        assert down.returncode == 0, down.stderr
+    finally:
+        force_down(name)
+    assert leftovers(name) == []
