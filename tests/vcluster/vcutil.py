@@ -39,6 +39,7 @@ def leftovers(name: str) -> list[str]:
 
     if cluster_dir(name).exists():
         out.append(f"state {cluster_dir(name)}")
+    out += [f"cgroup {d}" for d in _cgroups(name)]
     marker = f"{cluster_dir(name)}/".encode()
     for proc in Path("/proc").iterdir():
         try:
@@ -47,6 +48,18 @@ def leftovers(name: str) -> list[str]:
         except OSError:
             continue
     return out
+
+
+def _cgroups(name: str) -> list[Path]:
+    """The cgroups of cluster `name`'s pinned nodes that exist."""
+    from rmax.errors import RmaxError
+    from rmax.vcluster import cgroups
+
+    try:
+        roots = [h.root for h in cgroups.find_hierarchies()]
+    except RmaxError:
+        return []
+    return sorted(d for r in roots for d in r.glob(f"{cgroups.PREFIX}{name}-*"))
 
 
 def force_down(name: str) -> None:

@@ -13,7 +13,7 @@ from rmax.launch.base import MAX_RANKS
 VCLUSTER_VARIABLE = "RMAX_VCLUSTER"
 
 
-def _use_vcluster(ctx, param, name):
+def use_vcluster(ctx, param, name):
     """--vcluster NAME is RMAX_VCLUSTER=NAME for this command: every path that launches on a
     virtual cluster (the launcher, placement, survey steps) reads the cluster from there."""
     if name:
@@ -24,7 +24,7 @@ def _use_vcluster(ctx, param, name):
     return name
 
 
-vcluster_option = click.option("--vcluster", metavar="NAME", default=None, expose_value=False, callback=_use_vcluster,
+vcluster_option = click.option("--vcluster", metavar="NAME", default=None, expose_value=False, callback=use_vcluster,
                                help="Virtual cluster for --launcher vcluster (default: $RMAX_VCLUSTER, else the "
                                     "only one up).")
 

@@ -8,7 +8,7 @@ from rmax.cli.output import console, err_console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Duration, OutputDir, Seconds
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
-from rmax.cli.launch_options import vcluster_option
+from rmax.cli.launch_options import use_vcluster
 from rmax.launch.allocation import allocation_hosts
 
 
@@ -23,12 +23,13 @@ from rmax.launch.allocation import allocation_hosts
 @click.option("--steps", default=None, metavar="A,B,...", help="Only these steps (see --list-steps).")
 @click.option("--list-steps", is_flag=True, help="List the steps and exit.")
 @click.option("--launcher", type=click.Choice(sorted(REGISTRY)), default=None)
-@vcluster_option
+@click.option("--vcluster", metavar="NAME", default=None, callback=use_vcluster,
+              help="Survey the nodes of this virtual cluster (its hostfile, through --launcher vcluster).")
 @click.option("--timeout", type=TIMEOUT, default=900.0, show_default=True, help="Watchdog per step job (s).")
 @click.option("--label", default=None, help="A note stored with the survey.")
 @click.option("--out", type=OutputDir(), default=None, help="Also write the HTML report here.")
 @json_option
-def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, timeout, label, out, as_json):
+def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, vcluster, timeout, label, out, as_json):
     """Characterise this node (or the nodes given): inventory, node benchmarks, network benchmarks
     when there are several nodes, and HPL at a sensible N; all stored as one survey.
 
@@ -45,6 +46,12 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, t
         raise RmaxError("give --hosts or --hostfile, not both")
     # Inside a Slurm allocation the default hosts are its nodes.
     host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else allocation_hosts()
+    if vcluster or launcher == "vcluster":
+        # A virtual cluster's survey runs on its nodes (else every step would measure this host).
+        from rmax.vcluster import find
+
+        launcher = "vcluster"
+        host_list = host_list or read_hostfile(find(vcluster).hostfile)
     chosen = by_name(steps.split(",") if steps else None)
 
     marks = {"ok": "[green]ok[/]", "failed": "[red]failed[/]", "invalid": "[red]invalid[/]",

@@ -32,13 +32,17 @@ def command():
 @click.option("--subnet", default=None, metavar="CIDR", help="Private IPv4 subnet (default: a free one).")
 @click.option("--name", default="rmax", show_default=True, help="Cluster name (1-6 letters/digits).")
 @click.option("--slurm", is_flag=True, help="Also run Slurm: munge, a slurmctld and one slurmd per node.")
+@click.option("--pin-cpus", is_flag=True,
+              help="Give each node its own --slots CPUs (a cpuset cgroup per node, weighted far above other "
+                   "processes where the cpu controller is at hand), as real nodes have their own cores; without it "
+                   "the nodes share every CPU.")
 @json_option
-def up_cmd(nodes, switches, link, trunk, trunk_kind, mtu, slots, subnet, name, slurm, as_json):
+def up_cmd(nodes, switches, link, trunk, trunk_kind, mtu, slots, subnet, name, slurm, pin_cpus, as_json):
     """Create the namespaces, bridges, links and trunks; write a hostfile and a launcher agent."""
     from rmax.vcluster import status, up
 
     state = up(name, nodes, switches, link=link, trunk=trunk, trunk_kind=trunk_kind, mtu=mtu, subnet=subnet,
-               slots=slots, slurm=slurm)
+               slots=slots, slurm=slurm, pin_cpus=pin_cpus)
     info = status(state)
     if as_json:
         print_json(info)
@@ -58,6 +62,11 @@ def _print_status(info: dict) -> None:
                   f"trunk {format_rate(info.get('trunk_rate_bps'))} ({info.get('trunk_kind', '?')})")
     for sw in info.get("switches", []):
         console.print(f"  {sw['name']}: " + ", ".join(sw["nodes"]))
+    if info.get("cgroups"):
+        used = sorted({c for h in info["cgroups"] for c in h["controllers"]})
+        console.print("  cpus     " + ", ".join(f"{n['name']} {','.join(map(str, n['cpus']))}" for n in info["nodes"])
+                      + f" (own CPUs: cgroups with {' and '.join(used)}, v{info['cgroups'][0]['version']})"
+                      + ("" if "cpu" in used else "; no cpu controller: other processes may still use them"))
     console.print(f"  hostfile {info['hostfile']}\n  agent    {info['agent']}\n  topology {info['cluster_toml']}")
     if "slurm" in info:
         nodes = ", ".join(f"{n['name']} {n['slurm']}" for n in info["nodes"])
@@ -131,7 +140,8 @@ def exec_cmd(node, argv, name):
 
     state = find(name)
     state.plan.node(node)
-    os.execvp("nsenter", [*state.enter(node), *argv])
+    enter = state.enter(node)
+    os.execvp(enter[0], [*enter, *argv])
 
 
 @command.command("probe")

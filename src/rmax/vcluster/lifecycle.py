@@ -13,12 +13,12 @@ import os
 import shlex
 from pathlib import Path
 
-from rmax.vcluster import daemons
+from rmax.vcluster import cgroups, daemons
 from rmax.vcluster import slurm as slurm_mod
 from rmax.vcluster import state as st_mod
 from rmax.vcluster import system as sx
 from rmax.vcluster.addresses import choose_subnet
-from rmax.vcluster.plan import Plan, check_counts, make_plan, parse_rate
+from rmax.vcluster.plan import Plan, allot_cpus, check_counts, make_plan, parse_rate
 from rmax.vcluster.state import State
 
 # Test hook: exit abruptly after creating this many objects, as a crashed or
@@ -28,19 +28,26 @@ CRASH_VARIABLE = "RMAX_VCLUSTER_CRASH_AFTER"
 
 def up(name: str, nodes: int, switches: int, *, link: str | None = None, trunk: str | None = None,
        trunk_kind: str = "chain", mtu: int = 1500, subnet: str | None = None, slots: int = 1,
-       slurm: bool = False) -> State:
+       slurm: bool = False, pin_cpus: bool = False) -> State:
+    """pin_cpus: each node gets its own `slots` CPUs, from those this process may use, in cgroups of its own."""
     check_counts(nodes, switches, trunk_kind, mtu, slots)
+    cpus = sorted(os.sched_getaffinity(0)) if pin_cpus else None
+    if cpus is not None:
+        allot_cpus(nodes, slots, cpus)   # too few CPUs is bad input: refused before root is checked
     link_rate = parse_rate(link, "--link") if link else None
     trunk_rate = parse_rate(trunk, "--trunk") if trunk else None
     sx.require_root("rmax vcluster up")
     sx.require_tools("ip", "tc", "bridge", "unshare", "nsenter")
     if slurm:
         slurm_mod.require_tools()
+    hierarchies = cgroups.find_hierarchies() if pin_cpus else []   # refused here, before anything exists
     others = [s.plan.subnet for s in st_mod.load_all() if s.plan and s.name != name]
     net = choose_subnet(nodes, subnet, others)
     plan = make_plan(name, nodes, switches, net, trunk_kind=trunk_kind, link_rate=link_rate,
-                     trunk_rate=trunk_rate, mtu=mtu, slots=slots)
+                     trunk_rate=trunk_rate, mtu=mtu, slots=slots, cpus=cpus)
     plan.extra["slurm"] = slurm
+    if hierarchies:
+        plan.extra["cgroups"] = [h.as_dict() for h in hierarchies]
     state = st_mod.create(name)
     state.plan = plan
     state.save()
@@ -66,6 +73,12 @@ class _Builder:
 def _build(state: State) -> None:
     plan, b = state.plan, _Builder(state)
     m = str(plan.mtu)
+    if plan.pinned:
+        for h in map(cgroups.Hierarchy.from_dict, plan.extra["cgroups"]):
+            for n in plan.nodes:
+                d = cgroups.cgroup_dir(h, n.name)
+                b.record("cgroup", str(d), node=n.name)
+                cgroups.create(h, d, n.cpus)
     for br in plan.switches:
         b.record("link", br)
         sx.run(["ip", "link", "add", br, "mtu", m, "type", "bridge"], f"creating bridge {br}")
@@ -114,7 +127,8 @@ def write_files(state: State) -> None:
     state.hostfile.write_text(f"# virtual cluster {plan.name}: {len(plan.nodes)} nodes on {len(plan.switches)} "
                               f"switches, subnet {plan.subnet}\n"
                               + "".join(f"{n.name} slots={plan.slots}\n" for n in plan.nodes))
-    cases = "".join(f"  {shlex.quote(n.name)}|{n.address}) node={shlex.quote(n.name)} ;;\n" for n in plan.nodes)
+    cases = "".join(f"  {shlex.quote(n.name)}|{n.address}) node={shlex.quote(n.name)}; "
+                    f"procs={shlex.quote(_procs(state, n.name))} ;;\n" for n in plan.nodes)
     # Open MPI calls its remote-shell agent as it would call ssh: `agent [options] HOST COMMAND...`,
     # COMMAND being a shell command line Open MPI built itself. ssh would run it through the
     # remote user's shell; the agent does the same inside HOST's namespaces.
@@ -126,6 +140,8 @@ host=$1; shift
 case "$host" in
 {cases}  *) echo "$0: $host is not a node of virtual cluster {plan.name}" >&2; exit 255 ;;
 esac
+# a pinned node: the command joins the node's cgroups first, and all it starts stays on the node's CPUs
+for p in $procs; do echo $$ >"$p" || exit 255; done
 exec nsenter --net=/run/netns/"$node" --uts={shlex.quote(str(state.directory / 'uts'))}/"$node" -- /bin/sh -c "$*"
 """)
     state.agent.chmod(0o755)
@@ -133,6 +149,11 @@ exec nsenter --net=/run/netns/"$node" --uts={shlex.quote(str(state.directory / '
 
     write_cluster_toml(state.cluster_toml, plan.groups(), plan.switches, note=f"virtual cluster {plan.name}, declared by "
                        f"`rmax vcluster up`; link {_rate(plan.link_rate)}, trunk {_rate(plan.trunk_rate)}")
+
+
+def _procs(state: State, node: str) -> str:
+    """The node's cgroup.procs files, space-separated (cgroup mount points and node names have no spaces)."""
+    return " ".join(str(cgroups.procs_file(d)) for d in state.cgroups(node))
 
 
 def _rate(bits):
@@ -162,6 +183,9 @@ def down(state: State) -> list[str]:
                 removed.append(f"namespace {name}")
         elif kind == "uts":
             sx.delete_uts(Path(name))
+        elif kind == "cgroup":
+            if cgroups.remove(Path(name)):
+                removed.append(f"cgroup {name}")
     st_mod.forget(state)
     return removed
 
@@ -190,7 +214,7 @@ def status(state: State) -> dict:
     for obj in state.objects:
         kind, name = obj["kind"], obj["name"]
         present = (sx.link_exists(name) if kind == "link" else sx.netns_exists(name) if kind == "netns"
-                   else Path(name).exists() if kind == "uts"
+                   else Path(name).exists() if kind in ("uts", "cgroup")
                    else daemons.alive(obj.get("pid"), str(state.directory)) if kind == "daemon" else True)
         if not present:
             missing.append(f"{kind} {name}")
@@ -201,8 +225,10 @@ def status(state: State) -> dict:
         info.update(subnet=plan.subnet, mtu=plan.mtu, slots=plan.slots, trunk_kind=plan.trunk_kind,
                     link_rate_bps=plan.link_rate, trunk_rate_bps=plan.trunk_rate,
                     switches=[{"name": br, "nodes": g} for br, g in zip(plan.switches, plan.groups())],
-                    nodes=[{"name": n.name, "address": n.address, "switch": plan.switches[n.switch]}
-                           for n in plan.nodes])
+                    nodes=[{"name": n.name, "address": n.address, "switch": plan.switches[n.switch], "cpus": n.cpus,
+                            "cgroups": [str(d) for d in state.cgroups(n.name)]} for n in plan.nodes])
+        if plan.pinned:
+            info["cgroups"] = plan.extra.get("cgroups")
         if slurm_mod.enabled(state):
             states = slurm_mod.node_states(state) if state.complete else {}
             for n in info["nodes"]:

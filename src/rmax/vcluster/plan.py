@@ -51,6 +51,7 @@ class Node:
     switch: int
     address: str       # IPv4 on eth0 inside the namespace
     veth: str          # host-side end of the node's link, a port of its switch's bridge
+    cpus: list[int] = field(default_factory=list)   # its own CPUs when pinned (--pin-cpus); empty: all shared
 
 
 @dataclass
@@ -78,6 +79,10 @@ class Plan:
     @property
     def prefixlen(self) -> int:
         return ipaddress.ip_network(self.subnet).prefixlen
+
+    @property
+    def pinned(self) -> bool:
+        return any(n.cpus for n in self.nodes)
 
     def node(self, name: str) -> Node:
         for n in self.nodes:
@@ -134,9 +139,20 @@ def trunk_pairs(switches: int, kind: str) -> list[tuple[int, int]]:
     return [(a, b) for a in range(switches) for b in range(a + 1, switches)]
 
 
+def allot_cpus(nodes: int, slots: int, allowed: list[int]) -> list[list[int]]:
+    """Each node's own `slots` CPUs, disjoint, in order, from the CPUs rmax may use."""
+    if nodes * slots > len(allowed):
+        raise RmaxError(f"pinning {nodes} nodes of {slots} slot(s) needs {nodes * slots} CPUs, but this process may "
+                        f"use {len(allowed)} ({','.join(map(str, allowed))})",
+                        hint="use fewer --nodes or --slots, or go without --pin-cpus")
+    cpus = sorted(allowed)
+    return [cpus[i * slots:(i + 1) * slots] for i in range(nodes)]
+
+
 def make_plan(name: str, nodes: int, switches: int, subnet: str, *, trunk_kind: str = "chain",
               link_rate: int | None = None, trunk_rate: int | None = None, mtu: int = 1500,
-              slots: int = 1) -> Plan:
+              slots: int = 1, cpus: list[int] | None = None) -> Plan:
+    """cpus: the CPUs to pin the nodes to (--pin-cpus), `slots` each; None: the nodes share every CPU."""
     if not NAME_RE.match(name):
         raise RmaxError(f"cluster name '{name}' must be 1-6 lower-case letters or digits, starting with a letter",
                         hint="interface names embed it and Linux allows only 15 characters")
@@ -147,8 +163,9 @@ def make_plan(name: str, nodes: int, switches: int, subnet: str, *, trunk_kind: 
         raise RmaxError(f"{nodes} nodes need {nodes} addresses but subnet {net} has only {len(usable)}",
                         hint="use a larger --subnet (a smaller prefix length) or fewer --nodes")
     where = spread(nodes, switches)
+    own = allot_cpus(nodes, slots, cpus) if cpus is not None else [[] for _ in range(nodes)]
     node_list = [Node(name=f"{name}-n{i + 1}", index=i, switch=where[i], address=str(usable[i]),
-                      veth=f"{name}-n{i + 1}") for i in range(nodes)]
+                      veth=f"{name}-n{i + 1}", cpus=own[i]) for i in range(nodes)]
     bridges = [f"{name}-s{s + 1}" for s in range(switches)]
     trunks = [Trunk(a, b, f"{name}t{a + 1}-{b + 1}a", f"{name}t{a + 1}-{b + 1}b")
               for a, b in trunk_pairs(switches, trunk_kind)]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmax.errors import RmaxError
+from rmax.vcluster.cgroups import procs_file
 from rmax.vcluster.plan import Plan
 
 DEFAULT_ROOT = "/run/rmax/vcluster"
@@ -54,9 +55,19 @@ class State:
     def uts_file(self, node: str) -> Path:
         return self.directory / "uts" / node
 
+    def cgroups(self, node: str) -> list[Path]:
+        """The cgroups of a pinned node, one per hierarchy (none: the node shares every CPU)."""
+        return [Path(o["name"]) for o in self.objects if o["kind"] == "cgroup" and o.get("node") == node]
+
     def enter(self, node: str) -> list[str]:
-        """The argv prefix that runs a command inside node's network and UTS namespaces."""
-        return ["nsenter", f"--net=/run/netns/{node}", f"--uts={self.uts_file(node)}", "--"]
+        """The argv prefix that runs a command inside node's network and UTS namespaces and, when the
+        node is pinned, inside its cgroups (joined first, so that all the command starts stays there)."""
+        ns = ["nsenter", f"--net=/run/netns/{node}", f"--uts={self.uts_file(node)}", "--"]
+        joins = [str(procs_file(d)) for d in self.cgroups(node)]
+        if not joins:
+            return ns
+        return ["sh", "-c", 'while [ "$1" != -- ]; do echo $$ >"$1" || exit 126; shift; done; shift; exec "$@"',
+                "sh", *joins, "--", *ns]
 
     def save(self) -> None:
         data = {"name": self.name, "complete": self.complete, "objects": self.objects,
