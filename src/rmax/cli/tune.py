@@ -39,6 +39,13 @@ def _print_summary(s: dict) -> None:
     b, start = s["best"], s["start"]
     x = start.get("gflops")
     console.print()
+    if s.get("steps"):
+        from rmax.tune.steps import TITLE, render
+
+        console.print(TITLE)
+        for line in render(s["steps"]):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.print()
     line = f"from {x:.3f} GFLOPS with the stock HPL.dat" if x else "the stock HPL.dat gave no valid result"
     gain = f" ({b['gain_pct']:+.1f}%" if b.get("gain_pct") is not None else ""
     if gain:

@@ -24,9 +24,9 @@ from rmax.model.hpl_model import hpl_flops
 from rmax.stats import differ_significantly
 from rmax.store import Store
 from rmax.store.runs import Run, process_identity
-from rmax.tune import table
+from rmax.tune import steps, table
 from rmax.tune.effects import effect_sizes
-from rmax.tune.evaluator import Budget, BudgetExhausted, Evaluator, Measurement
+from rmax.tune.evaluator import Budget, BudgetExhausted, Duel, Evaluator, Measurement
 from rmax.tune.noise import challenge, noise_cv
 from rmax.tune.settings import Settings
 from rmax.tune.space import Space, from_config, key, n_from_memory, to_config, variant_code
@@ -39,6 +39,7 @@ MIN_REDUCED_N = 500
 # Without --n, a full-N trial takes at most this share of a time budget: the stock start and the
 # confirmation at full N, and the search at reduced N (an eighth of the time each), all fit.
 TRIAL_SHARE = 1 / 8
+CONFIRM = "the best at full N vs the stock HPL.dat"
 
 
 class NodesLost(Exception):
@@ -240,9 +241,10 @@ class Session:
                 full = space.sized(inc, True)
                 try:
                     if key(full) != key(stock) and not ev.known_bad(stock) and ev.samples(stock):
-                        challenge(ev, full, stock, st.cap)
+                        challenge(ev, full, stock, st.cap, label=CONFIRM)
                     elif key(full) != key(stock):
                         ev.sample(full)
+                        ev.duels.append(Duel(None, full, None, label=CONFIRM))
                 except BudgetExhausted:
                     pass
                 if not ev.samples(full) and not ev.known_bad(full):
@@ -266,7 +268,8 @@ class Session:
                    "start": {"gflops": start.m.gflops if start and start.m.ok else None,
                              "status": start.m.status if start else None, "code": variant_code(start.cand) if start else None,
                              "n": start.cand["n"] if start else None},
-                   "effects": effect_sizes(ok, cv), "best": None}
+                   "effects": effect_sizes(ok, cv), "best": None,
+                   "steps": steps.build(ev, self.space.sized(self.space.stock(), True))}
         if best is None:
             self.run.update(summary=summary)
             self.run.finish("failed", "no valid trial: every trial failed or was invalid")
