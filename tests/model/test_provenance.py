@@ -102,7 +102,7 @@ def test_nb_comes_from_the_freshest_full_k_sweep_and_the_bound_from_the_ranks_th
     _dgemm((2048,), threads=2, rate=40.0)
     _dgemm((2048,), threads=2, rate=40.0)
     with open_store() as s:
-        nbs, source = nb_candidates(s)
+        nbs, source, _ = nb_candidates(s)
         assert nbs[0] in (128, 192, 256) and sweep[:8] in source
         # a one-thread rank is bound by the one-thread DGEMM, not the newer two-thread rate
         g1 = gamma3_from_store(s, 192, threads=1)

@@ -28,6 +28,15 @@ def test_short_real_session(db, tmp_path):
     assert len(trials) == 4 and all(t["status"] == "ok" for t in trials)
     summary = json.loads(tune["summary"])
     assert summary["best"]["gflops"] > 0 and summary["trials"] == 4
+    # No k sweep was stored: the session ran one first, under itself, and seeded NB from it.
+    (sweep,) = _runs(db, kind="dgemm", parent=tune["id"])
+    assert sweep["status"] == "ok" and len(json.loads(sweep["summary"])["k"]) >= 4
+    assert f"{sweep['id'][:8]}" in text and "which this session ran first" in text
+    assert sweep["started_at"] < trials[0]["started_at"]
+    # The steps table (Table 1 of the Kronos article): the start, then each decided duel.
+    steps = summary["steps"]
+    assert "Step  Change" in text and steps[0]["change"] == "stock HPL.dat (the start)" and steps[0]["n"] == 1000
+    assert all(x["significant"] for x in steps if x["kept"] and x["gain_pct"] is not None)
 
 
 def test_invalid_trials_are_never_best(db, tmp_path):

@@ -155,6 +155,10 @@ class Dgemm(Family):
         for m, n, k in o.shapes:
             check_fits(f"--shapes {m}x{n}x{k}: the matrices", (m * k + k * n + m * n) * 8)
 
+    def survey_options(self, o, hpl):
+        # The survey's DGEMM bound is taken at the shape of its HPL run's trailing update.
+        return dataclasses.replace(o, shapes=(hpl_update_shape(*hpl),))
+
     def argv(self, o):
         return [executable("rmax-node"), "dgemm", "--json", "-", "--sweep", o.sweep,
                 "--sizes", ",".join(map(str, o.sizes)), "--k", ",".join(map(str, o.k)), "--mn", str(o.mn),

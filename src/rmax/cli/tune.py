@@ -56,7 +56,8 @@ def _print_summary(s: dict) -> None:
     if b.get("pct_rpeak") is not None:
         parts.append(f"{b['pct_rpeak']:.1f}% of Rpeak ({s['rpeak_gflops']:.1f} GFLOPS, {s.get('rpeak_basis') or '?'})")
     if b.get("pct_dgemm_bound") is not None:
-        parts.append(f"{b['pct_dgemm_bound']:.1f}% of the DGEMM bound ({s['dgemm_bound_gflops']:.1f} GFLOPS)")
+        parts.append(f"{b['pct_dgemm_bound']:.1f}% of the DGEMM bound ({s['dgemm_bound_gflops']:.1f} GFLOPS: "
+                     f"{s.get('dgemm_source')})")
     else:
         parts.append(f"DGEMM bound unknown: {s.get('dgemm_source')}")
     console.print("; ".join(parts))

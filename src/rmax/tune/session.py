@@ -147,21 +147,37 @@ class Session:
     def create(cls, store: Store, settings: Settings, echo, check=None) -> "Session":
         """Plan the session (facts, space); `check(space, facts)` may refuse it before anything is stored."""
         from rmax.launch.request import spec_from_options
-        from rmax.tune.facts import gather
-        from rmax.tune.nb_seed import nb_candidates
+        from rmax.tune.facts import dgemm_bound, gather
+        from rmax.tune.nb_seed import nb_candidates, run_k_sweep
 
         spec = spec_from_options([], np=settings.np, hosts=settings.hosts, hostfile=settings.hostfile,
                                  bind=settings.bind, blas_threads=settings.blas_threads,
                                  oversubscribe=settings.oversubscribe, net_if=settings.net_if)
         settings.np = spec.np
         nodes = len({h.name for h in spec.hosts}) if spec.hosts else 1
-        nbs, nb_source = nb_candidates(store)
+        nbs, nb_source, sweep = nb_candidates(store)
+        ran = None
+        if sweep is None:
+            # No full k sweep stored here: measure one now (it seeds NB and gives the DGEMM bound).
+            ran, what = run_k_sweep(store, settings.blas_threads)
+            if ran:
+                nbs, nb_source, used = nb_candidates(store)
+                if used == ran:
+                    nb_source = f"{nb_source}, which this session ran first"
+            else:
+                nb_source = f"{nb_source}; {what}"
         facts = gather(store, spec.np, nodes, settings.blas_threads, nbs[0])
         space = build_space(settings, facts, spec.np, nbs, nb_source)
+        # The bound at the shape of HPL's trailing update: the start's NB and grid at the full N.
+        h = space.heuristic()
+        facts["dgemm_bound_gflops"], facts["dgemm_source"] = dgemm_bound(store, spec.np, settings.blas_threads,
+                                                                         h["nb"], space.n_at(True), h["grid"])
         if check:
             check(space, facts)
         run = store.start_run("tune", params={"settings": settings.to_dict(), "space": space.to_dict(),
                                              "facts": facts}, label=f"rmax tune ({settings.strategy})")
+        if ran:
+            Run(store, store.get(ran)).update(parent=run.id)    # the sweep is part of this session
         return cls(store, run, settings, space, facts, echo)
 
     @classmethod
@@ -218,6 +234,9 @@ class Session:
         self.echo(f"tuning session {self.run.id[:8]} (resume with: rmax tune --resume {self.run.id[:8]})")
         self.echo(f"N {space.n_at(True)} from {space.n_source} (search at {space.n_at(False)}), NB candidates {space.nb} from {space.nb_source}; "
                   f"grids {', '.join(f'{p}x{q}' for p, q in space.grid)}; engine {st.engine}, {space.ranks} ranks")
+        bound = self.facts.get("dgemm_bound_gflops")
+        self.echo(f"DGEMM bound {bound:.1f} GFLOPS: {self.facts.get('dgemm_source')}" if bound
+                  else f"DGEMM bound unknown: {self.facts.get('dgemm_source')}")
         self.echo(table.header())
         try:
             stock = space.sized(space.stock(), full=True)
@@ -280,7 +299,14 @@ class Session:
         path = Path(st.out)
         path.write_text(render(cfg, title=f"HPL.dat tuned by rmax (session {self.run.id[:8]}): {g:.3f} GFLOPS"))
         x = summary["start"]["gflops"]
-        rp, bound = self.facts.get("rpeak_gflops"), self.facts.get("dgemm_bound_gflops")
+        rp = self.facts.get("rpeak_gflops")
+        # The bound at the shape of the best's own trailing update (its N, NB and grid) when measured.
+        from rmax.tune.facts import dgemm_bound
+
+        bound, bound_source = dgemm_bound(self.store, self.space.ranks, st.blas_threads, cand["nb"], cand["n"],
+                                          cand["grid"])
+        if bound is None:
+            bound, bound_source = self.facts.get("dgemm_bound_gflops"), self.facts.get("dgemm_source")
         # A gain counts only when significant: say whether the best's samples separate from the start's.
         sig, p_value = (differ_significantly(ev.samples(cand), ev.samples(start.cand))
                         if start and start.m.ok and key(cand) != key(start.cand) else (False, math.nan))
@@ -292,7 +318,7 @@ class Session:
                            "pct_rpeak": 100 * g / rp if rp else None,
                            "pct_dgemm_bound": 100 * g / bound if bound else None}
         summary["rpeak_gflops"], summary["rpeak_basis"] = rp, self.facts.get("rpeak_basis")
-        summary["dgemm_bound_gflops"], summary["dgemm_source"] = bound, self.facts.get("dgemm_source")
+        summary["dgemm_bound_gflops"], summary["dgemm_source"] = bound, bound_source
         self.run.update(summary=summary)
         self.run.finish("ok")
         return summary
