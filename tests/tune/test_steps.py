@@ -56,3 +56,20 @@ def test_with_noise_the_better_nb_is_still_found_significant():
         steps, s = _session(seed, cv=0.02)
         nb = [x for x in steps if x["change"].endswith("-> 192") and x["kept"]]
         assert nb and all(x["significant"] and x["p_value"] < 0.05 for x in nb), steps
+
+
+def test_a_duel_the_budget_cut_short_is_shown_undecided_and_not_kept():
+    import pytest
+
+    from rmax.tune.evaluator import BudgetExhausted
+    from rmax.tune.noise import challenge
+
+    ev = Evaluator(NbOnly(), Budget(trials=3))
+    stock = SPACE.sized(SPACE.stock(), True)
+    ev.sample(stock)
+    with pytest.raises(BudgetExhausted):
+        challenge(ev, {**stock, "nb": 192}, stock, label="the best at full N vs the stock HPL.dat")
+    steps = build(ev, stock)
+    assert len(steps) == 2 and steps[1]["change"] == "the best at full N vs the stock HPL.dat: nb: 128 -> 192"
+    assert steps[1]["kept"] is False and steps[1]["why"].startswith("undecided") and steps[1]["trials"] == 1
+    assert round(steps[1]["gain_pct"], 6) == round(100 * (100 / 85 - 1), 6)

@@ -42,7 +42,7 @@ def _print_summary(s: dict) -> None:
     if s.get("steps"):
         from rmax.tune.steps import TITLE, render
 
-        console.print(TITLE)
+        console.print(TITLE, soft_wrap=True)
         for line in render(s["steps"]):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
         console.print()

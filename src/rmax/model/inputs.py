@@ -29,6 +29,7 @@ class Measured:
     value: float
     source: str
     at: str = ""            # when it was measured (ISO time), for choosing the latest
+    at_hpl_shape: bool = False   # a DGEMM rate measured at HPL's trailing-update shape (gamma3_from_store)
 
     def as_dict(self) -> dict:
         return {"value": self.value, "source": self.source, "measured_at": self.at or None}
@@ -117,9 +118,9 @@ def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None =
              for got in [_dgemm_rate(r, nb, threads, shape)] if got]
     picked = next((x for x in rated if x[1][2]), rated[0] if rated else None)
     if picked:
-        r, (g, how, _) = picked
-        cands.append(Measured(1e-9 / g, f"{cite(r)}: {g:.2f} GFLOPS per process ({how})", r.started_at))
-        if picked[1][2]:
+        r, (g, how, at_shape) = picked
+        cands.append(Measured(1e-9 / g, f"{cite(r)}: {g:.2f} GFLOPS per process ({how})", r.started_at, at_shape))
+        if at_shape:
             return cands[0]     # HPL's own shape: closer to its update than hpcc's square StarDGEMM
     for r, hs in (_hpcc_summaries(store, scope) if threads in (None, 1) else []):
         g = _float(hs.get("StarDGEMM_Gflops"))

@@ -8,17 +8,18 @@ from rmax.errors import RmaxError
 
 
 def dgemm_bound(store, np: int, blas_threads: int, nb: int | None, n: int | None = None,
-                grid: tuple[int, int] | None = None) -> tuple[float | None, str]:
-    """(GFLOPS, source) of the DGEMM bound: every flop at the DGEMM rate of one rank (its BLAS
-    threads; with N and grid, at the shape of HPL's trailing update: rmax.model.inputs) x np."""
+                grid: tuple[int, int] | None = None) -> tuple[float | None, str, bool]:
+    """(GFLOPS, source, whether at HPL's shape) of the DGEMM bound: every flop at the DGEMM rate
+    of one rank (its BLAS threads; with N and grid, at the shape of HPL's trailing update:
+    rmax.model.inputs) x np."""
     from rmax.model.inputs import gamma3_from_store
 
     try:
         g = gamma3_from_store(store, nb, threads=blas_threads, n=n, grid=grid)
     except RmaxError:
         return None, (f"no dgemm run with {blas_threads} thread(s) stored "
-                      f"(run `rmax bench dgemm --threads {blas_threads}`)")
-    return 1e-9 / g.value * np, g.source
+                      f"(run `rmax bench dgemm --threads {blas_threads}`)"), False
+    return 1e-9 / g.value * np, g.source, g.at_hpl_shape
 
 
 def gather(store, np: int, nodes: int, blas_threads: int, nb_hint: int | None = None) -> dict:
@@ -37,7 +38,7 @@ def gather(store, np: int, nodes: int, blas_threads: int, nb_hint: int | None = 
          "rpeak_gflops": min(rp / cores * np * blas_threads, rp * nodes) if rp else None,
          "rpeak_basis": basis}
     # Before N is known, at the NB hint alone; the session takes it again at HPL's shape once it is.
-    f["dgemm_bound_gflops"], f["dgemm_source"] = dgemm_bound(store, np, blas_threads, nb_hint)
+    f["dgemm_bound_gflops"], f["dgemm_source"], _ = dgemm_bound(store, np, blas_threads, nb_hint)
     # A first guess at the HPL rate, only for the first trial's predicted time (budget check,
     # watchdog): half the DGEMM bound, or 15% of a nominal Rpeak, deliberately low: a guess too
     # high would predict too short a first trial and cut it off.

@@ -46,22 +46,3 @@ def nb_candidates(store) -> tuple[list[int], str, str | None]:
                              "rate)"), run.id
     return list(FALLBACK_NBS), ("HPL's tuning notes (multiples of 32 in [64, 256]; no dgemm run with a k sweep "
                                 "stored here: run `rmax bench dgemm --sweep k`)"), None
-
-
-def run_k_sweep(store, threads: int) -> tuple[str | None, str]:
-    """Run a full k sweep here (the dgemm family at its quick sizes, with the default k list, at
-    the ranks' BLAS threads): (the run's id when it succeeded, what happened)."""
-    import dataclasses
-
-    from rmax.bench.family import RunContext, get, run
-    from rmax.errors import RmaxError
-
-    dgemm = get("dgemm")
-    o = dataclasses.replace(dgemm.options(quick=True), sweep="k", k=dgemm.options().k, threads=threads)
-    try:
-        rec = run(dgemm, o, RunContext(store=store, label="tune: DGEMM k sweep for NB", quick=True))
-    except RmaxError as e:
-        return None, f"the k sweep could not run: {e}"
-    if rec.status != "ok":
-        return None, f"the k sweep run {rec.id[:8]} ended {rec.status}: {rec.error or ''}".rstrip(": ")
-    return rec.id, f"ran a DGEMM k sweep ({len(o.k)} k at m = n = {o.mn}, {threads} thread(s)): dgemm {rec.id[:8]}"

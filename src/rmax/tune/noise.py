@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from rmax.stats import differ_significantly, summarize
-from rmax.tune.evaluator import Duel, Evaluator
+from rmax.tune.evaluator import BudgetExhausted, Duel, Evaluator
 
 DEFAULT_CAP = 3          # samples per challenger (and per incumbent, per duel)
 DEFAULT_CV = 0.03        # run-to-run noise assumed until it has been measured
@@ -30,6 +30,7 @@ class Verdict:
     p_value: float = math.nan
     samples: int = 0
     screened: bool = False   # dropped as clearly worse before any test (see _clearly_worse)
+    unfinished: bool = False  # the budget ran out before a decision: not kept
 
 
 def noise_cv(ev: Evaluator, min_dof: int = 1) -> float | None:
@@ -54,7 +55,17 @@ def challenge(ev: Evaluator, cand: dict, incumbent: dict, cap: int = DEFAULT_CAP
     """Measure cand against incumbent (already measured at least once) as described above. Every
     strategy's duels pass through here, so here each one is recorded for the steps table
     (rmax.tune.steps), `label` naming a duel of the session's own (the confirmation at full N)."""
-    v = _duel(ev, cand, incumbent, cap)
+    try:
+        v = _duel(ev, cand, incumbent, cap)
+    except BudgetExhausted:
+        a, b = ev.samples(cand), ev.samples(incumbent)
+        if a or ev.known_bad(cand):     # measured, then the budget ran out before a decision
+            p = differ_significantly(a, b)[1]
+            ev.duels.append(Duel(dict(incumbent), dict(cand),
+                                 Verdict(False, ev.known_bad(cand), sum(a) / len(a) if a else None,
+                                         sum(b) / len(b), p, len(a), unfinished=True),
+                                 len(b), label))
+        raise
     ev.duels.append(Duel(dict(incumbent), dict(cand), v, len(ev.samples(incumbent)), label))
     return v
 

@@ -146,38 +146,50 @@ class Session:
     @classmethod
     def create(cls, store: Store, settings: Settings, echo, check=None) -> "Session":
         """Plan the session (facts, space); `check(space, facts)` may refuse it before anything is stored."""
+        from rmax.bench.dgemm import hpl_update_shape
         from rmax.launch.request import spec_from_options
+        from rmax.tune import own_dgemm
         from rmax.tune.facts import dgemm_bound, gather
-        from rmax.tune.nb_seed import nb_candidates, run_k_sweep
+        from rmax.tune.nb_seed import nb_candidates
 
         spec = spec_from_options([], np=settings.np, hosts=settings.hosts, hostfile=settings.hostfile,
                                  bind=settings.bind, blas_threads=settings.blas_threads,
                                  oversubscribe=settings.oversubscribe, net_if=settings.net_if)
         settings.np = spec.np
         nodes = len({h.name for h in spec.hosts}) if spec.hosts else 1
+        threads = settings.blas_threads
         nbs, nb_source, sweep = nb_candidates(store)
-        ran = None
+        ran = []        # the dgemm runs this session makes for itself
         if sweep is None:
             # No full k sweep stored here: measure one now (it seeds NB and gives the DGEMM bound).
-            ran, what = run_k_sweep(store, settings.blas_threads)
-            if ran:
+            got, what = own_dgemm.k_sweep(store, threads)
+            if got:
+                ran.append(got)
                 nbs, nb_source, used = nb_candidates(store)
-                if used == ran:
+                if used == got:
                     nb_source = f"{nb_source}, which this session ran first"
             else:
                 nb_source = f"{nb_source}; {what}"
-        facts = gather(store, spec.np, nodes, settings.blas_threads, nbs[0])
+        facts = gather(store, spec.np, nodes, threads, nbs[0])
         space = build_space(settings, facts, spec.np, nbs, nb_source)
-        # The bound at the shape of HPL's trailing update: the start's NB and grid at the full N.
-        h = space.heuristic()
-        facts["dgemm_bound_gflops"], facts["dgemm_source"] = dgemm_bound(store, spec.np, settings.blas_threads,
-                                                                         h["nb"], space.n_at(True), h["grid"])
+        # The bound at the shape of HPL's trailing update: the start's NB and grid at the full N,
+        # measured now when no stored DGEMM has that k.
+        h, n = space.heuristic(), space.n_at(True)
+        bound, source, at_shape = dgemm_bound(store, spec.np, threads, h["nb"], n, h["grid"])
+        if not at_shape:
+            got, what = own_dgemm.hpl_shape(store, threads, hpl_update_shape(n, h["nb"], *h["grid"]))
+            if got:
+                ran.append(got)
+                bound, source, _ = dgemm_bound(store, spec.np, threads, h["nb"], n, h["grid"])
+            else:
+                source = f"{source}; {what}"
+        facts["dgemm_bound_gflops"], facts["dgemm_source"] = bound, source
         if check:
             check(space, facts)
         run = store.start_run("tune", params={"settings": settings.to_dict(), "space": space.to_dict(),
                                              "facts": facts}, label=f"rmax tune ({settings.strategy})")
-        if ran:
-            Run(store, store.get(ran)).update(parent=run.id)    # the sweep is part of this session
+        for rid in ran:
+            Run(store, store.get(rid)).update(parent=run.id)    # measured for this session: part of it
         return cls(store, run, settings, space, facts, echo)
 
     @classmethod
@@ -275,6 +287,23 @@ class Session:
                             hint=f"fix the nodes, then: rmax tune --resume {self.run.id[:8]}") from None
         return self.finish(strategy)
 
+    def best_bound(self, cand: dict) -> tuple[float | None, str]:
+        """The DGEMM bound at the shape of the best's own trailing update (its N, NB and grid),
+        measured now when no stored DGEMM has it; else the session's first bound."""
+        from rmax.bench.dgemm import hpl_update_shape
+        from rmax.tune import own_dgemm
+        from rmax.tune.facts import dgemm_bound
+
+        args = (self.store, self.space.ranks, self.settings.blas_threads, cand["nb"], cand["n"], cand["grid"])
+        bound, source, at_shape = dgemm_bound(*args)
+        if not at_shape:
+            shape = hpl_update_shape(cand["n"], cand["nb"], *cand["grid"])
+            if own_dgemm.hpl_shape(self.store, self.settings.blas_threads, shape, parent=self.run.id)[0]:
+                bound, source, at_shape = dgemm_bound(*args)
+        if bound is None or not at_shape and self.facts.get("dgemm_bound_gflops"):
+            return self.facts.get("dgemm_bound_gflops"), self.facts.get("dgemm_source")
+        return bound, source
+
     def finish(self, strategy) -> dict:
         ev, st = self.ev, self.settings
         start = ev.history[0] if ev.history else None
@@ -300,13 +329,7 @@ class Session:
         path.write_text(render(cfg, title=f"HPL.dat tuned by rmax (session {self.run.id[:8]}): {g:.3f} GFLOPS"))
         x = summary["start"]["gflops"]
         rp = self.facts.get("rpeak_gflops")
-        # The bound at the shape of the best's own trailing update (its N, NB and grid) when measured.
-        from rmax.tune.facts import dgemm_bound
-
-        bound, bound_source = dgemm_bound(self.store, self.space.ranks, st.blas_threads, cand["nb"], cand["n"],
-                                          cand["grid"])
-        if bound is None:
-            bound, bound_source = self.facts.get("dgemm_bound_gflops"), self.facts.get("dgemm_source")
+        bound, bound_source = self.best_bound(cand)
         # A gain counts only when significant: say whether the best's samples separate from the start's.
         sig, p_value = (differ_significantly(ev.samples(cand), ev.samples(start.cand))
                         if start and start.m.ok and key(cand) != key(start.cand) else (False, math.nan))

@@ -27,6 +27,8 @@ def change_text(old: dict, new: dict) -> str:
 
 
 def _why(v, k: int) -> str:
+    if v.unfinished:
+        return f"undecided: the budget ran out after {k} trial(s)"
     if v.invalid:
         return "the challenger failed or FAILED its residual check"
     if v.better and v.incumbent_mean is None:
@@ -72,7 +74,7 @@ def build(ev: Evaluator, stock: dict | None) -> list[dict]:
         p = v.p_value if v.p_value == v.p_value else None
         change = change_text(inc, d.challenger)
         out.append(_row(len(out), d.challenger, f"{d.label}: {change}" if d.label else change, v.mean, v.samples,
-                        gain_pct=gain, p_value=p, significant=None if p is None else p < 0.05, kept=v.better,
+                        gain_pct=gain, p_value=p, significant=None if p is None else bool(p < 0.05), kept=v.better,
                         why=_why(v, v.samples)))
         if v.better:
             kept.add(key(d.challenger))
