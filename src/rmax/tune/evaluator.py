@@ -68,8 +68,8 @@ class Trial:
 
 @dataclass
 class Duel:
-    """One decided challenge (rmax.tune.noise.challenge): who met whom and its verdict (a
-    noise.Verdict; None for a measurement compared with nothing)."""
+    """One challenge (rmax.tune.noise.challenge), decided or cut short by the budget: who met whom
+    and its verdict (a noise.Verdict; None for a measurement compared with nothing)."""
 
     incumbent: dict | None
     challenger: dict
@@ -85,7 +85,7 @@ class Evaluator:
     history: list[Trial] = field(default_factory=list)
     _samples: dict = field(default_factory=dict)
     _invalid: set = field(default_factory=set)
-    duels: list[Duel] = field(default_factory=list)   # every challenge decided, in order (the steps table)
+    duels: list[Duel] = field(default_factory=list)   # every challenge, in order (the steps table)
     after: Callable[["Trial"], None] | None = None   # called once each trial is recorded (checkpoints)
 
     def sample(self, cand: dict) -> float | None:

@@ -63,7 +63,7 @@ def challenge(ev: Evaluator, cand: dict, incumbent: dict, cap: int = DEFAULT_CAP
             p = differ_significantly(a, b)[1]
             ev.duels.append(Duel(dict(incumbent), dict(cand),
                                  Verdict(False, ev.known_bad(cand), sum(a) / len(a) if a else None,
-                                         sum(b) / len(b), p, len(a), unfinished=True),
+                                         sum(b) / len(b) if b else None, p, len(a), unfinished=True),
                                  len(b), label))
         raise
     ev.duels.append(Duel(dict(incumbent), dict(cand), v, len(ev.samples(incumbent)), label))
