@@ -76,6 +76,32 @@ def test_every_headline_figure_is_the_field_it_comes_from(survey):
     assert {r["family"] for r in rows} == expected and {"peakflops", "stream", "dgemm", "hpl"} <= expected
 
 
+def test_the_dgemm_bound_is_the_dgemm_at_hpls_shape_times_the_cores(survey):
+    """The survey's dgemm step measured the trailing-update shape of the survey's HPL run; the
+    bound is that point's stored field x the cores, and says so. Without the HPL run to take the
+    shape from, it falls back to the best size and says it is not at HPL's shape."""
+    from rmax.bench.dgemm import hpl_update_shape
+    from rmax.bench.family import loaded
+    from rmax.bench.view import resolve
+    from rmax.survey.headline import by_role, headline
+
+    rec, env = survey
+    with open_store(env["RMAX_DB"]) as store:
+        kids = store.children(rec["id"])
+    by_id = {k.id: k for k in kids}
+    t = loaded(next(k for k in kids if k.kind == "hpl"))[1].best()
+    m, n, k = hpl_update_shape(t.n, t.nb, t.p, t.q)
+    cores = next(k for k in kids if k.kind == "info").summary["cpu"]["cores"]
+    bound = by_role(headline(kids), "dgemm_bound")
+    assert bound["at_hpl_shape"] and f"at HPL's shape m={m} n={n} k={k}" in bound["statistic"], bound
+    assert bound["path"][0] == "shape" and by_id[bound["run"]].kind == "dgemm"
+    assert resolve(by_id[bound["run"]].summary, bound["path"]) * cores == bound["value"] and bound["scale"] == cores
+    fallback = by_role(headline([k for k in kids if k.kind != "hpl"]), "dgemm_bound")
+    assert not fallback["at_hpl_shape"] and "not at HPL's shape" in fallback["statistic"]
+    assert fallback["path"][0] in ("square", "k")
+    assert resolve(by_id[fallback["run"]].summary, fallback["path"]) * cores == fallback["value"]
+
+
 def test_the_peak_is_measured_once_and_both_headline_rows_read_it(survey):
     """The inventory does not measure the FMA peak when the survey runs peakflops: the measured
     peak and the basis of % of peak are figures of the peakflops run, read from its stored summary."""

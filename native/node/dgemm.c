@@ -1,8 +1,9 @@
 /* dgemm: GFLOPS of the BLAS's DGEMM (C = A B, Fortran ABI, whatever
  * libblas.so.3 the loader picks) vs square order n, and vs the inner dimension
  * k at fixed large m = n: I-Cluster's rule for HPL's NB (Richard et al., HP
- * Labs Grenoble) is the k where the rate stops growing. Every timed block is checked: sampled entries of C against a
- * long-double dot product. */
+ * Labs Grenoble) is the k where the rate stops growing. Given shapes m x n x k
+ * (--shapes) are measured too: HPL's trailing update at its own N, NB and grid.
+ * Every timed block is checked: sampled entries of C against a long-double dot product. */
 #include "measure.h"
 #include "node_commands.h"
 #include "node_util.h"
@@ -18,7 +19,7 @@
 #define CHECKS 48
 
 static const node_kernel K = {
-    "rmax-node dgemm", "rmax.dgemm/1", "BLAS DGEMM rate vs square size and vs inner dimension k.",
+    "rmax-node dgemm", "rmax.dgemm/1", "BLAS DGEMM rate vs square size, vs inner dimension k, and at given shapes.",
     "# Sweep         m       n       k       Median          Min          Max      n",
     "GFLOPS (2mnk per call): median, min, max of n timed blocks",
     "C differs from a long-double reference",
@@ -131,16 +132,41 @@ static void check_order(const char *what, size_t v)
         rmx_die(2, K.prog, "%s: %zu is too large a matrix dimension", what, v);
 }
 
+#define MAX_SHAPES 64
+
+/* "MxNxK,MxNxK,...": every order checked like the sweeps' own. */
+static size_t parse_shapes(const char *text, size_t shapes[][3])
+{
+    size_t count = 0;
+    const char *p = text;
+    while (p && *p) {
+        if (count == MAX_SHAPES)
+            rmx_die(2, K.prog, "--shapes: at most %d shapes", MAX_SHAPES);
+        for (int d = 0; d < 3; d++) {
+            char *end;
+            unsigned long long v = strtoull(p, &end, 10);
+            if (end == p || *p == '-' || (d < 2 && *end != 'x') || (d == 2 && *end != ',' && *end != '\0'))
+                rmx_die(2, K.prog, "--shapes: '%s' is not a list of MxNxK (e.g. 3000x1500x128)", text);
+            check_order("--shapes", (size_t)v);
+            shapes[count][d] = (size_t)v;
+            p = *end ? end + 1 : end;
+        }
+        count++;
+    }
+    return count;
+}
+
 int cmd_dgemm(int argc, char **argv)
 {
     node_run r = {&K, .budget = 1.0, .sample_time = 0.05, .target = 0.02};
-    const char *sweep = "both";
+    const char *sweep = "both", *shape_text = NULL;
     rmx_size_list sizes = {0}, ks = {0};
     size_t mn = 2048;
     static size_t default_sizes[] = {128, 256, 512, 1024, 2048};
     static size_t default_ks[] = {32, 64, 96, 128, 192, 256, 384, 512};
     const rmx_arg spec[] = {
-        {"sweep", RMX_ARG_CHOICE, &sweep, "which sweep", 0, 0, "square|k|both"},
+        {"sweep", RMX_ARG_CHOICE, &sweep, "which sweep (shape: only the --shapes)", 0, 0, "square|k|both|shape"},
+        {"shapes", RMX_ARG_STRING, &shape_text, "shapes MxNxK to measure as well, comma-separated", 0, 0, NULL},
         {"sizes", RMX_ARG_SIZE_LIST, &sizes, "square orders n (default 128,256,512,1024,2048)", 0, 1e18, NULL},
         {"k", RMX_ARG_SIZE_LIST, &ks, "inner dimensions k at m = n = --mn (default 32,64,96,128,192,256,384,512)", 0, 1e18, NULL},
         {"mn", RMX_ARG_SIZE, &mn, "m = n of the k sweep (default 2048)", 0, 1e18, NULL},
@@ -159,7 +185,14 @@ int cmd_dgemm(int argc, char **argv)
         ks.v = default_ks;
         ks.n = sizeof default_ks / sizeof default_ks[0];
     }
-    int do_square = strcmp(sweep, "k") != 0, do_k = strcmp(sweep, "square") != 0;
+    int do_square = !strcmp(sweep, "square") || !strcmp(sweep, "both"), do_k = !strcmp(sweep, "k") || !strcmp(sweep, "both");
+    size_t shapes[MAX_SHAPES][3];
+    size_t n_shapes = shape_text ? parse_shapes(shape_text, shapes) : 0;
+    if (!strcmp(sweep, "shape") && !n_shapes)
+        rmx_die(2, K.prog, "--sweep shape needs --shapes MxNxK,...");
+    for (size_t i = 0; i < n_shapes; i++)
+        node_check_size(K.prog, "--shapes: the matrices",
+                        (shapes[i][0] * shapes[i][2] + shapes[i][2] * shapes[i][1] + shapes[i][0] * shapes[i][1]) * sizeof(double), 1);
     for (size_t i = 0; do_square && i < sizes.n; i++) {
         check_order("--sizes", sizes.v[i]);
         node_check_size(K.prog, "--sizes: three matrices", sizes.v[i] * sizes.v[i] * sizeof(double), 3);
@@ -178,5 +211,8 @@ int cmd_dgemm(int argc, char **argv)
     rmx_step("k");
     for (size_t i = 0; do_k && i < ks.n; i++)
         measure(&r, "k", (int)mn, (int)mn, (int)ks.v[i]);
+    rmx_step("shape");
+    for (size_t i = 0; i < n_shapes; i++)
+        measure(&r, "shape", (int)shapes[i][0], (int)shapes[i][1], (int)shapes[i][2]);
     return node_finish(&r);
 }

@@ -110,6 +110,26 @@ class NumberList(click.ParamType):
         return [self.item.convert(p, param, ctx) for p in _items(value, param, self.most, "values")]
 
 
+class Shapes(click.ParamType):
+    """'MxNxK,...': matrix shapes, each order an integer in [1, hi]."""
+
+    name = "MxNxK,..."
+
+    def __init__(self, hi: int, most: int = 64):
+        self.hi, self.most = hi, most
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (list, tuple)):
+            return tuple(tuple(s) for s in value)
+        out = []
+        for item in _items(value, param, self.most, "shapes"):
+            dims = item.strip().lower().split("x")
+            if len(dims) != 3:
+                raise RmaxError(f"{_name(param)}: '{item}' is not a shape MxNxK (e.g. 3000x1500x128)")
+            out.append(tuple(to_number(d, f"{_name(param)} {item.strip()}", 1, self.hi, integer=True) for d in dims))
+        return tuple(out)
+
+
 class Names(click.ParamType):
     """'a,b,c': comma-separated names as a tuple in the order given; with `known`, each must be
     one of them (otherwise the command checks them)."""

@@ -102,7 +102,7 @@ def test_nb_comes_from_the_freshest_full_k_sweep_and_the_bound_from_the_ranks_th
     _dgemm((2048,), threads=2, rate=40.0)
     _dgemm((2048,), threads=2, rate=40.0)
     with open_store() as s:
-        nbs, source = nb_candidates(s)
+        nbs, source, _ = nb_candidates(s)
         assert nbs[0] in (128, 192, 256) and sweep[:8] in source
         # a one-thread rank is bound by the one-thread DGEMM, not the newer two-thread rate
         g1 = gamma3_from_store(s, 192, threads=1)
@@ -130,3 +130,35 @@ def test_the_tuner_and_the_models_use_the_peak_basis_of_the_peakflops_run(db):
         tuned = gather(s, np=facts.cores, nodes=1, blas_threads=1)
     assert facts.rpeak_gflops == basis.value and rid[:8] in facts.rpeak_basis
     assert abs(tuned["rpeak_gflops"] - basis.value) < 1e-9 and tuned["rpeak_basis"] == facts.rpeak_basis
+
+
+def test_hpl_update_shape_and_the_nearest_measured_shape():
+    from rmax.bench.dgemm import DgemmPoint, DgemmSummary, hpl_update_shape
+
+    # The flop-weighted mean trailing order is 3N/4, dealt over P rows and Q columns; k = NB.
+    assert hpl_update_shape(8000, 192, 2, 4) == (3000, 1500, 192)
+    pts = [DgemmPoint(m, n, k, g, g, g, g, 0.0, 5) for m, n, k, g in
+           ((3000, 1500, 128, 50.0), (2800, 1400, 192, 41.0), (600, 300, 192, 30.0), (6000, 3000, 192, 44.0))]
+    s = DgemmSummary([], [], 1, shape=pts)
+    assert s.at_shape(3000, 1500, 192) == (("shape", 1), pts[1])     # k must equal NB; then nearest m, n
+    assert s.at_shape(700, 350, 192)[1] is pts[2]
+    assert s.at_shape(3000, 1500, 256) is None
+
+
+def test_the_dgemm_rate_prefers_a_shape_at_hpls_k_and_says_which_point(db):
+    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+    from rmax.model.inputs import gamma3_from_store
+
+    shapes = [DgemmPoint(m, n, k, g, g, g, g, 0.0, 5) for m, n, k, g in ((3000, 1500, 192, 30.0),
+                                                                        (600, 300, 192, 25.0))]
+    older = _store("dgemm", [HERE], DgemmSummary([], [], 1, shape=shapes).to_dict())
+    newer = _dgemm((64, 128, 192, 256), threads=1, rate=20.0)      # a k sweep only, stored later
+    with open_store() as s:
+        g = gamma3_from_store(s, 192, threads=1, n=4000, grid=(1, 2))     # HPL's m=3000 n=1500 k=192
+        assert abs(1e-9 / g.value - 30.0) < 1e-9 and older[:8] in g.source
+        assert "m=3000 n=1500 k=192" in g.source and "nearest HPL's m=3000 n=1500 k=192" in g.source
+        # No shape at k = NB: the latest run's sweep point, saying it is not at HPL's shape.
+        g = gamma3_from_store(s, 256, threads=1, n=4000, grid=(1, 2))
+        assert newer[:8] in g.source and "not at HPL's shape m=3000 n=1500 k=256" in g.source
+        # Without N and grid, as before: the latest run.
+        assert newer[:8] in gamma3_from_store(s, 192, threads=1).source

@@ -18,6 +18,29 @@ def test_records_are_complete_and_validated():
         assert r["summary"]["median"] > 0.1
 
 
+def test_given_shapes_are_measured_and_checked():
+    recs = records("dgemm", "--sweep", "shape", "--shapes", "96x48x16,40x80x24", "--budget", "0.05",
+                   "--sample-time", "0.002")
+    assert [(r["sweep"], r["m"], r["n"], r["k"]) for r in recs] == [("shape", 96, 48, 16), ("shape", 40, 80, 24)]
+    assert all(r["validated"] is True and r["summary"]["median"] > 0.1 for r in recs)
+    recs = records("dgemm", "--sweep", "shape", "--shapes", "64x32x16", "--budget", "0.02", "--self-test-corrupt")
+    assert recs and recs[0]["validated"] is False
+    for args, words in ((["--shapes", "10x10"], "not a list of MxNxK"), (["--shapes", "0x5x5"], "greater than zero"),
+                        (["--sweep", "shape"], "needs --shapes"), (["--shapes", "200000x200000x8"], "does not fit")):
+        proc = node("dgemm", *args)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and words in proc.stderr, proc.stderr
+
+
+def test_cli_stores_the_shapes(db):
+    rec = json.loads(run_cli("bench", "dgemm", "--sweep", "shape", "--shapes", "96x48x16", "--budget", "0.05",
+                             "--json", check=True).stdout)
+    (p,) = rec["summary"]["shape"]
+    assert (p["m"], p["n"], p["k"]) == (96, 48, 16) and p["median"] > 0 and rec["summary"]["k"] == []
+    for args, words in ((["--shapes", "10x10"], "not a shape MxNxK"), (["--shapes", "0x5x5"], "at least 1"),
+                        (["--sweep", "shape"], "needs --shapes"), (["--shapes", "200000x200000x8"], "does not fit")):
+        assert_one_line_error(run_cli("bench", "dgemm", *args), 2, words)
+
+
 def test_a_wrong_product_is_caught():
     recs = records("dgemm", "--sweep", "square", "--sizes", "64", "--budget", "0.02", "--self-test-corrupt")
     assert recs and recs[0]["validated"] is False

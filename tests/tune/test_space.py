@@ -59,11 +59,11 @@ def test_nb_seeded_from_dgemm_k_sweep(db):
     from rmax.store import open_store
 
     with open_store() as store:
-        nbs, source = nb_candidates(store)
+        nbs, source, _ = nb_candidates(store)
         assert nbs == list(FALLBACK_NBS) and "HPL's tuning notes" in source
         with store.start_run("dgemm") as r:
             r.update(summary=DgemmSummary([], pts, 1).to_dict())
-        nbs, source = nb_candidates(store)
+        nbs, source, _ = nb_candidates(store)
         assert nbs == [192, 128, 256] and "k-sweep" in source
 
 

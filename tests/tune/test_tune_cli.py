@@ -28,6 +28,25 @@ def test_short_real_session(db, tmp_path):
     assert len(trials) == 4 and all(t["status"] == "ok" for t in trials)
     summary = json.loads(tune["summary"])
     assert summary["best"]["gflops"] > 0 and summary["trials"] == 4
+    # No DGEMM was stored: the session ran a k sweep first, under itself, and seeded NB from it,
+    # then HPL's trailing-update shape for its bound.
+    # The best's bound is at its own trailing-update shape (measured again at the end if its NB or grid differ).
+    from rmax.bench.dgemm import hpl_update_shape
+
+    sweep, *shapes = _runs(db, kind="dgemm", parent=tune["id"])
+    assert sweep["status"] == "ok" and len(json.loads(sweep["summary"])["k"]) >= 4
+    assert f"{sweep['id'][:8]}" in text and "which this session ran first" in text
+    assert shapes and shapes[0]["started_at"] < trials[0]["started_at"]
+    (cited,) = [r for r in shapes if r["id"][:8] in summary["dgemm_source"]]
+    (point,) = json.loads(cited["summary"])["shape"]
+    b = summary["best"]
+    assert (point["m"], point["n"], point["k"]) == hpl_update_shape(b["n"], b["nb"], *b["grid"])
+    assert f"at m={point['m']} n={point['n']} k={point['k']}" in summary["dgemm_source"]
+    assert abs(summary["dgemm_bound_gflops"] - 2 * point["median"]) < 1e-9
+    # The steps table (Table 1 of the Kronos article): the start, then each decided duel.
+    steps = summary["steps"]
+    assert "Step  Change" in text and steps[0]["change"] == "stock HPL.dat (the start)" and steps[0]["n"] == 1000
+    assert all(x["significant"] for x in steps if x["kept"] and x["gain_pct"] is not None)
 
 
 def test_invalid_trials_are_never_best(db, tmp_path):

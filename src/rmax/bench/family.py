@@ -186,6 +186,11 @@ class Family:
     def options(self, quick: bool = False, **given):
         return make_options(self.Options, quick, **given)
 
+    def survey_options(self, o, hpl: tuple[int, int, int, int]):
+        """The options of this family's survey step, given (N, NB, P, Q) of the HPL run the survey
+        makes: a family whose measurement stands for part of HPL measures it at HPL's own sizes."""
+        return o
+
     def check(self, o, ctx: RunContext) -> None:
         """Refuse options this machine or these ranks cannot run, before a run exists (RmaxError)."""
 

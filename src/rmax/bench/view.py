@@ -44,6 +44,7 @@ class Figure:
 ROLES = {
     "peak": "measured floating-point peak of all cores",
     "dgemm_node": "DGEMM rate of one process with the threads it ran",
+    "dgemm_shape": "DGEMM rate of one process at a given shape m x n x k (HPL's trailing update)",
     "triad": "STREAM Triad bandwidth of all cores",
     "memory_latency": "load latency of a random pointer chain beyond the caches",
     "mpi_latency": "MPI one-way latency, 1 byte, between two nodes",

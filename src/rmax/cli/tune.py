@@ -39,6 +39,13 @@ def _print_summary(s: dict) -> None:
     b, start = s["best"], s["start"]
     x = start.get("gflops")
     console.print()
+    if s.get("steps"):
+        from rmax.tune.steps import TITLE, render
+
+        console.print(TITLE, soft_wrap=True)
+        for line in render(s["steps"]):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.print()
     line = f"from {x:.3f} GFLOPS with the stock HPL.dat" if x else "the stock HPL.dat gave no valid result"
     gain = f" ({b['gain_pct']:+.1f}%" if b.get("gain_pct") is not None else ""
     if gain:
@@ -49,7 +56,8 @@ def _print_summary(s: dict) -> None:
     if b.get("pct_rpeak") is not None:
         parts.append(f"{b['pct_rpeak']:.1f}% of Rpeak ({s['rpeak_gflops']:.1f} GFLOPS, {s.get('rpeak_basis') or '?'})")
     if b.get("pct_dgemm_bound") is not None:
-        parts.append(f"{b['pct_dgemm_bound']:.1f}% of the DGEMM bound ({s['dgemm_bound_gflops']:.1f} GFLOPS)")
+        parts.append(f"{b['pct_dgemm_bound']:.1f}% of the DGEMM bound ({s['dgemm_bound_gflops']:.1f} GFLOPS: "
+                     f"{s.get('dgemm_source')})")
     else:
         parts.append(f"DGEMM bound unknown: {s.get('dgemm_source')}")
     console.print("; ".join(parts))

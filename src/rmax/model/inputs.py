@@ -29,6 +29,7 @@ class Measured:
     value: float
     source: str
     at: str = ""            # when it was measured (ISO time), for choosing the latest
+    at_hpl_shape: bool = False   # a DGEMM rate measured at HPL's trailing-update shape (gamma3_from_store)
 
     def as_dict(self) -> dict:
         return {"value": self.value, "source": self.source, "measured_at": self.at or None}
@@ -67,16 +68,25 @@ def _float(text) -> float | None:
 
 # --- gamma3 -----------------------------------------------------------------------------
 
-def _dgemm_rate(run: RunRecord, nb: int | None, threads: int | None = None) -> tuple[float, str] | None:
-    """The DGEMM rate that best stands for HPL's trailing update: inner dimension k nearest NB
-    (the update is an (m x NB) by (NB x n) product), then the largest m; else the largest size.
-    With `threads`, only a run with that many BLAS threads stands for a rank that has them."""
+def _dgemm_rate(run: RunRecord, nb: int | None, threads: int | None = None,
+                shape: tuple[int, int, int] | None = None) -> tuple[float, str, bool] | None:
+    """(GFLOPS, which point, whether at HPL's shape): the DGEMM rate that best stands for HPL's
+    trailing update, an (m x NB) by (NB x n) product. With `shape` (HPL's,
+    rmax.bench.dgemm.hpl_update_shape), the run's shape point with k = NB whose m, n are nearest;
+    else the sweep point with k nearest NB, then the largest m; else the largest size. With
+    `threads`, only a run with that many BLAS threads stands for a rank that has them."""
     from rmax.bench.family import loaded
 
     got = loaded(run)
     if got and threads is not None and got[1].threads != threads:
         return None
-    rows = [(p.m, p.n, p.k, p.median) for p in (got[1].square + got[1].k if got else []) if p.median > 0]
+    s = got[1] if got else None
+    at = s.at_shape(*shape) if s is not None and shape else None
+    if at:
+        p = at[1]
+        return p.median, (f"median GFLOPS at m={p.m} n={p.n} k={p.k}, {s.threads} thread(s): the measured shape "
+                          f"nearest HPL's m={shape[0]} n={shape[1]} k={shape[2]}"), True
+    rows = [(p.m, p.n, p.k, p.median) for p in (s.square + s.k if s else []) if p.median > 0]
     if not rows:
         return None
     if nb:
@@ -85,23 +95,33 @@ def _dgemm_rate(run: RunRecord, nb: int | None, threads: int | None = None) -> t
     else:
         cand = rows
     m, n, k, g = max(cand, key=lambda r: (r[0] * r[1], r[3]))
-    return g, f"median GFLOPS at m={m} n={n} k={k}, {got[1].threads} thread(s)"
+    not_hpl = (f"; not at HPL's shape m={shape[0]} n={shape[1]} k={shape[2]}: no shape with k={shape[2]} measured"
+               if shape else "")
+    return g, f"median GFLOPS at m={m} n={n} k={k}, {s.threads} thread(s){not_hpl}", False
 
 
 def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None = None,
-                      threads: int | None = None) -> Measured:
+                      threads: int | None = None, n: int | None = None,
+                      grid: tuple[int, int] | None = None) -> Measured:
     """Seconds per flop of one process's DGEMM: the latest of a `dgemm` run and hpcc's StarDGEMM
     (per process, all ranks running at once, as in HPL) measured on a node of the scope.
     `threads`: the BLAS threads of one rank; a DGEMM measured with other threads does not count
-    (hpcc's StarDGEMM counts for one-thread ranks only)."""
+    (hpcc's StarDGEMM counts for one-thread ranks only). With HPL's N and grid (and `nb`), the
+    latest run that measured a shape with k = NB is preferred to later ones that did not, its
+    point nearest HPL's trailing-update shape used (then hpcc's StarDGEMM, a square product, is not)."""
+    from rmax.bench.dgemm import hpl_update_shape
+
     scope = scope or Scope.here()
+    shape = hpl_update_shape(n, nb, *grid) if n and nb and grid else None
     cands: list[Measured] = []
-    for r in store.list(kind="dgemm", status="ok", limit=HISTORY):
-        got = _dgemm_rate(r, nb, threads) if scope.on_a_node(r) else None
-        if got:
-            g, how = got
-            cands.append(Measured(1e-9 / g, f"{cite(r)}: {g:.2f} GFLOPS per process ({how})", r.started_at))
-            break
+    rated = [(r, got) for r in store.list(kind="dgemm", status="ok", limit=HISTORY) if scope.on_a_node(r)
+             for got in [_dgemm_rate(r, nb, threads, shape)] if got]
+    picked = next((x for x in rated if x[1][2]), rated[0] if rated else None)
+    if picked:
+        r, (g, how, at_shape) = picked
+        cands.append(Measured(1e-9 / g, f"{cite(r)}: {g:.2f} GFLOPS per process ({how})", r.started_at, at_shape))
+        if at_shape:
+            return cands[0]     # HPL's own shape: closer to its update than hpcc's square StarDGEMM
     for r, hs in (_hpcc_summaries(store, scope) if threads in (None, 1) else []):
         g = _float(hs.get("StarDGEMM_Gflops"))
         if g:

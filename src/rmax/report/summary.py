@@ -20,8 +20,10 @@ def what_limits(rows: list[dict], runs: list[RunRecord]) -> list[str]:
                    if frac >= 0.85 else
                    "HPL falls well short of the DGEMM bound: panel factorisation, pivoting and communication "
                    "cost more than the trailing update at this N (a larger N or another grid should help)")
+        where = ("at HPL's shape" if dgemm.get("at_hpl_shape")
+                 else "from the best DGEMM size, not HPL's shape: the share is approximate")
         out.append(f"HPL reaches {hpl['value']:.1f} GFLOPS, {100 * frac:.0f}% of the DGEMM bound "
-                   f"({dgemm['value']:.1f} GFLOPS): {verdict}.")
+                   f"({dgemm['value']:.1f} GFLOPS, {where}): {verdict}.")
     elif hpl and peak:
         out.append(f"HPL reaches {hpl['value']:.1f} GFLOPS, {100 * hpl['value'] / peak['value']:.0f}% of the "
                    f"peak used for % of peak ({peak['value']:.1f} GFLOPS); no DGEMM run to separate compute "

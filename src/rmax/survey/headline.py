@@ -46,24 +46,59 @@ def _tune(r: RunRecord) -> list[Row]:
 
 
 
+def _hpl_problem(rows: list[dict], by_id: dict) -> tuple[int, int, int, int] | None:
+    """(N, NB, P, Q) of the HPL run behind the Rmax row: a plain HPL run's best test, or a tuning
+    session's best configuration."""
+    from rmax.bench.family import loaded
+
+    row = by_role(rows, "hpl_rmax")
+    run = by_id.get(row["run"]) if row else None
+    if run is None:
+        return None
+    if run.kind == "tune":
+        b = run.summary.get("best") or {}
+        return (b["n"], b["nb"], *b["grid"]) if b.get("grid") else None
+    got = loaded(run)
+    t = got[1].best() if got and run.kind == "hpl" else None
+    return (t.n, t.nb, t.p, t.q) if t else None
+
+
 def _dgemm_bound(rows: list[dict], runs: list[RunRecord]) -> dict | None:
-    """What HPL could reach if it were all DGEMM: the one-thread DGEMM rate times the cores."""
+    """What HPL could reach if it were all DGEMM: the one-thread DGEMM rate times the cores. The
+    rate is the one at the shape of HPL's trailing update in the survey's own HPL run (N, NB, grid:
+    rmax.bench.dgemm.hpl_update_shape) where the dgemm runs measured it; else their best point,
+    which then says it is not at HPL's shape (a small square DGEMM runs slower than HPL's)."""
+    from rmax.bench.dgemm import hpl_update_shape
     from rmax.bench.family import loaded
 
     by_id = {r.id: r for r in runs}
-
-    def threads(row: dict) -> int | None:
-        got = loaded(by_id[row["run"]]) if row["run"] in by_id else None
-        return got[1].threads if got else None     # the DGEMM family's summary records its threads
-
-    per = [r for r in rows if r.get("role") == "dgemm_node" and threads(r) == 1]
     cores = sum((r.summary.get("cpu") or {}).get("cores") or 0 for r in runs if r.kind == "info" and r.status == "ok")
-    if not per or not cores:
+    dgemm = [(row, loaded(by_id[row["run"]])) for row in rows
+             if row.get("role") == "dgemm_node" and row["run"] in by_id]
+    # The DGEMM family's summary records its threads: a one-thread rate stands for one core.
+    dgemm = [(row, got[1]) for row, got in dgemm if got and got[1].threads == 1]
+    if not dgemm or not cores:
         return None
-    rate = min(r["value"] for r in per)  # the slowest node sets the pace
-    return {"metric": "DGEMM bound (all cores)", "value": rate * cores, "unit": "GFLOPS", "role": "dgemm_bound",
-            "statistic": f"{rate:.1f} GFLOPS per core (median, slowest node) x {cores} cores", "run": per[0]["run"],
-            "host": None}
+    hpl = _hpl_problem(rows, by_id)
+    shape = hpl_update_shape(*hpl) if hpl else None
+    at = [(row["run"], s.at_shape(*shape)) for row, s in dgemm] if shape else []
+    if at and all(found for _, found in at):
+        # the slowest node sets the pace
+        run, (path, p) = min(at, key=lambda x: x[1][1].median)
+        n, nb, pp, qq = hpl
+        return {"metric": "DGEMM bound (all cores)", "value": p.median * cores, "unit": "GFLOPS",
+                "role": "dgemm_bound", "run": run, "host": None, "path": [*path, "median"], "scale": cores,
+                "at_hpl_shape": True,
+                "statistic": (f"{p.median:.1f} GFLOPS per core (median, slowest node) at HPL's shape m={p.m} n={p.n} "
+                              f"k={p.k} (its trailing update at N={n}, NB={nb}, {pp}x{qq}) x {cores} cores")}
+    row = min((row for row, _ in dgemm), key=lambda r: r["value"])
+    why = (f"no DGEMM measured at HPL's shape m={shape[0]} n={shape[1]} k={shape[2]}" if shape
+           else "no HPL run to take the shape from")
+    return {"metric": "DGEMM bound (all cores)", "value": row["value"] * cores, "unit": "GFLOPS",
+            "role": "dgemm_bound", "run": row["run"], "host": None, "path": row["path"], "scale": cores,
+            "at_hpl_shape": False,
+            "statistic": f"{row['value']:.1f} GFLOPS per core (median, slowest node, best size: not at HPL's shape, "
+                         f"{why}) x {cores} cores"}
 
 
 def _family_rows(r: RunRecord) -> list[dict] | None:

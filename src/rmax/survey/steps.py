@@ -98,7 +98,7 @@ class FamilyStep(Step):
     def run(self, ctx):
         from rmax.bench.family import RunContext, run
 
-        o = self.family.options(ctx.quick)
+        o = self.family.survey_options(self.family.options(ctx.quick), hpl_problem(ctx))
         base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=ctx.timeout,
                           quick=ctx.quick)
         if self.per_node:
@@ -172,8 +172,7 @@ class Tune(Step):
         from rmax.tune.settings import Settings
 
         hpl = Hpl()
-        # Trials about a fortieth of the budget each: enough of them for the strategy to learn from.
-        n = hpl.problem(ctx, seconds=max(2.0, ctx.tune_budget / 40))[0]
+        n = hpl_problem(ctx)[0]
         hosts = ",".join(f"{h.name}:{h.slots}" for h in ctx.hosts) if ctx.hosts else None
         out = Path(ctx.out_dir or ".") / "HPL-tuned.dat"
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -186,6 +185,15 @@ class Tune(Step):
         with session.run:
             session.execute()
         return [ctx.store.get(session.run.id)]
+
+
+def hpl_problem(ctx) -> tuple[int, int, int, int]:
+    """(N, NB, P, Q) of the survey's HPL: its HPL step's, or with --tune the tuning session's N at
+    that step's NB and grid (the steps that measure at HPL's shape ask here, before HPL runs)."""
+    if ctx.tune_budget:
+        # Trials about a fortieth of the budget each: enough of them for the strategy to learn from.
+        return Hpl().problem(ctx, seconds=max(2.0, ctx.tune_budget / 40))
+    return Hpl().problem(ctx)
 
 
 def all_steps() -> list[Step]:

@@ -67,12 +67,25 @@ class Trial:
 
 
 @dataclass
+class Duel:
+    """One challenge (rmax.tune.noise.challenge), decided or cut short by the budget: who met whom
+    and its verdict (a noise.Verdict; None for a measurement compared with nothing)."""
+
+    incumbent: dict | None
+    challenger: dict
+    verdict: object | None
+    incumbent_samples: int = 0
+    label: str = ""
+
+
+@dataclass
 class Evaluator:
     objective: Callable[[dict], Measurement]
     budget: Budget
     history: list[Trial] = field(default_factory=list)
     _samples: dict = field(default_factory=dict)
     _invalid: set = field(default_factory=set)
+    duels: list[Duel] = field(default_factory=list)   # every challenge, in order (the steps table)
     after: Callable[["Trial"], None] | None = None   # called once each trial is recorded (checkpoints)
 
     def sample(self, cand: dict) -> float | None:

@@ -7,6 +7,21 @@ from __future__ import annotations
 from rmax.errors import RmaxError
 
 
+def dgemm_bound(store, np: int, blas_threads: int, nb: int | None, n: int | None = None,
+                grid: tuple[int, int] | None = None) -> tuple[float | None, str, bool]:
+    """(GFLOPS, source, whether at HPL's shape) of the DGEMM bound: every flop at the DGEMM rate
+    of one rank (its BLAS threads; with N and grid, at the shape of HPL's trailing update:
+    rmax.model.inputs) x np."""
+    from rmax.model.inputs import gamma3_from_store
+
+    try:
+        g = gamma3_from_store(store, nb, threads=blas_threads, n=n, grid=grid)
+    except RmaxError:
+        return None, (f"no dgemm run with {blas_threads} thread(s) stored "
+                      f"(run `rmax bench dgemm --threads {blas_threads}`)"), False
+    return 1e-9 / g.value * np, g.source, g.at_hpl_shape
+
+
 def gather(store, np: int, nodes: int, blas_threads: int, nb_hint: int | None = None) -> dict:
     from rmax.inventory import collect
 
@@ -21,17 +36,9 @@ def gather(store, np: int, nodes: int, blas_threads: int, nb_hint: int | None = 
          "nodes": nodes, "blas": blas,
          # The peak of the cores the ranks use, on the basis the survey and report use; never above the nodes' total.
          "rpeak_gflops": min(rp / cores * np * blas_threads, rp * nodes) if rp else None,
-         "rpeak_basis": basis,
-         "dgemm_bound_gflops": None,
-         "dgemm_source": f"no dgemm run with {blas_threads} thread(s) stored (run `rmax bench dgemm --threads {blas_threads}`)"}
-    try:
-        from rmax.model.inputs import gamma3_from_store
-
-        g = gamma3_from_store(store, nb_hint, threads=blas_threads)
-        f["dgemm_bound_gflops"] = 1e-9 / g.value * np
-        f["dgemm_source"] = g.source
-    except (RmaxError, ImportError):
-        pass
+         "rpeak_basis": basis}
+    # Before N is known, at the NB hint alone; the session takes it again at HPL's shape once it is.
+    f["dgemm_bound_gflops"], f["dgemm_source"], _ = dgemm_bound(store, np, blas_threads, nb_hint)
     # A first guess at the HPL rate, only for the first trial's predicted time (budget check,
     # watchdog): half the DGEMM bound, or 15% of a nominal Rpeak, deliberately low: a guess too
     # high would predict too short a first trial and cut it off.

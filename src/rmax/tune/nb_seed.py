@@ -27,9 +27,10 @@ def from_k_sweep(points) -> list[int]:
     return chosen
 
 
-def nb_candidates(store) -> tuple[list[int], str]:
-    """(candidates, where they came from): the freshest full k-sweep (FULL_SWEEP points or more)
-    of an ok `dgemm` run on this node, however many square-only runs came after it; else the fallback."""
+def nb_candidates(store) -> tuple[list[int], str, str | None]:
+    """(candidates, where they came from, the id of the dgemm run they came from): the freshest full
+    k-sweep (FULL_SWEEP points or more) of an ok `dgemm` run on this node, however many square-only
+    runs came after it; else the fallback (and no run)."""
     if store is not None:
         from rmax.bench.family import loaded
         from rmax.model.provenance import Scope, cite
@@ -42,6 +43,6 @@ def nb_candidates(store) -> tuple[list[int], str]:
             nbs = from_k_sweep(got[1].k)
             if nbs:
                 return nbs, (f"DGEMM k-sweep of {cite(run)} (k within {100 - NEAR_BEST * 100:.0f}% of the best "
-                             "rate)")
+                             "rate)"), run.id
     return list(FALLBACK_NBS), ("HPL's tuning notes (multiples of 32 in [64, 256]; no dgemm run with a k sweep "
-                                "stored here: run `rmax bench dgemm --sweep k`)")
+                                "stored here: run `rmax bench dgemm --sweep k`)"), None

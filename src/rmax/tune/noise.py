@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from rmax.stats import differ_significantly, summarize
-from rmax.tune.evaluator import Evaluator
+from rmax.tune.evaluator import BudgetExhausted, Duel, Evaluator
 
 DEFAULT_CAP = 3          # samples per challenger (and per incumbent, per duel)
 DEFAULT_CV = 0.03        # run-to-run noise assumed until it has been measured
@@ -29,6 +29,8 @@ class Verdict:
     incumbent_mean: float | None
     p_value: float = math.nan
     samples: int = 0
+    screened: bool = False   # dropped as clearly worse before any test (see _clearly_worse)
+    unfinished: bool = False  # the budget ran out before a decision: not kept
 
 
 def noise_cv(ev: Evaluator, min_dof: int = 1) -> float | None:
@@ -49,8 +51,26 @@ def _clearly_worse(mean: float, inc_mean: float, cv: float) -> bool:
     return mean < inc_mean * (1 - 3 * cv)
 
 
-def challenge(ev: Evaluator, cand: dict, incumbent: dict, cap: int = DEFAULT_CAP) -> Verdict:
-    """Measure cand against incumbent (already measured at least once) as described above."""
+def challenge(ev: Evaluator, cand: dict, incumbent: dict, cap: int = DEFAULT_CAP, label: str = "") -> Verdict:
+    """Measure cand against incumbent (already measured at least once) as described above. Every
+    strategy's duels pass through here, so here each one is recorded for the steps table
+    (rmax.tune.steps), `label` naming a duel of the session's own (the confirmation at full N)."""
+    try:
+        v = _duel(ev, cand, incumbent, cap)
+    except BudgetExhausted:
+        a, b = ev.samples(cand), ev.samples(incumbent)
+        if a or ev.known_bad(cand):     # measured, then the budget ran out before a decision
+            p = differ_significantly(a, b)[1]
+            ev.duels.append(Duel(dict(incumbent), dict(cand),
+                                 Verdict(False, ev.known_bad(cand), sum(a) / len(a) if a else None,
+                                         sum(b) / len(b) if b else None, p, len(a), unfinished=True),
+                                 len(b), label))
+        raise
+    ev.duels.append(Duel(dict(incumbent), dict(cand), v, len(ev.samples(incumbent)), label))
+    return v
+
+
+def _duel(ev: Evaluator, cand: dict, incumbent: dict, cap: int) -> Verdict:
     g = ev.sample(cand)
     if g is None:
         return Verdict(False, True, None, ev.mean(incumbent), samples=1)
@@ -62,7 +82,7 @@ def challenge(ev: Evaluator, cand: dict, incumbent: dict, cap: int = DEFAULT_CAP
         a, b = ev.samples(cand), ev.samples(incumbent)
         ma, mb = sum(a) / len(a), sum(b) / len(b)
         if _clearly_worse(ma, mb, cv):
-            return Verdict(False, False, ma, mb, samples=len(a))
+            return Verdict(False, False, ma, mb, samples=len(a), screened=True)
         sig, p = differ_significantly(a, b)
         if sig:
             return Verdict(ma > mb, False, ma, mb, p, len(a))

@@ -24,9 +24,9 @@ from rmax.model.hpl_model import hpl_flops
 from rmax.stats import differ_significantly
 from rmax.store import Store
 from rmax.store.runs import Run, process_identity
-from rmax.tune import table
+from rmax.tune import steps, table
 from rmax.tune.effects import effect_sizes
-from rmax.tune.evaluator import Budget, BudgetExhausted, Evaluator, Measurement
+from rmax.tune.evaluator import Budget, BudgetExhausted, Duel, Evaluator, Measurement
 from rmax.tune.noise import challenge, noise_cv
 from rmax.tune.settings import Settings
 from rmax.tune.space import Space, from_config, key, n_from_memory, to_config, variant_code
@@ -39,6 +39,7 @@ MIN_REDUCED_N = 500
 # Without --n, a full-N trial takes at most this share of a time budget: the stock start and the
 # confirmation at full N, and the search at reduced N (an eighth of the time each), all fit.
 TRIAL_SHARE = 1 / 8
+CONFIRM = "the best at full N vs the stock HPL.dat"
 
 
 class NodesLost(Exception):
@@ -147,8 +148,10 @@ class Session:
     @classmethod
     def create(cls, store: Store, settings: Settings, echo, check=None) -> "Session":
         """Plan the session (facts, space); `check(space, facts)` may refuse it before anything is stored."""
+        from rmax.bench.dgemm import hpl_update_shape
         from rmax.launch.request import spec_from_options
-        from rmax.tune.facts import gather
+        from rmax.tune import own_dgemm
+        from rmax.tune.facts import dgemm_bound, gather
         from rmax.tune.nb_seed import nb_candidates
 
         spec = spec_from_options([], np=settings.np, hosts=settings.hosts, hostfile=settings.hostfile,
@@ -156,13 +159,39 @@ class Session:
                                  oversubscribe=settings.oversubscribe, net_if=settings.net_if)
         settings.np = spec.np
         nodes = len({h.name for h in spec.hosts}) if spec.hosts else 1
-        nbs, nb_source = nb_candidates(store)
-        facts = gather(store, spec.np, nodes, settings.blas_threads, nbs[0])
+        threads = settings.blas_threads
+        nbs, nb_source, sweep = nb_candidates(store)
+        ran = []        # the dgemm runs this session makes for itself
+        if sweep is None:
+            # No full k sweep stored here: measure one now (it seeds NB and gives the DGEMM bound).
+            got, what = own_dgemm.k_sweep(store, threads)
+            if got:
+                ran.append(got)
+                nbs, nb_source, used = nb_candidates(store)
+                if used == got:
+                    nb_source = f"{nb_source}, which this session ran first"
+            else:
+                nb_source = f"{nb_source}; {what}"
+        facts = gather(store, spec.np, nodes, threads, nbs[0])
         space = build_space(settings, facts, spec.np, nbs, nb_source)
+        # The bound at the shape of HPL's trailing update: the start's NB and grid at the full N,
+        # measured now when no stored DGEMM has that k.
+        h, n = space.heuristic(), space.n_at(True)
+        bound, source, at_shape = dgemm_bound(store, spec.np, threads, h["nb"], n, h["grid"])
+        if not at_shape:
+            got, what = own_dgemm.hpl_shape(store, threads, hpl_update_shape(n, h["nb"], *h["grid"]))
+            if got:
+                ran.append(got)
+                bound, source, _ = dgemm_bound(store, spec.np, threads, h["nb"], n, h["grid"])
+            else:
+                source = f"{source}; {what}"
+        facts["dgemm_bound_gflops"], facts["dgemm_source"] = bound, source
         if check:
             check(space, facts)
         run = store.start_run("tune", params={"settings": settings.to_dict(), "space": space.to_dict(),
                                              "facts": facts}, label=f"rmax tune ({settings.strategy})")
+        for rid in ran:
+            Run(store, store.get(rid)).update(parent=run.id)    # measured for this session: part of it
         return cls(store, run, settings, space, facts, echo)
 
     @classmethod
@@ -219,6 +248,9 @@ class Session:
         self.echo(f"tuning session {self.run.id[:8]} (resume with: rmax tune --resume {self.run.id[:8]})")
         self.echo(f"N {space.n_at(True)} from {space.n_source} (search at {space.n_at(False)}), NB candidates {space.nb} from {space.nb_source}; "
                   f"grids {', '.join(f'{p}x{q}' for p, q in space.grid)}; engine {st.engine}, {space.ranks} ranks")
+        bound = self.facts.get("dgemm_bound_gflops")
+        self.echo(f"DGEMM bound {bound:.1f} GFLOPS: {self.facts.get('dgemm_source')}" if bound
+                  else f"DGEMM bound unknown: {self.facts.get('dgemm_source')}")
         self.echo(table.header())
         try:
             stock = space.sized(space.stock(), full=True)
@@ -242,9 +274,10 @@ class Session:
                 full = space.sized(inc, True)
                 try:
                     if key(full) != key(stock) and not ev.known_bad(stock) and ev.samples(stock):
-                        challenge(ev, full, stock, st.cap)
+                        challenge(ev, full, stock, st.cap, label=CONFIRM)
                     elif key(full) != key(stock):
                         ev.sample(full)
+                        ev.duels.append(Duel(None, full, None, label=CONFIRM))
                 except BudgetExhausted:
                     pass
                 if not ev.samples(full) and not ev.known_bad(full):
@@ -255,6 +288,23 @@ class Session:
             raise RunFailed(f"{FAILED_STREAK} trials in a row failed (a lost node?): session {self.run.id[:8]} stopped",
                             hint=f"fix the nodes, then: rmax tune --resume {self.run.id[:8]}") from None
         return self.finish(strategy)
+
+    def best_bound(self, cand: dict) -> tuple[float | None, str]:
+        """The DGEMM bound at the shape of the best's own trailing update (its N, NB and grid),
+        measured now when no stored DGEMM has it; else the session's first bound."""
+        from rmax.bench.dgemm import hpl_update_shape
+        from rmax.tune import own_dgemm
+        from rmax.tune.facts import dgemm_bound
+
+        args = (self.store, self.space.ranks, self.settings.blas_threads, cand["nb"], cand["n"], cand["grid"])
+        bound, source, at_shape = dgemm_bound(*args)
+        if not at_shape:
+            shape = hpl_update_shape(cand["n"], cand["nb"], *cand["grid"])
+            if own_dgemm.hpl_shape(self.store, self.settings.blas_threads, shape, parent=self.run.id)[0]:
+                bound, source, at_shape = dgemm_bound(*args)
+        if bound is None or not at_shape and self.facts.get("dgemm_bound_gflops"):
+            return self.facts.get("dgemm_bound_gflops"), self.facts.get("dgemm_source")
+        return bound, source
 
     def finish(self, strategy) -> dict:
         ev, st = self.ev, self.settings
@@ -268,7 +318,8 @@ class Session:
                    "start": {"gflops": start.m.gflops if start and start.m.ok else None,
                              "status": start.m.status if start else None, "code": variant_code(start.cand) if start else None,
                              "n": start.cand["n"] if start else None},
-                   "effects": effect_sizes(ok, cv), "best": None}
+                   "effects": effect_sizes(ok, cv), "best": None,
+                   "steps": steps.build(ev, self.space.sized(self.space.stock(), True))}
         if best is None:
             self.run.update(summary=summary)
             self.run.finish("failed", "no valid trial: every trial failed or was invalid")
@@ -279,7 +330,8 @@ class Session:
         path = Path(st.out)
         path.write_text(render(cfg, title=f"HPL.dat tuned by rmax (session {self.run.id[:8]}): {g:.3f} GFLOPS"))
         x = summary["start"]["gflops"]
-        rp, bound = self.facts.get("rpeak_gflops"), self.facts.get("dgemm_bound_gflops")
+        rp = self.facts.get("rpeak_gflops")
+        bound, bound_source = self.best_bound(cand)
         # A gain counts only when significant: say whether the best's samples separate from the start's.
         sig, p_value = (differ_significantly(ev.samples(cand), ev.samples(start.cand))
                         if start and start.m.ok and key(cand) != key(start.cand) else (False, math.nan))
@@ -291,7 +343,7 @@ class Session:
                            "pct_rpeak": 100 * g / rp if rp else None,
                            "pct_dgemm_bound": 100 * g / bound if bound else None}
         summary["rpeak_gflops"], summary["rpeak_basis"] = rp, self.facts.get("rpeak_basis")
-        summary["dgemm_bound_gflops"], summary["dgemm_source"] = bound, self.facts.get("dgemm_source")
+        summary["dgemm_bound_gflops"], summary["dgemm_source"] = bound, bound_source
         self.run.update(summary=summary)
         self.run.finish("ok")
         return summary

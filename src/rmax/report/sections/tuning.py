@@ -5,6 +5,7 @@ from __future__ import annotations
 from rmax.report import plots
 from rmax.report.section import Section, Table, builder
 from rmax.store.runs import RunRecord
+from rmax.tune.steps import COLUMNS as STEP_COLUMNS, TITLE as STEP_TITLE, cells as step_cells
 
 
 @builder("tune")
@@ -38,6 +39,9 @@ def tuning(runs: list[RunRecord]) -> list[Section]:
                                       str(r.summary.get("trials")),
                                       f"{100 * r.summary['noise_cv']:.1f}%" if r.summary.get("noise_cv") else "—"]],
                                     f"best: {b.get('statistic', '')}"))
+        steps = r.summary.get("steps") or []
+        if steps:
+            sec.tables.append(Table(list(STEP_COLUMNS), [step_cells(x) for x in steps], STEP_TITLE))
         effects = r.summary.get("effects") or []
         if effects:
             sec.tables.append(Table(["Parameter", "Effect (GFLOPS spread)", "Best value"],

@@ -40,7 +40,9 @@ class ModelGuided(Strategy):
             except RmaxError:
                 pass
             try:
-                g = gamma3_from_store(self.store, self.space.nb[0])
+                # At the shape of HPL's trailing update for the start's NB and grid at the search's N.
+                g = gamma3_from_store(self.store, self.start["nb"], n=self.space.n_at(self.full),
+                                      grid=tuple(self.start["grid"]))
                 gamma3 = g.value
                 self.notes.append(f"gamma3 from {g.source}")
             except RmaxError:
