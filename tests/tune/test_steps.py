@@ -73,3 +73,20 @@ def test_a_duel_the_budget_cut_short_is_shown_undecided_and_not_kept():
     assert len(steps) == 2 and steps[1]["change"] == "the best at full N vs the stock HPL.dat: nb: 128 -> 192"
     assert steps[1]["kept"] is False and steps[1]["why"].startswith("undecided") and steps[1]["trials"] == 1
     assert round(steps[1]["gain_pct"], 6) == round(100 * (100 / 85 - 1), 6)
+
+
+def test_the_session_ends_with_what_its_steps_kept_not_a_lucky_higher_mean():
+    from rmax.tune.session import Session
+
+    runs = {128: iter([100.0, 101.0, 99.0]), 192: iter([104.0])}
+    ev = Evaluator(lambda c: Measurement(next(runs[c["nb"]]), "ok", 1.0), Budget(trials=10))
+    stock = SPACE.sized(SPACE.stock(), True)
+    lucky = {**stock, "nb": 192}
+    for c in (stock, stock, stock, lucky):
+        ev.sample(c)
+    s = Session.__new__(Session)
+    s.ev, s.space, s.chosen = ev, SPACE, stock     # the confirmation did not keep the challenger
+    assert ev.best(s.at_full_n)[0]["nb"] == 192     # the higher mean, from one trial
+    assert s.kept_best() == (stock, 100.0)
+    s.chosen = None                                  # the search stopped before deciding: best trial
+    assert s.kept_best()[0]["nb"] == 192

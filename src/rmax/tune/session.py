@@ -135,6 +135,7 @@ class Session:
         self.replay = replay or {}
         self.on_progress: Callable | None = None   # a trial's HPL progress (rmax.hpl.progress.Progress)
         self.ev: Evaluator | None = None
+        self.chosen: dict | None = None   # the configuration the steps kept last (execute)
         self.start_gflops: float | None = None
         self.start_n: int | None = None
         from rmax.launch.request import spec_from_options
@@ -270,14 +271,19 @@ class Session:
                                           log=lambda msg: self.echo(f"      {msg}"), store=self.store, **kw)
             inc = strategy.run()
             ev.budget.reserve_trials, ev.budget.reserve_seconds = 0, 0.0
+            # What the session ends with is what its steps kept: the strategy's incumbent at full N,
+            # or, after a search at reduced N, its best only if it beat the stock at full N.
+            self.chosen = inc if not reduced else stock
             if inc is not None and reduced:
                 full = space.sized(inc, True)
                 try:
                     if key(full) != key(stock) and not ev.known_bad(stock) and ev.samples(stock):
-                        challenge(ev, full, stock, st.cap, label=CONFIRM)
+                        if challenge(ev, full, stock, st.cap, label=CONFIRM).better:
+                            self.chosen = full
                     elif key(full) != key(stock):
                         ev.sample(full)
                         ev.duels.append(Duel(None, full, None, label=CONFIRM))
+                        self.chosen = full      # no valid stock to beat
                 except BudgetExhausted:
                     pass
                 if not ev.samples(full) and not ev.known_bad(full):
@@ -288,6 +294,15 @@ class Session:
             raise RunFailed(f"{FAILED_STREAK} trials in a row failed (a lost node?): session {self.run.id[:8]} stopped",
                             hint=f"fix the nodes, then: rmax tune --resume {self.run.id[:8]}") from None
         return self.finish(strategy)
+
+    def kept_best(self) -> tuple[dict, float] | None:
+        """The configuration the steps kept last, with its mean GFLOPS: never one that merely had a
+        higher mean without beating its incumbent significantly. Without one (the search stopped
+        early), the best valid full-N trial."""
+        ev, c = self.ev, self.chosen
+        if c is not None and ev.samples(c) and not ev.known_bad(c):
+            return c, ev.mean(c)
+        return ev.best(self.at_full_n)
 
     def best_bound(self, cand: dict) -> tuple[float | None, str]:
         """The DGEMM bound at the shape of the best's own trailing update (its N, NB and grid),
@@ -309,7 +324,7 @@ class Session:
     def finish(self, strategy) -> dict:
         ev, st = self.ev, self.settings
         start = ev.history[0] if ev.history else None
-        best = ev.best(self.at_full_n)
+        best = self.kept_best()
         cv = noise_cv(ev)
         ok = [(t.cand, t.m.gflops) for t in ev.history if t.m.ok]
         counts = {s: sum(t.m.status == s for t in ev.history) for s in ("ok", "invalid", "failed")}
