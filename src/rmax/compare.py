@@ -6,7 +6,10 @@ A benchmark family's metrics are its figures (Family.metrics), paired by key;
 significance is Welch's t-test on independent repeats (a figure's own repeats,
 or several runs on each side), never on blocks timed inside one run, with
 Holm's adjustment over all the metrics compared, so that pairing many metrics
-does not make some of them "significant" by chance."""
+does not make some of them "significant" by chance. A change also has to be at least
+`min_change` (relative) to be called significant: with enough repeats Welch's test separates
+differences of a percent or two (a neighbour's load on a shared memory bus), which no before/after
+decision should turn on; such changes read "below the minimum change"."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from rmax.store.runs import RunRecord
 
 # How a change reads: significant, not, or undecidable without independent repeats.
 VERDICT = {True: "yes", False: "no", None: "not enough runs to decide"}
+MIN_CHANGE = 0.05    # the smallest relative change called significant (rmax compare --min-change)
 
 
 @dataclass
@@ -35,6 +39,7 @@ class Change:
     p_value: float | None      # Welch's t-test of this metric alone
     significant: bool | None   # on the Holm-adjusted p-value; None: too few repeats to say
     p_adjusted: float | None = None
+    small: bool = False        # separable by the test, but below the minimum change
 
     @property
     def change(self) -> float:
@@ -123,7 +128,7 @@ def curves(groups: dict[tuple, tuple[list, list]]) -> list[tuple[str, list]]:
     return out
 
 
-def compare(store: Store, a_ids: str, b_ids: str) -> tuple[list[RunRecord], list[RunRecord], list[Change]]:
+def compare(store: Store, a_ids: str, b_ids: str, min_change: float = MIN_CHANGE) -> tuple[list[RunRecord], list[RunRecord], list[Change]]:
     """Side A against side B: each a run id or several, comma-separated."""
     a, b = side(store, a_ids), side(store, b_ids)
     groups = paired(store, a, b)
@@ -141,7 +146,7 @@ def compare(store: Store, a_ids: str, b_ids: str) -> tuple[list[RunRecord], list
             changes.append(_change(kind, host, label, "GFLOPS", ga, gb, ga, gb))
             continue
         _family_changes(kind, host, ra, rb, changes)
-    _adjust(changes)
+    _adjust(changes, min_change)
     changes.sort(key=lambda c: (c.kind, c.host, c.metric))
     return a, b, changes
 
@@ -153,12 +158,14 @@ def _change(kind: str, host: str, metric: str, unit: str, va: list[float], vb: l
     return Change(kind, host, metric, unit, _mid(va), _mid(vb), len(sa), len(sb), None if math.isnan(p) else p, None)
 
 
-def _adjust(changes: list[Change], alpha: float = 0.05) -> None:
-    """Holm's adjustment over every tested change; the verdict is on the adjusted p-value."""
+def _adjust(changes: list[Change], min_change: float = MIN_CHANGE, alpha: float = 0.05) -> None:
+    """Holm's adjustment over every tested change; the verdict is on the adjusted p-value and the
+    size of the change."""
     adjusted = holm([math.nan if c.p_value is None else c.p_value for c in changes])
     for c, p in zip(changes, adjusted):
         if not math.isnan(p):
-            c.p_adjusted, c.significant = p, p < alpha
+            c.small = p < alpha and not abs(c.change) >= min_change
+            c.p_adjusted, c.significant = p, p < alpha and not c.small
 
 
 def _family_changes(kind: str, host: str, ra: list[RunRecord], rb: list[RunRecord], out: list[Change]) -> None:

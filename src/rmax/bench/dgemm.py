@@ -29,14 +29,21 @@ NB_WITHIN = 0.97
 DIMS = NumberList(1, 1 << 20, integer=True, rule="matrix dimensions must be greater than zero")
 DIM = Number(1, 1 << 20, integer=True, rule="matrix dimensions must be greater than zero")
 MAX_SHAPES = 64     # native/node/dgemm.c's limit
+SHAPE_CAP = 8192    # the larger of m and n measured for HPL's shape (hpl_update_shape)
 
 
 def hpl_update_shape(n: int, nb: int, p: int, q: int) -> tuple[int, int, int]:
     """(m, n, k) of one rank's typical DGEMM in HPL's trailing update, an (m x NB) by (NB x n)
     product (netlib HPL's TUNING notes) on the local trailing matrix. At step j the trailing
     order is N - j NB; weighting each step by its flops (~ x^2 at order x), the mean order is
-    (integral of x^3 over [0, N]) / (integral of x^2) = 3N/4, dealt over P rows and Q columns."""
-    return max(1, round(3 * n / (4 * p))), max(1, round(3 * n / (4 * q))), nb
+    (integral of x^3 over [0, N]) / (integral of x^2) = 3N/4, dealt over P rows and Q columns.
+    m and n are scaled down together until the larger is at most SHAPE_CAP: past a few thousand,
+    DGEMM's rate no longer depends on them (the BLAS works on cache-sized blocks of A and B: Goto
+    and van de Geijn, "Anatomy of high-performance matrix multiplication", 2008), while the time
+    and memory of measuring them grow as m n (a tuned N fills most of memory)."""
+    m, n_ = 3 * n / (4 * p), 3 * n / (4 * q)
+    shrink = max(1.0, max(m, n_) / SHAPE_CAP)
+    return max(1, round(m / shrink)), max(1, round(n_ / shrink)), nb
 
 
 @dataclass

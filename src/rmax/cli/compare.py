@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from rmax.cli.output import console, json_option, print_json
-from rmax.params import OutputDir
+from rmax.compare import MIN_CHANGE
+from rmax.params import Number, OutputDir
 
 
 def _side(runs) -> str:
@@ -18,11 +19,13 @@ def _side(runs) -> str:
 @click.option("--html", "html_dir", type=OutputDir(), default=None,
               help="Also write the comparison as an HTML page into this folder.")
 @click.option("--all", "show_all", is_flag=True, help="Show every metric, not only those that changed significantly.")
+@click.option("--min-change", type=Number(0, 1000, metavar="PCT"), default=100 * MIN_CHANGE, show_default=True,
+              help="The smallest change (percent) called significant, however small its p-value.")
 @json_option
-def command(a, b, html_dir, show_all, as_json):
+def command(a, b, html_dir, show_all, min_change, as_json):
     """Compare two runs or two surveys (ids, prefixes or 'latest'), each metric with its change
     and whether the change is significant (Welch's t-test over independent repeats, Holm-adjusted
-    over all the metrics, p < 0.05):
+    over all the metrics, p < 0.05, and at least --min-change):
     several runs on each side (A and B may each list runs, comma-separated), or each run's own
     repeats. Without them the verdict is: not enough runs to decide.
 
@@ -31,13 +34,14 @@ def command(a, b, html_dir, show_all, as_json):
     from rmax.store import open_store
 
     with open_store() as store:
-        ra, rb, changes = compare(store, a, b)
+        ra, rb, changes = compare(store, a, b, min_change / 100)
         if html_dir:
             from rmax.report.compare_page import write_compare
 
             path = write_compare(store, ra, rb, changes, html_dir)
     if as_json:
-        print_json({"a": [r.id for r in ra], "b": [r.id for r in rb], "changes": [c.as_dict() for c in changes]})
+        print_json({"a": [r.id for r in ra], "b": [r.id for r in rb], "min_change": min_change / 100,
+                    "changes": [c.as_dict() for c in changes]})
     else:
         from rich.table import Table
 
@@ -47,7 +51,8 @@ def command(a, b, html_dir, show_all, as_json):
         for col in ("Kind", "Host", "Metric", "A", "B", "Change", "Repeats A/B", "p (Holm)", "Significant"):
             t.add_column(col)
         for c in shown:
-            sig = "[bold]yes[/]" if c.significant else "undecided" if c.significant is None else "no"
+            sig = ("[bold]yes[/]" if c.significant else "undecided" if c.significant is None
+                   else f"no (under {min_change:g}%)" if c.small else "no")
             t.add_row(c.kind, c.host, c.metric, f"{c.a:.4g} {c.unit}", f"{c.b:.4g} {c.unit}", f"{100 * c.change:+.1f}%",
                       f"{c.n_a}/{c.n_b}", f"{c.p_adjusted:.3g}" if c.p_adjusted is not None else "—", sig)
         console.print(t)
