@@ -102,10 +102,11 @@ def test_bad_input(db):
                           "not an executable file")
     assert_one_line_error(run_cli("tune", "--np", "2", "--trials", "3", "--engine", "linpack"), 2, "unknown HPL engine")
     assert_one_line_error(run_cli("tune", "--resume", "0123abcd"), 2, "no run with id")
-    assert not _runs(db, kind="tune")       # nothing was started
+    assert not _runs(db)       # nothing was started, not even the session's own DGEMM sweep
 
 
 def test_high_mem_fraction_warns_with_force(db):
     # Accepted with --force but warned about; the budget check then refuses this huge --n in one line.
     proc = run_cli("tune", "--np", "2", "--mem-fraction", "0.97", "--force", "--n", "40000", "--budget", "1m")
     assert "may swap" in proc.stderr and proc.returncode == 2 and "too small for one trial" in proc.stderr
+    assert not _runs(db)

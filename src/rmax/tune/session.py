@@ -162,6 +162,10 @@ class Session:
         nodes = len({h.name for h in spec.hosts}) if spec.hosts else 1
         threads = settings.blas_threads
         nbs, nb_source, sweep = nb_candidates(store)
+        facts = gather(store, spec.np, nodes, threads, nbs[0])
+        space = build_space(settings, facts, spec.np, nbs, nb_source)
+        if check:
+            check(space, facts)     # refused on what is stored, before the session measures anything
         ran = []        # the dgemm runs this session makes for itself
         if sweep is None:
             # No full k sweep stored here: measure one now (it seeds NB and gives the DGEMM bound).
@@ -171,10 +175,10 @@ class Session:
                 nbs, nb_source, used = nb_candidates(store)
                 if used == got:
                     nb_source = f"{nb_source}, which this session ran first"
+                facts = gather(store, spec.np, nodes, threads, nbs[0])
             else:
                 nb_source = f"{nb_source}; {what}"
-        facts = gather(store, spec.np, nodes, threads, nbs[0])
-        space = build_space(settings, facts, spec.np, nbs, nb_source)
+            space = build_space(settings, facts, spec.np, nbs, nb_source)
         # The bound at the shape of HPL's trailing update: the start's NB and grid at the full N,
         # measured now when no stored DGEMM has that k.
         h, n = space.heuristic(), space.n_at(True)
@@ -187,8 +191,6 @@ class Session:
             else:
                 source = f"{source}; {what}"
         facts["dgemm_bound_gflops"], facts["dgemm_source"] = bound, source
-        if check:
-            check(space, facts)
         run = store.start_run("tune", params={"settings": settings.to_dict(), "space": space.to_dict(),
                                              "facts": facts}, label=f"rmax tune ({settings.strategy})")
         for rid in ran:
