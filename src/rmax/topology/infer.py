@@ -102,19 +102,24 @@ def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[s
     if not usable:
         return Inference([list(hosts)], None, cuts,
                          note="no gap between near and far pairs: the hosts look like one switch")
+    # The widest gap first; but a grouping that puts far pairs inside a group (single linkage chained
+    # it through odd pairs) gives way to one of the other metric that needs none. On a shared machine
+    # one-way latency also measures whether the peer's CPU was awake, not only the switch.
+    found = []
     for best in sorted(usable, key=lambda c: -c.ratio):
         dist = dists[best.metric]
         cut_log = -math.log(best.threshold) if best.metric == "bandwidth" else math.log(best.threshold)
         comps = _components(n, [p for p, d in dist.items() if d < cut_log])
         if len(comps) < 2:
             continue  # the gap split pairs, not hosts (one odd pair): no switch structure in this metric
-        # Single linkage can chain two switches through one odd pair; name such pairs.
         where = {i: g for g, comp in enumerate(comps) for i in comp}
         odd = [(hosts[i], hosts[j]) for (i, j), d in dist.items() if where[i] == where[j] and d >= cut_log]
         groups = [[hosts[i] for i in comp] for comp in comps]
         note = (f"{len(groups)} groups split by {best.metric}: near pairs {_show(best.metric, best.near)}, "
                 f"far pairs {_show(best.metric, best.far)} ({best.ratio:.2f}x)")
-        return Inference(groups, best.metric, cuts, odd, note)
+        found.append(Inference(groups, best.metric, cuts, odd, note))
+    if found:
+        return min(found, key=lambda f: len(f.inconsistent_pairs) > 0)   # stable: the widest clean one
     return Inference([list(hosts)], None, cuts, note="the gaps found do not separate hosts: one switch")
 
 
