@@ -114,9 +114,15 @@ def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None =
     scope = scope or Scope.here()
     shape = hpl_update_shape(n, nb, *grid) if n and nb and grid else None
     cands: list[Measured] = []
-    rated = [(r, got) for r in store.list(kind="dgemm", status="ok", limit=HISTORY) if scope.on_a_node(r)
-             for got in [_dgemm_rate(r, nb, threads, shape)] if got]
-    picked = next((x for x in rated if x[1][2]), rated[0] if rated else None)
+    # The latest usable run; with a shape, the latest that measured it if any (read no further).
+    picked = None
+    for r in store.list(kind="dgemm", status="ok", limit=HISTORY):
+        got = _dgemm_rate(r, nb, threads, shape) if scope.on_a_node(r) else None
+        if got:
+            picked = picked or (r, got)
+            if got[2] or shape is None:
+                picked = (r, got)
+                break
     if picked:
         r, (g, how, at_shape) = picked
         cands.append(Measured(1e-9 / g, f"{cite(r)}: {g:.2f} GFLOPS per process ({how})", r.started_at, at_shape))

@@ -38,12 +38,17 @@ def gather(store, np: int, nodes: int, blas_threads: int, nb_hint: int | None = 
          "rpeak_gflops": min(rp / cores * np * blas_threads, rp * nodes) if rp else None,
          "rpeak_basis": basis}
     # Before N is known, at the NB hint alone; the session takes it again at HPL's shape once it is.
-    f["dgemm_bound_gflops"], f["dgemm_source"], _ = dgemm_bound(store, np, blas_threads, nb_hint)
+    return with_bound(f, np, *dgemm_bound(store, np, blas_threads, nb_hint)[:2])
+
+
+def with_bound(f: dict, np: int, bound: float | None, source: str) -> dict:
+    """facts f of np ranks with this DGEMM bound, and the first guess at the HPL rate it gives."""
+    f["dgemm_bound_gflops"], f["dgemm_source"] = bound, source
     # A first guess at the HPL rate, only for the first trial's predicted time (budget check,
     # watchdog): half the DGEMM bound, or 15% of a nominal Rpeak, deliberately low: a guess too
     # high would predict too short a first trial and cut it off.
-    if f["dgemm_bound_gflops"]:
-        f["rate_guess_gflops"] = 0.5 * f["dgemm_bound_gflops"]
+    if bound:
+        f["rate_guess_gflops"] = 0.5 * bound
     elif f["rpeak_gflops"]:
         f["rate_guess_gflops"] = 0.15 * f["rpeak_gflops"]
     else:

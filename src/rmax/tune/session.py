@@ -152,7 +152,7 @@ class Session:
         from rmax.bench.dgemm import hpl_update_shape
         from rmax.launch.request import spec_from_options
         from rmax.tune import own_dgemm
-        from rmax.tune.facts import dgemm_bound, gather
+        from rmax.tune.facts import dgemm_bound, gather, with_bound
         from rmax.tune.nb_seed import nb_candidates
 
         spec = spec_from_options([], np=settings.np, hosts=settings.hosts, hostfile=settings.hostfile,
@@ -175,7 +175,7 @@ class Session:
                 nbs, nb_source, used = nb_candidates(store)
                 if used == got:
                     nb_source = f"{nb_source}, which this session ran first"
-                facts = gather(store, spec.np, nodes, threads, nbs[0])
+                with_bound(facts, spec.np, *dgemm_bound(store, spec.np, threads, nbs[0])[:2])
             else:
                 nb_source = f"{nb_source}; {what}"
             space = build_space(settings, facts, spec.np, nbs, nb_source)
