@@ -24,14 +24,14 @@
 
 static const node_kernel K = {
     "rmax-node oslat", "rmax.oslat/1", "Operating-system latencies, lmbench style (loopback only for the network).",
-    "# Test                         Median          Min          Max Unit       Ops     n",
+    "# Test                                 Median          Min          Max Unit       Ops     n",
     "microseconds per operation (round trips for pipe, unix, udp, tcp), MB/s = 10^6 bytes/s: median, min, max of n "
     "timed batches",
     "an operation gave a wrong answer",
 };
 
 static const char *const ALL = "null,stat,open-close,sig-install,sig-catch,fork-exit,fork-exec,pipe,unix,ctxsw,"
-                               "udp,tcp,tcp-connect,tcp-bw";
+                               "udp,tcp,tcp-connect,tcp-bw,cacheline";
 
 int oslat_pin(int cpu)
 {
@@ -58,7 +58,7 @@ int oslat_spawn(int cpu, void (*fn)(void *), void *arg)
 void oslat_not_measured(oslat_env *e, const char *test, const char *label, const char *why)
 {
     if (e->r->table)
-        printf("  %-22s not measured: %s\n", label, why);
+        printf("  %-30s not measured: %s\n", label, why);
     if (e->r->jf) {
         rmx_json_obj_begin(&e->r->j, NULL);
         rmx_json_str(&e->r->j, "schema", "rmax.oslat.not_measured/1");
@@ -126,7 +126,7 @@ void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op o
     node_measure(one_batch, &b, &rule, &m);
     const char *unit = bytes_per_op > 0 ? "MB/s" : "us";
     if (e->r->table)
-        printf("  %-22s %12.3f %12.3f %12.3f %-5s %8zu %5zu%s\n", label, m.sum.median, m.sum.min, m.sum.max, unit, b.n,
+        printf("  %-30s %12.3f %12.3f %12.3f %-5s %8zu %5zu%s\n", label, m.sum.median, m.sum.min, m.sum.max, unit, b.n,
                m.sum.n, b.bad ? "  INVALID" : "");
     rmx_json *j = node_record(e->r);
     if (j) {
@@ -168,7 +168,7 @@ int cmd_oslat(int argc, char **argv)
     node_run r = {&K, .budget = 25.0, .sample_time = 0.002, .target = 0.02};
     const char *tests = ALL;
     const rmx_arg spec[] = {
-        {"tests", RMX_ARG_STRING, &tests, "comma-separated tests (default: all of null,stat,open-close,sig-install,sig-catch,fork-exit,fork-exec,pipe,unix,ctxsw,udp,tcp,tcp-connect,tcp-bw)", 0, 0, NULL},
+        {"tests", RMX_ARG_STRING, &tests, "comma-separated tests (default: all of null,stat,open-close,sig-install,sig-catch,fork-exit,fork-exec,pipe,unix,ctxsw,udp,tcp,tcp-connect,tcp-bw,cacheline)", 0, 0, NULL},
         {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for all the tests together (default 25)", 0.01, 86400, NULL},
         {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed batch (default 0.002)", 1e-5, 10, NULL},
         NODE_ARG_TARGET(&r),
@@ -218,5 +218,6 @@ int cmd_oslat(int argc, char **argv)
     if (listed(tests, "tcp")) oslat_tcp(&e);
     if (listed(tests, "tcp-connect")) oslat_tcp_connect(&e);
     if (listed(tests, "tcp-bw")) oslat_tcp_bw(&e);
+    if (listed(tests, "cacheline")) oslat_cacheline(&e);
     return node_finish(&r);
 }

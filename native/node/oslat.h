@@ -29,7 +29,7 @@ typedef void (*oslat_extra)(void *ctx, rmx_json *j);
 void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op op, void *ctx, double bytes_per_op,
                    double events_per_op, double overhead_us, double overhead_spread_us, oslat_extra extra);
 
-/* Tests in oslat_proc.c and oslat_ipc.c. */
+/* Tests in oslat_proc.c, oslat_ipc.c and oslat_cacheline.c. */
 void oslat_null(oslat_env *e);
 void oslat_stat(oslat_env *e);
 void oslat_open_close(oslat_env *e);
@@ -44,6 +44,7 @@ void oslat_tcp(oslat_env *e);
 void oslat_udp(oslat_env *e);
 void oslat_tcp_connect(oslat_env *e);
 void oslat_tcp_bw(oslat_env *e);
+void oslat_cacheline(oslat_env *e); /* oslat_cacheline.c */
 
 /* Pins the calling process to one CPU (0 when done). */
 int oslat_pin(int cpu);

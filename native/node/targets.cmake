@@ -2,7 +2,7 @@
 add_executable(rmax-node node/main.c node/measure.c node/node_util.c node/peakflops.c node/peakflops_kernels.c
     node/cpurate.c node/cpurate_kernels.c
     node/dgemm.c node/stream.c node/stream_kernels.c node/memlat.c node/memcopy.c
-    node/oslat.c node/oslat_proc.c node/oslat_ipc.c)
+    node/oslat.c node/oslat_proc.c node/oslat_ipc.c node/oslat_cacheline.c)
 target_link_libraries(rmax-node PRIVATE rmx_common ${RMAX_BLAS_LIBRARY})
 # Scalar replays must round like the vector kernels they check: no contraction into FMA.
 set_source_files_properties(node/peakflops.c node/peakflops_kernels.c PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")

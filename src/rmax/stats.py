@@ -85,6 +85,25 @@ def shifted(a, b, worse: str, alpha: float = 0.01) -> tuple[bool, float]:
 
 
 STABLE_SPREAD = 0.10   # repeats whose range exceeds 10% of their median do not agree on one figure
+STATE_GAP = 1.5        # repeats split by a gap this wide (ratio) are two states, not scatter
+
+
+def two_states(values, gap: float = STATE_GAP, least: int = 2):
+    """Whether repeats fall into two separate groups rather than scattering around one value
+    (the machine changed state during the run, e.g. a VM's vCPUs moved between host cores that
+    share a cache and cores that do not): sorted, split at the widest ratio between neighbours;
+    two states when that ratio is at least `gap`, each side holds at least `least` repeats and
+    is itself narrower (max / min) than the gap. ((median, count) of the lower group, the same
+    of the upper) or None. A median over two states describes neither."""
+    x = sorted(float(v) for v in values if v is not None and math.isfinite(v) and v > 0)
+    if len(x) < 2 * least:
+        return None
+    ratio, cut = max((x[i] / x[i - 1], i) for i in range(least, len(x) - least + 1))
+    lo, hi = x[:cut], x[cut:]
+    if ratio < gap or lo[-1] / lo[0] >= ratio or hi[-1] / hi[0] >= ratio:
+        return None
+    return (float(np.median(lo)), len(lo)), (float(np.median(hi)), len(hi))
+
 
 
 def spread(values) -> dict:

@@ -162,3 +162,35 @@ def test_the_dgemm_rate_prefers_a_shape_at_hpls_k_and_says_which_point(db):
         assert newer[:8] in g.source and "not at HPL's shape m=3000 n=1500 k=256" in g.source
         # Without N and grid, as before: the latest run.
         assert newer[:8] in gamma3_from_store(s, 192, threads=1).source
+
+
+def test_a_dgemm_faster_than_the_measured_peak_becomes_the_basis_named(db):
+    """A peak a real kernel beats is no peak: 16-thread DGEMM 917 GFLOPS against an FMA peak measured at
+    702 (a 16-vCPU guest whose threads did not all run at once) makes 917 the basis, both runs named."""
+    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+    from rmax.bench.family import get
+    from rmax.model.inputs import peak_basis
+
+    def peak_records(one, all16):
+        return [{"schema": "rmax.peakflops/1", "isa": "avx512", "precision": "double", "threads": t, "fused": True,
+                 "validated": True, "samples": [v] * 5,
+                 "summary": {"n": 5, "min": v, "median": v, "mean": v, "sd": 0.0, "max": v, "ci95": [v, v]}}
+                for t, v in ((1, one), (16, all16))]
+
+    cpu = {"flags": ["sse2", "avx", "avx2", "fma", "avx512f"], "cores": 16, "cpuinfo_mhz": 1000.0}  # nominal 512
+    s = get("peakflops").parse(peak_records(63.1, 702.0), cpu).summary
+    assert s.rpeak.basis == "measured"
+    peak = _store("peakflops", [HERE], s.to_dict())
+    with open_store() as st:
+        assert peak_basis(st, {})[0] == 702.0
+    slower = _store("dgemm", [HERE], DgemmSummary([DgemmPoint(4000, 4000, 4000, 690.0, 1, 1, 1, 0.0, 5)], [],
+                                                   16).to_dict())
+    _store("dgemm", [HERE], DgemmSummary([DgemmPoint(4000, 4000, 4000, 990.0, 1, 1, 1, 0.0, 5)], [], 8).to_dict())
+    with open_store() as st:
+        assert peak_basis(st, {})[0] == 702.0      # DGEMM below it, or on other thread counts: the peak stands
+    faster = _store("dgemm", [HERE], DgemmSummary([DgemmPoint(8000, 8000, 8000, 917.0, 1, 1, 1, 0.0, 5)], [],
+                                                   16).to_dict())
+    with open_store() as st:
+        value, basis = peak_basis(st, {})
+    assert value == 917.0 and faster[:8] in basis and peak[:8] in basis and slower[:8] not in basis
+    assert "DGEMM on 16 threads" in basis and "above the FMA peak of 702.0 GFLOPS" in basis

@@ -70,3 +70,13 @@ def test_a_wrong_answer_is_reported_not_a_rate():
     assert rec["validated"] is False and rec["summary"] is None and rec["samples"] == []
     parsed = get("peakflops").parse([rec])
     assert parsed.status == "invalid" and "sse2/double/1" in parsed.error and parsed.summary.results == []
+
+
+def test_an_all_core_peak_far_below_threads_times_one_core_is_pointed_out():
+    """The 16-vCPU guest: 63.1 GFLOPS on one core, 702 on 16 (70% of 16 x 63.1)."""
+    fam = get("peakflops")
+    low = fam.parse([record("avx512", 1, 62.0, 63.1), record("avx512", 16, 650.0, 702.0)], None).summary
+    (note,) = [n for n in fam.view(low).notes if "one-core" in n]
+    assert note.startswith("avx512 double: 16 threads reached 702.0 GFLOPS, 70% of 16 x the one-core 63.1")
+    fine = fam.parse([record("avx512", 1, 62.0, 63.1), record("avx512", 16, 900.0, 940.0)], None).summary
+    assert not [n for n in fam.view(fine).notes if "one-core" in n]

@@ -18,7 +18,7 @@ from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.model.hockney import fit_hockney
 from rmax.native import executable
 from rmax.params import Count, Names, Seconds
-from rmax.stats import differ_significantly, spread
+from rmax.stats import differ_significantly, spread, two_states
 
 LAYERS = ("mpi", "mpi-nonblocking", "mpi-stream", "mpi-bidir", "tcp", "udp")
 PINGPONG = ("mpi", "mpi-nonblocking", "tcp", "udp")   # layers whose time per message is a one-way latency
@@ -191,10 +191,23 @@ def _layer(name: str, pts: list[Point], repeats: int) -> Layer:
     return layer
 
 
-def _over(p: Point) -> str:
+def _states(p: Point, bandwidth: bool = False) -> str:
+    """The two states the point's repeats fall into (stats.two_states), in the figure's unit, or ""."""
+    found = two_states(p.repeats)
+    if not found:
+        return ""
+    (fast, nf), (slow, ns) = found
+    if bandwidth:
+        return f"two states: {p.size / slow * 1e-6:.0f} MB/s ({ns} repeats) and {p.size / fast * 1e-6:.0f} MB/s ({nf})"
+    return f"two states: {fast * 1e6:.3g} us ({nf} repeats) and {slow * 1e6:.3g} us ({ns})"
+
+
+def _over(p: Point, bandwidth: bool = False) -> str:
     if p.stable is None:
         return ""
-    return f" of {len(p.repeats)} repeats, spread {p.spread * 100:.0f}%" + ("" if p.stable else " (unstable)")
+    states = _states(p, bandwidth)
+    return f" of {len(p.repeats)} repeats, spread {p.spread * 100:.0f}%" + (
+        "" if p.stable else f" (unstable{': ' + states if states else ''})")
 
 
 @register
@@ -279,7 +292,7 @@ class Net(Family):
             return None
         i, j, p = found
         return figure(s, ("layers", i, "points", j, "bandwidth"), f"{layer}.bandwidth_1MiB",
-                      f"{'MPI' if layer == 'mpi' else layer} bandwidth, 1 MiB", "MB/s", "median" + _over(p),
+                      f"{'MPI' if layer == 'mpi' else layer} bandwidth, 1 MiB", "MB/s", "median" + _over(p, bandwidth=True),
                       scale=1e-6, role=role, repeats=("layers", i, "points", j, "bandwidth_repeats"))
 
     def headline(self, s: NetSummary) -> list[Figure]:
@@ -318,6 +331,11 @@ class Net(Family):
             if layer.unstable:
                 notes.append(f"{layer.name}: {len(layer.unstable)} of {len(layer.points)} points UNSTABLE (repeats "
                              "differ by more than 10%): a single run of these sizes cannot be trusted")
+            split = [(p, _states(p, layer.kind == "throughput")) for p in layer.points if p.stable is False]
+            notes += [f"{layer.name} {p.size} B: the repeats fall into {states}; the median mixes them. The pair "
+                      "changed state during the run: other work on its CPUs, or on a virtual machine the host moving "
+                      "the vCPUs between cores that share a cache and cores that do not (`rmax bench oslat --tests "
+                      "cacheline` shows which: tens of ns when they share one)" for p, states in split if states]
             data += [{"layer": layer.name, "size": p.size, "latency_s": p.latency, "latency_mean_s": p.latency_mean,
                       "bandwidth_Bps": p.bandwidth, "spread": p.spread, "stable": p.stable, "n": p.n,
                       "validated": p.validated} for p in layer.points]

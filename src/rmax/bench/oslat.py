@@ -2,7 +2,8 @@
 signals, processes, context switches, pipe/AF_UNIX/UDP/TCP round trips, TCP connect and
 bandwidth, over 127.0.0.1 only. Every process is pinned to a named CPU, recorded with its
 figure: context switches with the whole ring on one CPU (lmbench's lat_ctx), round trips
-both with the peer on a second CPU and on the same one, as separate figures."""
+both with the peer on a second CPU and on the same one, as separate figures; and the cache-line
+round trip between two CPUs, the floor under every 2-CPU round trip."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from rmax.native import executable
 from rmax.params import Names, Seconds
 
 TESTS = ("null", "stat", "open-close", "sig-install", "sig-catch", "fork-exit", "fork-exec", "pipe", "unix", "ctxsw",
-         "udp", "tcp", "tcp-connect", "tcp-bw")
+         "udp", "tcp", "tcp-connect", "tcp-bw", "cacheline")
 STATISTIC = "median of timed batches; us per operation, MB/s (10^6 bytes/s) for bandwidth"
 
 
@@ -134,7 +135,10 @@ class Oslat(Family):
                  "working-set read in one process subtracted (lmbench's lat_ctx method). A difference at or below "
                  "its resolution (the subtracted cost's interquartile range, or the timer's) shows as 'below "
                  "resolution'. A 2-CPU figure waits for its peer's CPU: where other work runs there, each wakeup can "
-                 "wait out that work's time slice (milliseconds), so compare it only between runs on idle CPUs."]
+                 "wait out that work's time slice (milliseconds), so compare it only between runs on idle CPUs. The cache-line round trip hands one counter between "
+                 "the two CPUs through a shared page, no system call: tens of nanoseconds where the cores share a "
+                 "cache, several times that where they do not; on a virtual machine it changes when the host moves "
+                 "the vCPUs, and so do the MPI latency and bandwidth between them."]
         notes += [f"{m.label}: not measured, {m.why}." for m in s.not_measured]
         data = [{"test": r.label, "median": r.median if r.resolved(r.median) else None, "min": r.min, "max": r.max,
                  "unit": r.unit, "n": r.n, "cpus": r.cpus, "resolution_us": r.resolution_us,

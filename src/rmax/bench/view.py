@@ -52,6 +52,7 @@ ROLES = {
     "hpl_rmax": "HPL's best rate",
     "rpeak_nominal": "nominal Rpeak: cores x clock x flops per cycle",
     "peak_basis": "the peak that % of peak is computed against",
+    "cluster_peak": "the sum of the nodes' peak bases, for % of peak of a run on several nodes",
     "dgemm_bound": "what HPL could reach if it were all DGEMM",
 }
 

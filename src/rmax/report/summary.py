@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from rmax.report.section import Section, Table
 from rmax.store.runs import RunRecord
-from rmax.survey.headline import by_role, headline, percent_of_peak
+from rmax.survey.headline import by_role, cluster_peak, headline, peak_beaten, percent_of_peak
 
 
 def what_limits(rows: list[dict], runs: list[RunRecord]) -> list[str]:
     """Sentences, each with its numbers, on whether compute, memory or network bounds HPL here."""
-    out = []
+    beaten = peak_beaten(rows)
+    out = [beaten] if beaten else []
     hpl = by_role(rows, "hpl_rmax")
     dgemm = by_role(rows, "dgemm_bound")
-    peak = by_role(rows, "peak_basis")
+    peak = cluster_peak(rows)
     if hpl and dgemm and dgemm["value"]:
         frac = hpl["value"] / dgemm["value"]
         verdict = ("compute bounds HPL here: it runs close to the DGEMM rate of all cores"
@@ -24,11 +25,12 @@ def what_limits(rows: list[dict], runs: list[RunRecord]) -> list[str]:
                  else "from the best DGEMM size, not HPL's shape: the share is approximate")
         out.append(f"HPL reaches {hpl['value']:.1f} GFLOPS, {100 * frac:.0f}% of the DGEMM bound "
                    f"({dgemm['value']:.1f} GFLOPS, {where}): {verdict}.")
-    elif hpl and peak:
+    elif hpl and peak and not beaten:
         out.append(f"HPL reaches {hpl['value']:.1f} GFLOPS, {100 * hpl['value'] / peak['value']:.0f}% of the "
                    f"peak used for % of peak ({peak['value']:.1f} GFLOPS); no DGEMM run to separate compute "
                    "from overheads.")
     triad = by_role(rows, "triad")
+    peak = by_role(rows, "peak_basis")   # bytes per flop: one node's memory against the same node's peak
     if triad and peak and triad["value"]:
         # Bytes per flop the memory can feed: DGEMM reuses each byte many times, STREAM-like codes do not.
         bpf = triad["value"] * 1e9 / (peak["value"] * 1e9)

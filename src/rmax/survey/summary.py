@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
 from rmax.store import open_store
 from rmax.store.runs import RunRecord
-from rmax.survey.headline import headline, percent_of_peak
+from rmax.survey.headline import headline, peak_beaten, percent_of_peak
 
 
 def render_inventory(rec: RunRecord, console) -> None:
@@ -39,6 +40,9 @@ def render_summary(rec: RunRecord, console) -> None:
              f"steps {counts['ok']} ok, {counts['skipped']} skipped" + (f", {others} not ok" if others else "")
              + f"; {rec.status}")
     console.print(Panel(t, title=title, expand=False))
+    beaten = peak_beaten(rows)
+    if beaten:
+        console.print(f"[yellow]{escape(beaten)}[/]")
     slow = {k: v["slow"] for k, v in (rec.summary.get("spread") or {}).items() if v["slow"]}
     for metric, nodes in slow.items():
         console.print(f"[yellow]slow node(s)[/] for {metric}: {', '.join(nodes)} (more than 10% worse than the median node)")

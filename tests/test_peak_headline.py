@@ -1,0 +1,32 @@
+"""% of peak in a survey's summary: against the peak of every node HPL ran on (each node measures its
+own), and never above 100%: an HPL rate above the peak says the peak was measured low."""
+
+from rmax.report.summary import what_limits
+from rmax.survey.headline import cluster_peak, peak_beaten, percent_of_peak
+
+
+def _peak(host, value):
+    return {"metric": "Peak used for % of peak", "value": value, "unit": "GFLOPS", "statistic": "basis: measured",
+            "role": "peak_basis", "run": f"run-{host}", "host": host}
+
+
+HPL = {"metric": "HPL Rmax", "value": 150.0, "unit": "GFLOPS", "statistic": "best test", "role": "hpl_rmax",
+       "run": "hpl", "host": "n1"}
+
+
+def test_the_peak_of_a_run_on_several_nodes_is_the_sum_of_theirs():
+    rows = [_peak("n1", 100.0), _peak("n2", 90.0), HPL]
+    peak = cluster_peak(rows)
+    assert peak["value"] == 190.0 and peak["role"] == "cluster_peak" and "n1, n2" in peak["statistic"]
+    pct = percent_of_peak(rows)
+    assert abs(pct["value"] - 100 * 150 / 190) < 1e-9 and "150.0 / 190.0 GFLOPS" in pct["statistic"]
+    assert cluster_peak([_peak("n1", 100.0)])["role"] == "peak_basis"
+
+
+def test_hpl_above_the_peak_gives_no_percentage_and_says_why():
+    rows = [_peak("n1", 120.0), HPL]
+    assert percent_of_peak(rows) is None
+    said = peak_beaten(rows)
+    assert "HPL's 150.0 GFLOPS is above the peak used for % of peak (120.0 GFLOPS" in said
+    assert what_limits(rows, [])[0] == said
+    assert peak_beaten([_peak("n1", 200.0), HPL]) is None
