@@ -55,6 +55,8 @@ def test_rmax_engine_progress_is_shown_stored_and_plotted(db, tmp_path):
         assert all(g > 0 for g in tr.gflops)
     titles = [p.title for p in HPL.plots([("here", s)])]
     assert "HPL's running rate as the factorisation goes on" in titles
+    assert "Where the time went: WR11C2R4 N=256 NB=32 1x2 (here)" in " ".join(titles)
+    assert not [t for t in (p.title for p in HPL.plots([("", s)])) if "()" in t]   # a run without a label
     vs_n = next(p for p in HPL.plots([("here", s)]) if p.title.startswith("HPL GFLOPS vs N"))
     assert vs_n.series["here"] == ([256, 384], [t.gflops for t in s.tests])
 

@@ -162,6 +162,10 @@ def test_the_dgemm_rate_prefers_a_shape_at_hpls_k_and_says_which_point(db):
         assert newer[:8] in g.source and "not at HPL's shape m=3000 n=1500 k=256" in g.source
         # Without N and grid, as before: the latest run.
         assert newer[:8] in gamma3_from_store(s, 192, threads=1).source
+    # `rmax model hpl` gives its N and grid: the shape point, not the latest k sweep's
+    d = json.loads(run_cli("model", "hpl", "--n", "4000", "--grid", "1x2", "--ranks-per-node", "2", "--alpha", "1e-6",
+                           "--beta", "5e9", "--no-calibration", "--json", check=True).stdout)
+    assert older[:8] in d["inputs"]["gamma3"]["source"] and "m=3000 n=1500 k=192" in d["inputs"]["gamma3"]["source"]
 
 
 def test_a_dgemm_faster_than_the_measured_peak_becomes_the_basis_named(db):

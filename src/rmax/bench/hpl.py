@@ -232,7 +232,8 @@ class Hpl(Family):
         for label, s in runs:
             for t in s.tests:
                 if t.phases:
-                    out.append(Plot("bar", f"Where the time went: {t.code} N={t.n} ({label})",
+                    out.append(Plot("bar", f"Where the time went: {t.code} N={t.n} NB={t.nb} {t.p}x{t.q}"
+                                           + (f" ({label})" if label else ""),
                                     ylabel="seconds (max over ranks)", labels=list(t.phases),
                                     values=[ph.max for ph in t.phases.values()]))
         tested = [(label, t) for label, s in runs for t in s.tests]

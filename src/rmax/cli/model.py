@@ -141,7 +141,8 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, g
     scope = Scope.here(nodes)
     store = open_store() if None in (alpha, beta, gamma) or (given is None and not no_calibration) or validate else None
     try:
-        rates = resolve_rates(store, alpha, beta, gamma, nb, scope)
+        # one DGEMM rate for every N: the shape of the largest (m and n are capped, so they mostly agree)
+        rates = resolve_rates(store, alpha, beta, gamma, nb, scope, n=max(ns), grid=(p, q))
         a, b, g = rates["alpha"].value, rates["beta"].value, rates["gamma3"].value
         hm.check_inputs(1, nb, p, q, a, b, g)
         # read once: calibration and --validate

@@ -299,8 +299,10 @@ def hpl_observations(store: Store, alpha: float, beta: float, gamma3: float, lim
 
 
 def resolve_rates(store: Store | None, alpha: float | None, beta: float | None, gamma: float | None,
-                  nb: int | None = None, scope: Scope | None = None) -> dict[str, Measured]:
-    """alpha, beta and gamma3, each given explicitly or found in the store among the scope's runs."""
+                  nb: int | None = None, scope: Scope | None = None, n: int | None = None,
+                  grid: tuple[int, int] | None = None) -> dict[str, Measured]:
+    """alpha, beta and gamma3, each given explicitly or found in the store among the scope's runs
+    (gamma3 at HPL's trailing-update shape for `n`, `nb` and `grid` where one was measured)."""
     out: dict[str, Measured] = {}
     if alpha is not None:
         out["alpha"] = Measured(alpha, "given (--alpha)")
@@ -313,7 +315,7 @@ def resolve_rates(store: Store | None, alpha: float | None, beta: float | None, 
         out.setdefault("alpha", a)
         out.setdefault("beta", b)
     if "gamma3" not in out and store is not None:
-        out["gamma3"] = gamma3_from_store(store, nb, scope)
+        out["gamma3"] = gamma3_from_store(store, nb, scope, n=n, grid=grid)
     missing = [k for k in ("alpha", "beta", "gamma3") if k not in out]
     if missing:
         raise RmaxError(f"no value for {', '.join(missing)}")
