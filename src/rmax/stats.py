@@ -105,7 +105,6 @@ def two_states(values, gap: float = STATE_GAP, least: int = 2):
     return (float(np.median(lo)), len(lo)), (float(np.median(hi)), len(hi))
 
 
-
 def spread(values) -> dict:
     """How far repeats of one measurement agree: their median, range, interquartile range
     and 95% CI of the mean, and `spread` = range / median. `stable` says whether the

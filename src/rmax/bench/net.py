@@ -292,7 +292,8 @@ class Net(Family):
             return None
         i, j, p = found
         return figure(s, ("layers", i, "points", j, "bandwidth"), f"{layer}.bandwidth_1MiB",
-                      f"{'MPI' if layer == 'mpi' else layer} bandwidth, 1 MiB", "MB/s", "median" + _over(p, bandwidth=True),
+                      f"{'MPI' if layer == 'mpi' else layer} bandwidth, 1 MiB", "MB/s",
+                      "median" + _over(p, bandwidth=True),
                       scale=1e-6, role=role, repeats=("layers", i, "points", j, "bandwidth_repeats"))
 
     def headline(self, s: NetSummary) -> list[Figure]:

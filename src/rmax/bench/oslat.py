@@ -135,10 +135,11 @@ class Oslat(Family):
                  "working-set read in one process subtracted (lmbench's lat_ctx method). A difference at or below "
                  "its resolution (the subtracted cost's interquartile range, or the timer's) shows as 'below "
                  "resolution'. A 2-CPU figure waits for its peer's CPU: where other work runs there, each wakeup can "
-                 "wait out that work's time slice (milliseconds), so compare it only between runs on idle CPUs. The cache-line round trip hands one counter between "
-                 "the two CPUs through a shared page, no system call: tens of nanoseconds where the cores share a "
-                 "cache, several times that where they do not; on a virtual machine it changes when the host moves "
-                 "the vCPUs, and so do the MPI latency and bandwidth between them."]
+                 "wait out that work's time slice (milliseconds), so compare it only between runs on idle CPUs. "
+                 "The cache-line round trip hands one counter between the two CPUs through a shared page, no system "
+                 "call: tens of nanoseconds where the cores share a cache, several times that where they do not; on "
+                 "a virtual machine it changes when the host moves the vCPUs, and so do the MPI latency and "
+                 "bandwidth between them."]
         notes += [f"{m.label}: not measured, {m.why}." for m in s.not_measured]
         data = [{"test": r.label, "median": r.median if r.resolved(r.median) else None, "min": r.min, "max": r.max,
                  "unit": r.unit, "n": r.n, "cpus": r.cpus, "resolution_us": r.resolution_us,
