@@ -232,7 +232,7 @@ def test_survey_bad_input(db):
 
 def test_survey_with_tuning_shows_the_trajectory(db, tmp_path):
     out = tmp_path / "report"
-    proc = run_cli("survey", "--quick", "--steps", "inventory,hpl,tune", "--tune", "40s", "--out", str(out), "--json",
+    proc = run_cli("survey", "--quick", "--steps", "inventory,hpl,tune", "--tune", "20s", "--out", str(out), "--json",
                    timeout=600)
     assert proc.returncode == 0, proc.stderr
     rec = json.loads(proc.stdout)

@@ -94,20 +94,25 @@ void rmx_samples_free(rmx_samples *s)
 
 rmx_repeat_rule rmx_repeat_default(void)
 {
-    rmx_repeat_rule r = {1, 5, 1000, 1.0, 0.02};
+    rmx_repeat_rule r = {1, 5, 1000, 1.0, 0.02, 0};
     return r;
+}
+
+static int failed(double v, const rmx_repeat_rule *rule)
+{
+    return isnan(v) || (v < 0 && !rule->signed_values);
 }
 
 int rmx_repeat(rmx_sample_fn fn, void *ctx, const rmx_repeat_rule *rule, rmx_samples *out)
 {
     for (size_t i = 0; i < rule->warmup; i++)
-        if (fn(ctx) < 0)
+        if (failed(fn(ctx), rule))
             return -1;
     double start = rmx_now();
     size_t first = out->n;
     for (;;) {
         double v = fn(ctx);
-        if (v < 0)
+        if (failed(v, rule))
             return -1;
         rmx_samples_push(out, v);
         size_t taken = out->n - first;

@@ -37,13 +37,15 @@ typedef struct {
     size_t max_reps;     /* never more */
     double budget;       /* seconds for the timed repetitions (<= 0: no limit) */
     double rel_target;   /* stop when ci_half_rel <= this (default 0.02) */
+    int signed_values;   /* 1: values are differences and may be zero or negative; NaN is the failure */
 } rmx_repeat_rule;
 
 /* Defaults: warmup 1, min 5, max 1000, budget 1 s, target 2%. */
 rmx_repeat_rule rmx_repeat_default(void);
 
 /* One repetition: returns the measured value (seconds, or a rate) or a
- * negative number on failure (the loop stops and rmx_repeat returns -1). */
+ * negative number on failure (NaN where the rule has signed_values; the loop
+ * stops and rmx_repeat returns -1). */
 typedef double (*rmx_sample_fn)(void *ctx);
 
 /* Runs fn under the rule, appending each timed value to out.

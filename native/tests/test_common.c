@@ -71,6 +71,19 @@ static double failing_sample(void *ctx)
     return -1.0;
 }
 
+static double difference_sample(void *ctx)
+{
+    int *calls = ctx;
+    ++*calls;
+    return (*calls % 2) ? -0.25 : 0.5; /* a derived value (lat_ctx's): at times below zero */
+}
+
+static double nan_sample(void *ctx)
+{
+    (void)ctx;
+    return NAN;
+}
+
 static void test_repeat(void)
 {
     rmx_repeat_rule r = rmx_repeat_default();
@@ -88,6 +101,16 @@ static void test_repeat(void)
     CHECK(s.n == 40, "cap respected");
     rmx_samples_free(&s);
     CHECK(rmx_repeat(failing_sample, NULL, &r, &s) == -1, "failure propagates");
+    rmx_samples_free(&s);
+
+    /* differences: a value below zero is a sample, and only NaN a failure */
+    CHECK(rmx_repeat(difference_sample, &calls, &r, &s) == -1, "below zero fails by default");
+    rmx_samples_free(&s);
+    r.signed_values = 1;
+    calls = 0;
+    CHECK(rmx_repeat(difference_sample, &calls, &r, &s) == 1 && s.n == 40, "signed values are kept");
+    rmx_samples_free(&s);
+    CHECK(rmx_repeat(nan_sample, NULL, &r, &s) == -1, "NaN is the failure of signed values");
     rmx_samples_free(&s);
 }
 
