@@ -10,7 +10,14 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats as _st
+
+
+def _st():
+    """scipy.stats, imported on first use: it takes most of a second, which every command that
+    only parses its options or refuses bad input would otherwise pay."""
+    from scipy import stats
+
+    return stats
 
 
 @dataclass(frozen=True)
@@ -39,7 +46,7 @@ def summarize(samples) -> Summary:
     mean = sum(x) / n
     sd = math.sqrt(sum((v - mean) ** 2 for v in x) / (n - 1)) if n > 1 else 0.0
     if n > 1:
-        half = float(_st.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+        half = float(_st().t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
         ci = (mean - half, mean + half)
     else:
         ci = (mean, mean)
@@ -55,7 +62,7 @@ def differ_significantly(a, b, alpha: float = 0.05) -> tuple[bool, float]:
         return False, math.nan
     if len(set(a)) == 1 and len(set(b)) == 1:
         return a[0] != b[0], 0.0 if a[0] != b[0] else 1.0
-    p = float(_st.ttest_ind(a, b, equal_var=False).pvalue)
+    p = float(_st().ttest_ind(a, b, equal_var=False).pvalue)
     return p < alpha, p
 
 
@@ -80,7 +87,7 @@ def shifted(a, b, worse: str, alpha: float = 0.01) -> tuple[bool, float]:
         return False, math.nan
     if worse not in ("lower", "higher"):
         raise ValueError(f"worse must be 'lower' or 'higher', not {worse}")
-    p = float(_st.mannwhitneyu(a, b, alternative="less" if worse == "lower" else "greater").pvalue)
+    p = float(_st().mannwhitneyu(a, b, alternative="less" if worse == "lower" else "greater").pvalue)
     return p < alpha, p
 
 

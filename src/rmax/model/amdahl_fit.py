@@ -24,7 +24,6 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.optimize import nnls
 
 from rmax.errors import RmaxError
 from rmax.model.amdahl import FORMS, BestN, best_n, growth, parallel_time, relative_speedup
@@ -101,6 +100,8 @@ def fit_form(n, t, form: str, sigma=None, absolute: bool = True, sigma_source: s
     sigma = np.ones_like(t) if sigma is None else np.asarray(sigma, dtype=float)
     a = _design(n, form)
     w = 1.0 / sigma
+    from scipy.optimize import nnls   # on first use: see rmax.stats._st
+
     coef, _ = nnls(a * w[:, None], t * w)
     resid = (t - a @ coef) * w
     chi2 = float(resid @ resid)
