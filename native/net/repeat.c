@@ -8,7 +8,9 @@
  * run the same number of batches, so one rank (the root) decides and tells
  * the others after each batch; the decision traffic is outside the timed
  * region. Each batch's elapsed time is reduced to min, mean and max over the
- * ranks (IMB's t_min, t_avg, t_max) and the root's own time is kept too. */
+ * ranks (IMB's t_min, t_avg, t_max) and the root's own time is kept too. A
+ * batch that took less than half its target (the machine got faster since the
+ * calibration) makes the following batches longer; `iters` records the last. */
 #include "net.h"
 
 #include "rmx_timer.h"
@@ -100,31 +102,36 @@ void net_measure_run(MPI_Comm comm, int root, int key, const net_timing *t, net_
     double start = rmx_now();
     for (;;) {
         int bad = batch(comm, root, fn, ctx, iters, v);
-        int go = GO_ON;
+        long go[2] = {GO_ON, iters}; /* the decision, and the iterations of the next batch */
         if (me == root) {
             for (int k = 0; k < NET_NSTAT; k++)
                 rmx_samples_push(&m->s[k], v[k] / (double)iters);
             size_t n = m->s[key].n;
             if (bad)
-                go = FAILED;
+                go[0] = FAILED;
             else if (n >= t->rule.min_reps) {
                 rmx_summary s;
                 rmx_summarize(m->s[key].v, n, &s);
                 if (s.ci_half_rel <= t->rule.rel_target)
-                    go = STOP_MET;
+                    go[0] = STOP_MET;
                 else if (n >= t->rule.max_reps || (t->rule.budget > 0 && rmx_now() - start >= t->rule.budget))
-                    go = STOP_BUDGET;
+                    go[0] = STOP_BUDGET;
             }
+            /* The machine sped up since calibration (a VM's vCPUs moved onto cores that share a
+             * cache: 2-3x at small sizes): batches would no longer last their target, so grow them. */
+            if (v[NET_MAX] > 0 && v[NET_MAX] < t->batch_target / 2 && iters < t->max_iters)
+                go[1] = (long)fmin((double)t->max_iters, ceil((double)iters * 1.2 * t->batch_target / v[NET_MAX]));
         }
-        MPI_Bcast(&go, 1, MPI_INT, root, comm);
-        if (go == FAILED) {
+        MPI_Bcast(go, 2, MPI_LONG, root, comm);
+        if (go[0] == FAILED) {
             m->failed = 1;
             return;
         }
-        if (go != GO_ON) {
-            m->converged = go == STOP_MET;
+        if (go[0] != GO_ON) {
+            m->converged = go[0] == STOP_MET;
             return;
         }
+        iters = m->iters = go[1];
     }
 }
 

@@ -170,8 +170,9 @@ def test_batch_length_is_honoured_and_recorded():
     recs = records(proc)
     assert recs[0]["batch"] == 0.004
     point = next(r for r in recs if r["record"] == "point")
-    # a calibrated batch lasts at least the target: iterations x time per round trip
-    assert point["iters"] * 2 * point["summary"]["min"] >= 0.004 * 0.9
+    # a calibrated batch lasts at least the target: iterations x time per round trip (the median:
+    # a batch after the machine got faster can be short, and the next ones are made longer)
+    assert point["iters"] * 2 * point["summary"]["median"] >= 0.004 * 0.9
 
 
 def test_one_buffer_echo_validates_and_still_catches_damage():
