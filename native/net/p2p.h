@@ -19,6 +19,7 @@ typedef struct {
     long bad;                /* operations whose payload failed validation */
     int tcp, udp;            /* connected sockets of the socket layers, or -1 */
     long lost;               /* UDP datagrams that had to be resent */
+    int udp_last_resent;     /* the last UDP datagram was resent: a late echo of it may still come */
     int corrupt;             /* self-test: rank 1 damages one byte of what it sends */
 } net_pair;
 

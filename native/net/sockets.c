@@ -195,8 +195,10 @@ double net_tcp_pingpong(void *ctx, long iters)
     return p->bad ? -1.0 : el;
 }
 
-/* 1: the echo of datagram s; 0: a late echo of the previous datagram (after a
- * resend both copies may come back), to be skipped; -1: damaged. */
+/* 1: the echo of datagram s; 0: a late echo of the previous datagram, to be
+ * skipped (only after that one was resent: both copies may come back); -1:
+ * damaged. Without a resend nothing late can come, and a damaged 1-byte echo
+ * that happens to read as the previous mark (1 in 256) is still damage. */
 static int udp_reply(const net_pair *p, ssize_t got, uint64_t s)
 {
     if (got != (ssize_t)p->size)
@@ -204,7 +206,7 @@ static int udp_reply(const net_pair *p, ssize_t got, uint64_t s)
     int ok = p->validate ? net_check(p->rbuf, p->size, s) == 0 : net_mark_ok(p->rbuf, p->size, s);
     if (ok)
         return 1;
-    if (s > 0 && p->size > 0 && net_mark_ok(p->rbuf, p->size, s - 1))
+    if (p->udp_last_resent && s > 0 && p->size > 0 && net_mark_ok(p->rbuf, p->size, s - 1))
         return 0;
     return -1;
 }
@@ -222,7 +224,8 @@ double net_udp_pingpong(void *ctx, long iters)
             net_pair_prepare(p, p->sbuf, s);
             if (send(p->udp, p->sbuf, p->size, 0) < 0)
                 net_fail(1, "UDP send to %s: %s", peer_host, strerror(errno));
-            for (int tries = 0;;) {
+            int tries = 0;
+            for (;;) {
                 struct pollfd pf = {p->udp, POLLIN, 0};
                 if (poll(&pf, 1, UDP_RESEND_MS) == 0) {
                     if (++tries >= UDP_MAX_TRIES)
@@ -238,6 +241,7 @@ double net_udp_pingpong(void *ctx, long iters)
                 if (r != 0)
                     break;
             }
+            p->udp_last_resent = tries > 0;
         }
         uint64_t end = p->seq;  /* keeps the responder's sequence in step for later kernels */
         send_all(p->tcp, (const unsigned char *)&end, sizeof end);
