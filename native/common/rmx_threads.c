@@ -25,13 +25,6 @@ typedef struct {
     double end;
 } worker;
 
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 int rmx_cpus_allowed(void)
 {
     cpu_set_t set;
@@ -107,7 +100,7 @@ static void pin(const worker *w)
 static void spin_until(const int *flag, int value)
 {
     for (unsigned i = 1; __atomic_load_n(flag, __ATOMIC_ACQUIRE) < value; i++) {
-        cpu_relax();
+        rmx_cpu_relax();
         if (i % 4096 == 0)
             sched_yield();
     }

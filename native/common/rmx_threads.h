@@ -17,4 +17,12 @@ double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads);
 /* Number of CPUs this process may run on (its affinity mask). */
 int rmx_cpus_allowed(void);
 
+/* One pause in a spin-wait loop (x86 PAUSE: yields the core's pipeline to its sibling). */
+static inline void rmx_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 #endif

@@ -8,6 +8,7 @@
  * figure can change while it runs, as the host moves the vCPUs. */
 #include "oslat.h"
 
+#include "rmx_threads.h"
 #include "rmx_timer.h"
 
 #include <math.h>
@@ -19,13 +20,6 @@ typedef struct {
     int64_t next;           /* the value this process writes next */
 } handoff;
 
-static void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 /* The peer: answer every odd value v with v + 1, until killed. */
 static void answer(void *arg)
 {
@@ -36,7 +30,7 @@ static void answer(void *arg)
             __atomic_store_n(line, v + 1, __ATOMIC_RELEASE);
             seen = v + 1;
         } else {
-            relax();
+            rmx_cpu_relax();
         }
     }
 }
@@ -47,7 +41,7 @@ static int await(volatile int64_t *line, int64_t want)
 {
     double since = 0.0;
     for (unsigned spins = 1; __atomic_load_n(line, __ATOMIC_ACQUIRE) != want; spins++) {
-        relax();
+        rmx_cpu_relax();
         if (spins % (1u << 20) == 0) {
             double t = rmx_now();
             if (since == 0.0)
