@@ -315,7 +315,11 @@ def loaded(run) -> tuple[Family, Any] | None:
 
 def headline_figure(run, role: str) -> Figure | None:
     """The headline figure playing `role` (view.ROLES) of a family's stored run, or None."""
-    got = loaded(run)
+    return role_figure(loaded(run), role)
+
+
+def role_figure(got: tuple[Family, Any] | None, role: str) -> Figure | None:
+    """headline_figure of a run already `loaded`."""
     return next((f for f in got[0].headline(got[1]) if f.role == role), None) if got else None
 
 

@@ -203,13 +203,14 @@ def peak_basis(store, inv: dict) -> tuple[float | None, str | None]:
     """(GFLOPS, basis) of this node's peak for % of peak: the "Peak used for % of peak" figure of the
     latest peakflops run here (the one measurement the survey and the report also use), else the
     inventory's nominal Rpeak."""
-    from rmax.bench.family import headline_figure, loaded
+    from rmax.bench.family import loaded, role_figure
 
     scope = Scope.here()
     for run in (store.list(kind="peakflops", status="ok", limit=20) if store is not None else []):
-        fig = headline_figure(run, "peak_basis") if scope.on_a_node(run) else None
+        got = loaded(run) if scope.on_a_node(run) else None
+        fig = role_figure(got, "peak_basis")
         if fig:
-            s = loaded(run)[1]
+            s = got[1]
             threads = s.results[s.peak_row].threads if s.peak_row is not None else None
             beaten = _dgemm_above(store, scope, threads, fig.value) if threads else None
             if beaten:
@@ -224,12 +225,12 @@ def peak_basis(store, inv: dict) -> tuple[float | None, str | None]:
 
 def _dgemm_above(store, scope: Scope, threads: int, peak: float) -> tuple[float, RunRecord] | None:
     """The fastest DGEMM run here on `threads` threads, as (GFLOPS, run), when it is above `peak`."""
-    from rmax.bench.family import headline_figure, loaded
+    from rmax.bench.family import loaded, role_figure
 
     best = None
     for run in store.list(kind="dgemm", status="ok", limit=HISTORY):
         got = loaded(run) if scope.on_a_node(run) else None
-        fig = headline_figure(run, "dgemm_node") if got and got[1].threads == threads else None
+        fig = role_figure(got, "dgemm_node") if got and got[1].threads == threads else None
         if fig and fig.value > peak and (best is None or fig.value > best[0]):
             best = (fig.value, run)
     return best
