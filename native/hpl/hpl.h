@@ -181,14 +181,15 @@ typedef struct {
     int progress;       /* print progress on rank 0 */
     int test;           /* the test's number in the input (1-based), for the progress lines */
     double t0;          /* start time, for the progress rate */
-    double *uwork;      /* nb x nq: the U rows of the current update */
+    double *uwork;      /* nb x nq: the U rows of the current update (P > 1) */
+    double *uside;      /* nb x nb: the same for the look-ahead panel's columns (P > 1) */
     double *swbuf, *swtmp; /* 2 nb x nq and 4 nb x nq: row records in transit (P > 1) */
     double *pbuf;       /* depth+1 panel buffers of pcap doubles each */
     size_t pcap;
     double *pft;        /* nb x nb: the panel factorisation's pivoted rows */
     double *pfwork;     /* 2 nb + 4: one pivot record */
     int *pfipiv;        /* nb: the panel's pivot rows */
-    int team;           /* threads of this rank (its BLAS threads); > 1 with P = 1: the team update */
+    int team;           /* threads of this rank (its BLAS threads); > 1: the team update */
 } hpl_lu;
 
 /* All the work space of one test, allocated and touched before the clock
@@ -249,21 +250,41 @@ static inline int hpl_pf_piece(int c0, int n, int np, int i) { return c0 + (int)
 
 /* Row interchanges of panel p applied to local columns [lc0, lc1) when P > 1: on return
  * u holds the jb pivot rows of those columns (jb x nc, ld jb, or transposed
- * nc x jb, ld nc, when !unotran) and rows displaced below the block are in place. */
-void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u);
+ * nc x jb, ld nc, when !unotran) and rows displaced below the block are in place.
+ * The copies in and out of the records go on `threads` threads (a team's). */
+void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u, int threads);
 /* With one process row (P = 1) every row is local: the interchanges are
  * applied in place, in pivot order, and U is then solved and used right
  * where it lies in the matrix (no copy in either U form). */
 void hpl_swap_inplace(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1);
 /* Applies panel p to local columns [lc0, lc1): swaps, triangular solve for U,
- * DGEMM on the rows below. While poll() reports broadcasts still in progress
- * (returns nonzero) the DGEMM goes in chunks with a poll() after each; once it
- * returns 0 the remaining columns are one DGEMM call. */
+ * DGEMM on the rows below. With P > 1, U is gathered in work (lu->uwork for
+ * the trailing columns; lu->uside, nb x nb, for the look-ahead panel's, which
+ * a team's first thread updates while the team uses lu->uwork). While poll()
+ * reports broadcasts still in progress (returns nonzero) the DGEMM goes in
+ * chunks with a poll() after each; once it returns 0 the remaining columns are
+ * one DGEMM call. */
 typedef int (*hpl_poll_fn)(void *ctx);
-void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn poll, void *pctx);
+void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *work, hpl_poll_fn poll, void *pctx);
 /* U := L11^-1 U for nc columns: U is jb x nc (unotran, ld ldu) or its transpose. */
 void hpl_solve_u(int l1notran, int unotran, int jb, int nc, const double *l1, double *u, int ldu);
-/* The same update by the rank's thread team (lu->team threads, P = 1 only). The
+/* Where one update's U lives: in place in the matrix (P = 1, not transposed),
+ * or the work array given (P > 1), jb x nc (notran) or nc x jb, leading
+ * dimension ld. */
+typedef struct {
+    double *u;
+    int ld, notran, inplace;
+} hpl_u;
+hpl_u hpl_u_of(const hpl_lu *lu, const hpl_panel *p, int lc0, int nc, double *work);
+/* Column c of U (its first element). */
+double *hpl_u_col(const hpl_u *u, int c);
+/* Rows [r0, r0 + h) of the rows below the diagonal block, columns [c, c + w) of
+ * the update's range starting at local column lc0: C -= L2 U. */
+void hpl_u_gemm(const hpl_lu *lu, const hpl_panel *p, const hpl_u *u, int lc0, int c, int w, int r0, int h);
+/* Copies columns [c0, c1) of the solved U into the diagonal block's rows on the
+ * process row holding them (P > 1; nothing to do in place). */
+void hpl_u_store(const hpl_lu *lu, const hpl_panel *p, const hpl_u *u, int lc0, int c0, int c1);
+/* The same update by the rank's thread team (lu->team threads, any grid). The
  * first `first` columns are done first, by the whole team; then the first thread
  * runs side(ctx) (the look-ahead panel's factorisation) while the others go on,
  * and joins them; it alone calls MPI (side, and poll between its tasks). */

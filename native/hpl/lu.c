@@ -6,9 +6,9 @@
  * k..k+d-1), factors them, starts the broadcast, and only then runs the big
  * trailing DGEMM, during which the broadcast progresses. d = 0 is the plain
  * algorithm. b rides along as column N, so the forward substitution happens
- * during the factorisation and only U x = y remains. A threaded rank with
- * one process row runs each update with its own thread team, the look-ahead
- * panel being factored on the team's first thread meanwhile (update_team.c). */
+ * during the factorisation and only U x = y remains. A threaded rank runs
+ * each update with its own thread team, the look-ahead panel being factored
+ * on the team's first thread meanwhile (update_team.c). */
 #include "hpl.h"
 #include "rmx_step.h"
 #include "rmx_timer.h"
@@ -112,7 +112,7 @@ static void look_ahead(driver *d, int k, int f)
             hpl_panel *pj = panel_of(d, j);
             wait_panel(d, pj);
             rmx_step("update");
-            hpl_update(lu, pj, l0, l1, NULL, NULL);
+            hpl_update(lu, pj, l0, l1, lu->uside, NULL, NULL);
         }
     }
     factor_and_send(d, f);
@@ -137,10 +137,10 @@ void hpl_pdgesv(hpl_lu *lu, double *x)
     for (int i = 0; i < d.nslots; i++)
         d.slot[i].buf = lu->pbuf + (size_t)i * lu->pcap;
 
-    /* A threaded rank with one process row runs the update as a team, with
-     * the look-ahead on the team's first thread (update_team.c); the BLAS then
-     * runs one thread per call. */
-    const int team = lu->team > 1 && lu->g->P == 1;
+    /* A threaded rank runs the update as a team, with the look-ahead on the
+     * team's first thread (update_team.c); the BLAS then runs one thread per
+     * call. */
+    const int team = lu->team > 1;
     if (team)
         hpl_blas_set_threads(1);
     for (int k = -dep; k < npan; k++) {
@@ -172,7 +172,7 @@ void hpl_pdgesv(hpl_lu *lu, double *x)
         } else if (team) {
             hpl_update_team(lu, pk, l0, l1, 0, NULL, poll_all, &d);
         } else {
-            hpl_update(lu, pk, l0, l1, poll_all, &d);
+            hpl_update(lu, pk, l0, l1, lu->uwork, poll_all, &d);
         }
         hpl_bcast_free(&pk->bc);
         pk->in_flight = 0;

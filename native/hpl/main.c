@@ -52,7 +52,7 @@ static int bytes_per_rank(long long n, long long nb, long long P, long long Q, l
     over |= __builtin_add_overflow(d, t + 2 * (uint64_t)nb + 4, &d);          /* pfact's T and pivot record */
     if (P > 1) {                                                               /* U and row records in transit */
         over |= __builtin_mul_overflow((uint64_t)nq1 * 7, (uint64_t)nb, &u);
-        over |= __builtin_add_overflow(d, u, &d);
+        over |= __builtin_add_overflow(d, u + t, &d);                          /* the look-ahead's U */
     }
     over |= __builtin_add_overflow(d, 3 * (uint64_t)n + 2 * (uint64_t)mp + 2 * (uint64_t)nb, &d); /* vectors */
     over |= __builtin_mul_overflow(d, (uint64_t)sizeof(double), bytes);
@@ -189,6 +189,7 @@ int hpl_lu_alloc(hpl_lu *lu)
     const size_t wq = (size_t)(lu->nq > 0 ? lu->nq : 1) * nb;
     if (lu->g->P > 1) { /* with one process row U stays in the matrix */
         lu->uwork = alloc_touched(wq * sizeof(double), 64);
+        lu->uside = alloc_touched((size_t)nb * nb * sizeof(double), 64);
         lu->swbuf = alloc_touched(2 * wq * sizeof(double), 64);
         lu->swtmp = alloc_touched(4 * wq * sizeof(double), 64);
     }
@@ -198,7 +199,7 @@ int hpl_lu_alloc(hpl_lu *lu)
     lu->pft = alloc_touched((size_t)nb * nb * sizeof(double), 64);
     lu->pfwork = alloc_touched((size_t)(2 * nb + 4) * sizeof(double), 64);
     lu->pfipiv = malloc((size_t)nb * sizeof(int));
-    const int ok = lu->a && (lu->g->P == 1 || (lu->uwork && lu->swbuf && lu->swtmp)) && lu->pbuf && lu->pft &&
+    const int ok = lu->a && (lu->g->P == 1 || (lu->uwork && lu->uside && lu->swbuf && lu->swtmp)) && lu->pbuf && lu->pft &&
                    lu->pfwork && lu->pfipiv;
     return ok ? 0 : -1;
 }
@@ -207,13 +208,14 @@ void hpl_lu_free(hpl_lu *lu)
 {
     free(lu->a);
     free(lu->uwork);
+    free(lu->uside);
     free(lu->swbuf);
     free(lu->swtmp);
     free(lu->pbuf);
     free(lu->pft);
     free(lu->pfwork);
     free(lu->pfipiv);
-    lu->a = lu->uwork = lu->swbuf = lu->swtmp = lu->pbuf = lu->pft = lu->pfwork = NULL;
+    lu->a = lu->uwork = lu->uside = lu->swbuf = lu->swtmp = lu->pbuf = lu->pft = lu->pfwork = NULL;
     lu->pfipiv = NULL;
 }
 
@@ -241,7 +243,7 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
     lu.test = cnt->ntests;
     lu.team = hpl_blas_threads();
     res.threads = lu.team;
-    res.team = lu.team > 1 && g->P == 1;
+    res.team = lu.team > 1;
     lu.mp = hpl_numroc(n, nb, g->myrow, g->P);
     lu.nq = hpl_numroc(n + 1, nb, g->mycol, g->Q);
     lu.lda = round_up(lu.mp > 1 ? lu.mp : 1, prm->align);

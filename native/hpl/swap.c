@@ -195,7 +195,7 @@ static void spread_roll(hpl_lu *lu, const hpl_panel *p, const plan_t *pl, double
 #undef PCNT
 }
 
-void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u)
+void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u, int threads)
 {
     const int nc = lc1 - lc0, jb = p->jb, nb = lu->prm->nb, P = lu->g->P, me = lu->g->myrow;
     const int lda = lu->lda, unotran = lu->prm->unotran;
@@ -213,12 +213,14 @@ void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u)
      * copies below go in tiles of TILE columns: a record is a matrix row (one
      * element per column, each in its own cache line), and walking one record
      * across all nc columns before the next would fetch every line of the
-     * record buffer once per record. */
+     * record buffer once per record. A threaded rank's team shares the
+     * tiles of both copies; the exchange stays on the calling thread. */
     enum { TILE = 16 };
     double *G = lu->swbuf;
     {
         const int cm = pl.cnt[me];
         double *mine = G + (size_t)pl.off[me] * nc;
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
         for (int j0 = 0; j0 < nc; j0 += TILE) {
             const int j1 = j0 + TILE < nc ? j0 + TILE : nc;
             for (int e = 0; e < pl.nrec; e++)
@@ -237,6 +239,7 @@ void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u)
         spread_roll(lu, p, &pl, G, nc);
     lu->st->wait[HPL_PH_SWAP] += rmx_now() - tw;
 
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
     for (int j0 = 0; j0 < nc; j0 += TILE) {
         const int j1 = j0 + TILE < nc ? j0 + TILE : nc;
         for (int e = 0; e < pl.nrec; e++) {

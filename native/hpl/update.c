@@ -62,33 +62,68 @@ void hpl_solve_u(int l1notran, int unotran, int jb, int nc, const double *l1, do
     }
 }
 
-void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn poll, void *pctx)
+hpl_u hpl_u_of(const hpl_lu *lu, const hpl_panel *p, int lc0, int nc, double *work)
 {
-    const int nc = lc1 - lc0, jb = p->jb, lda = lu->lda;
-    const hpl_params *prm = lu->prm;
+    /* With one process row the pivot rows are U in place in the matrix (ld
+     * lda); else U is the work array, jb x nc or its transpose. */
+    const int inplace = lu->g->P == 1, unotran = inplace || lu->prm->unotran;
+    return (hpl_u){inplace ? lu->a + p->jj + (size_t)lc0 * lu->lda : work,
+                   inplace ? lu->lda : unotran ? p->jb : nc, unotran, inplace};
+}
+
+double *hpl_u_col(const hpl_u *u, int c) { return u->notran ? u->u + (size_t)c * u->ld : u->u + c; }
+
+void hpl_u_gemm(const hpl_lu *lu, const hpl_panel *p, const hpl_u *u, int lc0, int c, int w, int r0, int h)
+{
+    const double one = 1.0, mone = -1.0;
+    const int jb = p->jb, m = p->mrows, lda = lu->lda;
+    const double *l2 = hpl_panel_l2(p) + r0;
+    double *cc = lu->a + (lu->mp - m) + r0 + (size_t)(lc0 + c) * lda;
+    if (u->notran)
+        dgemm_("N", "N", &h, &w, &jb, &mone, l2, &m, hpl_u_col(u, c), &u->ld, &one, cc, &lda, 1, 1);
+    else
+        dgemm_("N", "T", &h, &w, &jb, &mone, l2, &m, hpl_u_col(u, c), &u->ld, &one, cc, &lda, 1, 1);
+}
+
+void hpl_u_store(const hpl_lu *lu, const hpl_panel *p, const hpl_u *u, int lc0, int c0, int c1)
+{
+    /* The diagonal block's rows become this panel's U (already there in place). */
+    if (u->inplace || lu->g->myrow != p->prow)
+        return;
+    const int jb = p->jb, lda = lu->lda;
+    double *d = lu->a + hpl_g2l(p->jj, lu->prm->nb, lu->g->P) + (size_t)lc0 * lda;
+    if (u->notran)
+        for (int j = c0; j < c1; j++)
+            memcpy(d + (size_t)j * lda, u->u + (size_t)j * jb, (size_t)jb * sizeof *d);
+    else /* transpose in tiles: 8 columns of u's rows are one cache line */
+        for (int j0 = c0; j0 < c1; j0 += 8) {
+            const int j1 = j0 + 8 < c1 ? j0 + 8 : c1;
+            for (int i = 0; i < jb; i++) {
+                const double *ui = u->u + (size_t)i * u->ld;
+                for (int j = j0; j < j1; j++)
+                    d[i + (size_t)j * lda] = ui[j];
+            }
+        }
+}
+
+void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *work, hpl_poll_fn poll, void *pctx)
+{
+    const int nc = lc1 - lc0, jb = p->jb;
     if (nc <= 0 || jb <= 0)
         return;
-    /* U is u (jb x nc or its transpose, ld ldu): the work array, or with one
-     * process row the pivot rows in place in the matrix (ld lda). */
-    const int inplace = lu->g->P == 1;
-    const int unotran = inplace || prm->unotran;
-    double *u = inplace ? lu->a + p->jj + (size_t)lc0 * lda : lu->uwork;
-    const int ldu = inplace ? lda : prm->unotran ? jb : nc;
+    const hpl_u u = hpl_u_of(lu, p, lc0, nc, work);
     double t = rmx_now();
-    if (inplace)
+    if (u.inplace)
         hpl_swap_inplace(lu, p, lc0, lc1);
     else
-        hpl_swap(lu, p, lc0, lc1, u);
+        hpl_swap(lu, p, lc0, lc1, u.u, 1);
     double t1 = rmx_now();
     lu->st->t[HPL_PH_SWAP] += t1 - t;
 
-    const double one = 1.0, mone = -1.0;
-    const double *l1 = hpl_panel_l1(p), *l2 = hpl_panel_l2(p);
-    hpl_solve_u(prm->l1notran, unotran, jb, nc, l1, u, ldu);
+    hpl_solve_u(lu->prm->l1notran, u.notran, jb, nc, hpl_panel_l1(p), u.u, u.ld);
 
     const int m = p->mrows;
     if (m > 0) {
-        const int lrb = lu->mp - m;
         int pending = 0;
         if (poll) {
             const double tp = rmx_now();
@@ -98,11 +133,7 @@ void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn po
         }
         for (int c = 0, w; c < nc; c += w) {
             w = pending && nc - c > CHUNK ? CHUNK : nc - c;
-            double *cc = lu->a + lrb + (size_t)(lc0 + c) * lda;
-            if (unotran)
-                dgemm_("N", "N", &m, &w, &jb, &mone, l2, &m, u + (size_t)c * ldu, &ldu, &one, cc, &lda, 1, 1);
-            else
-                dgemm_("N", "T", &m, &w, &jb, &mone, l2, &m, u + c, &ldu, &one, cc, &lda, 1, 1);
+            hpl_u_gemm(lu, p, &u, lc0, c, w, 0, m);
             if (pending && c + w < nc) {
                 double tp = rmx_now();
                 pending = poll(pctx);
@@ -111,22 +142,6 @@ void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_poll_fn po
             }
         }
     }
-    /* The diagonal block's rows become this panel's U (already there in place). */
-    if (!inplace && lu->g->myrow == p->prow) {
-        const int lr = hpl_g2l(p->jj, prm->nb, lu->g->P);
-        double *d = lu->a + lr + (size_t)lc0 * lda;
-        if (prm->unotran)
-            for (int j = 0; j < nc; j++)
-                memcpy(d + (size_t)j * lda, u + (size_t)j * jb, (size_t)jb * sizeof *d);
-        else /* transpose in tiles: 8 columns of u's rows are one cache line */
-            for (int j0 = 0; j0 < nc; j0 += 8) {
-                const int j1 = j0 + 8 < nc ? j0 + 8 : nc;
-                for (int i = 0; i < jb; i++) {
-                    const double *ui = u + (size_t)i * nc;
-                    for (int j = j0; j < j1; j++)
-                        d[i + (size_t)j * lda] = ui[j];
-                }
-            }
-    }
+    hpl_u_store(lu, p, &u, lc0, 0, nc);
     lu->st->t[HPL_PH_UPDATE] += rmx_now() - t1;
 }

@@ -1,9 +1,13 @@
-/* The trailing update of a threaded rank with one process row (P = 1): the
- * rank's threads work as a team on tasks taken in order from a shared counter,
- * each thread calling the BLAS with one thread:
- *   for each column chunk: its row interchanges and its U := L11^-1 U (one task),
- *   then the DGEMM of that chunk in row tiles (one task each, started once the
- *   chunk's interchanges are done).
+/* The trailing update of a threaded rank: the rank's threads work as a team
+ * on tasks taken in order from a shared counter, each thread calling the BLAS
+ * with one thread:
+ *   for each column chunk: its row interchanges (P = 1, in place) and its
+ *   U := L11^-1 U (one task; with P > 1 it also stores the chunk's U rows on
+ *   the process row that holds them), then the DGEMM of that chunk in row
+ *   tiles (one task each, started once the chunk's U is ready).
+ * With P > 1 the interchanges come first, for all the columns: the exchange
+ * over the process column on the calling thread, the copies into and out of
+ * the row records shared by the team (swap.c).
  * The first chunk is the look-ahead panel's columns. Once they are done the
  * first thread runs side() (the rest of the look-ahead: the panel's
  * factorisation and broadcast start) while the others go on with the trailing
@@ -48,11 +52,17 @@ static int add_chunk(task *tk, int n, int c, int w, int m, int nrt)
 void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first, void (*side)(void *),
                      hpl_poll_fn poll, void *ctx)
 {
-    const int nc = lc1 - lc0, jb = p->jb, lda = lu->lda, m = p->mrows, T = lu->team;
+    const int nc = lc1 - lc0, jb = p->jb, m = p->mrows, T = lu->team;
     if (nc <= 0 || jb <= 0) {
         if (side)
             side(ctx);
         return;
+    }
+    const hpl_u u = hpl_u_of(lu, p, lc0, nc, lu->uwork);
+    if (!u.inplace) {
+        const double ts = rmx_now();
+        hpl_swap(lu, p, lc0, lc1, u.u, T);
+        lu->st->t[HPL_PH_SWAP] += rmx_now() - ts;
     }
     /* The first columns (the look-ahead panel's) in row tiles shared by the
      * whole team, then the rest in chunks of columns x tiles of rows. */
@@ -87,9 +97,6 @@ void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first
     for (int i = 0; i < nchunks; i++)
         atomic_init(&ready[i], 0);
     atomic_int next = 0, first_done = 0;
-    double *u0 = lu->a + p->jj + (size_t)lc0 * lda; /* U in place (P = 1) */
-    const double *l2 = hpl_panel_l2(p);
-    const double one = 1.0, mone = -1.0;
     const double t0 = rmx_now();
     double poll_s = 0.0;
 
@@ -116,17 +123,18 @@ void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first
             }
             const task *k = &tk[t];
             if (k->h < 0) {
-                const double ts = rmx_now();
-                hpl_swap_inplace(lu, p, lc0 + k->c, lc0 + k->c + k->w);
-                swap_s[tid] += rmx_now() - ts;
-                hpl_solve_u(lu->prm->l1notran, 1, jb, k->w, hpl_panel_l1(p), u0 + (size_t)k->c * lda, lda);
+                if (u.inplace) {
+                    const double ts = rmx_now();
+                    hpl_swap_inplace(lu, p, lc0 + k->c, lc0 + k->c + k->w);
+                    swap_s[tid] += rmx_now() - ts;
+                }
+                hpl_solve_u(lu->prm->l1notran, u.notran, jb, k->w, hpl_panel_l1(p), hpl_u_col(&u, k->c), u.ld);
+                hpl_u_store(lu, p, &u, lc0, k->c, k->c + k->w);
                 atomic_store_explicit(&ready[chunk_of[t]], 1, memory_order_release);
             } else {
                 while (!atomic_load_explicit(&ready[chunk_of[t]], memory_order_acquire))
                     sched_yield(); /* the chunk's swap task was taken just before: it is running */
-                double *cc = lu->a + (lu->mp - m) + k->r0 + (size_t)(lc0 + k->c) * lda;
-                dgemm_("N", "N", &k->h, &k->w, &jb, &mone, l2 + k->r0, &m, u0 + (size_t)k->c * lda, &lda, &one, cc,
-                       &lda, 1, 1);
+                hpl_u_gemm(lu, p, &u, lc0, k->c, k->w, k->r0, k->h);
             }
             if (t < nfirst)
                 atomic_fetch_add_explicit(&first_done, 1, memory_order_release);
@@ -137,7 +145,7 @@ void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first
             }
         }
     }
-    /* The team's wall time less the polls and the swaps' share (their
+    /* The team's wall time less the polls and the in-place swaps' share (their
      * thread-seconds spread over the team) is update time; the side work is
      * timed by its own phases, overlapping this one. */
     double sw = 0.0;

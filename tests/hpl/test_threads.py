@@ -1,8 +1,8 @@
-"""Threaded ranks (BLAS threads > 1) with one process row run the updates as
-a thread team (the swaps split over the threads, the look-ahead panel factored
-on one thread during the update): every variant must still pass the residual
-check, and the JSON must say the team ran. 2 threads per rank on the 2-core
-machine; small N so that oversubscription stays cheap."""
+"""Threaded ranks (BLAS threads > 1) run the updates as a thread team (the
+swaps split over the threads, the look-ahead panel factored on one thread
+during the update): every variant must still pass the residual check, and the
+JSON must say the team ran. 2 threads per rank on the 2-core machine; small N
+so that oversubscription stays cheap."""
 
 import json
 
@@ -26,6 +26,28 @@ def test_thread_team_all_variants_pass(tmp_path, hpl_run, hpl_dat, grid):
     assert r.returncode == 0, r.stderr
     objs = [json.loads(l) for l in (tmp_path / "o.json").read_text().splitlines()]
     assert len(objs) == len(NS) * len(DEPTH) * len(PFACT) * len(RFACT)
+    assert all(o["status"] == "PASSED" for o in objs), [o["variant"] for o in objs if o["status"] != "PASSED"]
+    assert all(o["threads_per_rank"] == 2 and o["thread_team"] for o in objs)
+
+
+# With P > 1 U is gathered into a work array, in either form, by every SWAP
+# variant; with DEPTH 2 the first thread updates the look-ahead panel's
+# columns (their own U) while the team uses the trailing U.
+FORMS = [(0, 0, 0, 0), (1, 1, 1, 1), (2, 0, 1, 0), (2, 1, 0, 1)]  # SWAP, L1, U, equilibration
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f"swap{f[0]}-l1{f[1]}-u{f[2]}-eq{f[3]}")
+def test_thread_team_with_process_rows(tmp_path, hpl_run, hpl_dat, form):
+    swap, l1, u, equil = form
+    grid = (2, 2) if swap == 2 and u == 0 else (2, 1)
+    (tmp_path / "HPL.dat").write_text(hpl_dat((97, 300), (16,), *grid, depth=DEPTH, pfact=(2,), rfact=(1,),
+                                              bcast=(1,), swap=swap, swapthr=20, l1=l1, u=u, equil=equil))
+    r = hpl_run(tmp_path, np=grid[0] * grid[1], args=["--json", "o.json"], timeout=300,
+                env_extra={"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2",
+                           "OMPI_MCA_hwloc_base_binding_policy": "none"})
+    assert r.returncode == 0, r.stderr
+    objs = [json.loads(l) for l in (tmp_path / "o.json").read_text().splitlines()]
+    assert len(objs) == 2 * len(DEPTH)
     assert all(o["status"] == "PASSED" for o in objs), [o["variant"] for o in objs if o["status"] != "PASSED"]
     assert all(o["threads_per_rank"] == 2 and o["thread_team"] for o in objs)
 
