@@ -168,6 +168,33 @@ def test_the_dgemm_rate_prefers_a_shape_at_hpls_k_and_says_which_point(db):
     assert older[:8] in d["inputs"]["gamma3"]["source"] and "m=3000 n=1500 k=192" in d["inputs"]["gamma3"]["source"]
 
 
+def test_each_what_if_takes_the_dgemm_rate_at_its_own_shape(db, tmp_path):
+    """`rmax cost --what-if`: every alternative has its own N and grid, so its own trailing-update
+    shape; each row's DGEMM rate is the stored point nearest that shape, named in the row."""
+    from rmax.bench.dgemm import DgemmPoint, DgemmSummary, hpl_update_shape
+    from rmax.model import hpl_model as hm
+    from test_cost import KRONOS
+
+    def shape(nodes):                       # KRONOS: 1 rank and 1 GiB per node, NB 192
+        p, q = hm.square_grid(nodes)
+        return hpl_update_shape(hm.n_for_memory(nodes * 2 ** 30, 192, p, q), 192, p, q)
+
+    (m8, n8, _), (m16, n16, _) = shape(8), shape(16)
+    assert (m8, n8) != (m16, n16)
+    pts = [DgemmPoint(m, n, 192, g, g, g, g, 0.0, 5) for m, n, g in ((m8, n8, 3.0), (m16, n16, 2.0))]
+    rid = _store("dgemm", [HERE], DgemmSummary([], [], 1, shape=pts).to_dict())
+    toml = tmp_path / "cluster.toml"
+    toml.write_text(KRONOS)
+    w = json.loads(run_cli("cost", "--cluster", str(toml), "--gflops", "14.53", "--what-if", "--kappa", "5", "--json",
+                           check=True).stdout)["what_if"]
+    rows = {r["name"]: r for r in w["rows"]}
+    for name, (m, n), g in (("as described", (m8, n8), 3.0), ("16 nodes", (m16, n16), 2.0),
+                            ("GAMMA NICs", (m8, n8), 3.0)):
+        assert abs(1e-9 / rows[name]["gamma3"]["value"] - g) < 1e-9, name
+        assert rid[:8] in rows[name]["gamma3"]["source"] and f"m={m} n={n} k=192" in rows[name]["gamma3"]["source"]
+    assert w["inputs"]["gamma3"] == rows["as described"]["gamma3"]
+
+
 def test_a_dgemm_faster_than_the_measured_peak_becomes_the_basis_named(db):
     """A peak a real kernel beats is no peak: 16-thread DGEMM 917 GFLOPS against an FMA peak measured at
     702 (a 16-vCPU guest whose threads did not all run at once) makes 917 the basis, both runs named."""

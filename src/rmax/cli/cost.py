@@ -5,6 +5,7 @@ and with --what-if, which alternative buys more HPL GFLOPS per dollar by the HPL
 from __future__ import annotations
 
 import click
+from rich.markup import escape
 
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.cli.overhead_options import given_overhead, overhead_options
@@ -66,28 +67,33 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead) -> dict:
 
     from rmax.model import hpl_model as hm
     from rmax.model.cost import WhatIf, cost_figures
-    from rmax.model.inputs import resolve_overhead, resolve_rates
+    from rmax.model.inputs import gamma3_from_store, resolve_overhead, resolve_rates
 
     base = cf.cluster
     alts = cf.what_if or [WhatIf("twice the nodes", replace(
         base, nodes=2 * base.nodes, network_price=2 * base.network_price, network_watts=2 * base.network_watts))]
     a0 = alpha if alpha is not None else (base.latency_us * 1e-6 if base.latency_us is not None else None)
     b0 = beta if beta is not None else (base.bandwidth_mbps * 1e6 if base.bandwidth_mbps else None)
-    rates = resolve_rates(store, a0, b0, gamma, nb)
-    if alpha is None and base.latency_us is not None:
-        rates["alpha"] = replace(rates["alpha"], source="cluster.toml [network] latency_us")
-    if beta is None and base.bandwidth_mbps:
-        rates["beta"] = replace(rates["beta"], source="cluster.toml [network] bandwidth_MBps")
-    a, b, g = rates["alpha"].value, rates["beta"].value, rates["gamma3"].value
-    over, over_note, _ = resolve_overhead(store, overhead, False, a, b, g)
-    rows = []
+    shapes = []
     for name, c in [("as described", base), *[(w.name, w.cluster) for w in alts]]:
         rpn = c.ranks_per_node or (facts.cores if facts else None)
         mem = c.memory_gib * 2 ** 30 if c.memory_gib else (facts.memory_bytes if facts else None)
         if not rpn or not mem:
             raise RmaxError("ranks and memory per node unknown", hint="set [nodes] ranks and memory_gib in cluster.toml")
         p, q = hm.square_grid(c.nodes * rpn)
-        n = hm.n_for_memory(c.nodes * mem, nb, p, q)
+        shapes.append((name, c, rpn, p, q, hm.n_for_memory(c.nodes * mem, nb, p, q)))
+    # Each alternative's DGEMM rate at its own trailing-update shape (its N and grid), as `rmax model hpl`.
+    rates = resolve_rates(store, a0, b0, gamma, nb, n=shapes[0][5], grid=shapes[0][3:5])
+    if alpha is None and base.latency_us is not None:
+        rates["alpha"] = replace(rates["alpha"], source="cluster.toml [network] latency_us")
+    if beta is None and base.bandwidth_mbps:
+        rates["beta"] = replace(rates["beta"], source="cluster.toml [network] bandwidth_MBps")
+    a, b = rates["alpha"].value, rates["beta"].value
+    over, over_note, _ = resolve_overhead(store, overhead, False, a, b, rates["gamma3"].value)
+    rows = []
+    for i, (name, c, rpn, p, q, n) in enumerate(shapes):
+        g3 = rates["gamma3"] if gamma is not None or i == 0 else gamma3_from_store(store, nb, n=n, grid=(p, q))
+        g = g3.value
         ca = c.latency_us * 1e-6 if c.latency_us is not None and c is not base else a
         cb = c.bandwidth_mbps * 1e6 if c.bandwidth_mbps and c is not base else b
         rpeak = c.rpeak_gflops or (facts.rpeak_gflops if facts else None)
@@ -96,7 +102,7 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead) -> dict:
             # A DGEMM faster than the nodes' peak was not measured on these nodes: a prediction
             # from it would promise more than the hardware can do.
             raise RmaxError(f"the DGEMM rate ({node_dgemm:.1f} GFLOPS per node of {rpn} ranks, from "
-                            f"{rates['gamma3'].source}) is above the Rpeak of '{name}' nodes ({rpeak:g} GFLOPS): "
+                            f"{g3.source}) is above the Rpeak of '{name}' nodes ({rpeak:g} GFLOPS): "
                             f"it was not measured on them",
                             hint="run `rmax bench dgemm` on one of the cluster's nodes and pass its rate as --gamma "
                                  "(seconds per flop per process), or correct rpeak_gflops")
@@ -104,7 +110,7 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead) -> dict:
         gf = hm.predicted_gflops(n, t)
         fig = cost_figures(gf, c.price, c.watts, rpeak * c.nodes if rpeak else None)
         rows.append({"name": name, "nodes": c.nodes, "grid": [p, q], "n": n, "alpha_s": ca, "beta_Bps": cb,
-                     "predicted_time_s": t, **fig.as_dict()})
+                     "gamma3": g3.as_dict(), "predicted_time_s": t, **fig.as_dict()})
     base_row = rows[0]
     for r in rows[1:]:
         extra = r["price"] - base_row["price"]
@@ -122,7 +128,8 @@ def _print(r: dict) -> None:
     from rich.table import Table
 
     f = r["table2"]
-    t = Table(title=f"Cost-benefit of {r['cluster']} ({r['nodes']} nodes), as Kronos's Table Two")
+    # Names and sources come from cluster.toml and the store: printed as they are, never as markup.
+    t = Table(title=f"Cost-benefit of {escape(r['cluster'])} ({r['nodes']} nodes), as Kronos's Table Two")
     t.add_column("metric")
     t.add_column("value", justify="right")
     t.add_row("HPL GFLOPS", fmt(f["gflops"], ".2f"))
@@ -133,9 +140,9 @@ def _print(r: dict) -> None:
     t.add_row("power at load (W)", fmt(f["watts"], ",.0f"))
     t.add_row("MFLOPS per watt", fmt(f["mflops_per_watt"], ",.1f"))
     console.print(t)
-    console.print(f"GFLOPS: {r['gflops_source']}")
+    console.print(f"GFLOPS: {escape(r['gflops_source'])}")
     if r["rpeak_source"]:
-        console.print(f"Rpeak: {r['rpeak_source']}")
+        console.print(f"Rpeak: {escape(r['rpeak_source'])}")
     w = r.get("what_if")
     if not w:
         return
@@ -143,15 +150,21 @@ def _print(r: dict) -> None:
     console.print(f"model inputs: alpha {inp['alpha']['value'] * 1e6:.3g} us ({inp['alpha']['source']}), beta "
                   f"{inp['beta']['value'] / 1e6:.4g} MB/s ({inp['beta']['source']}), DGEMM "
                   f"{1e-9 / inp['gamma3']['value']:.1f} GFLOPS per process ({inp['gamma3']['source']}), "
-                  f"overhead {w['overhead']['symbol']} {w['overhead']['value']:.3g} ({w['overhead']['source']})")
+                  f"overhead {w['overhead']['symbol']} {w['overhead']['value']:.3g} ({w['overhead']['source']})",
+                  markup=False)
+    for x in w["rows"][1:]:
+        if x["gamma3"]["source"] != inp["gamma3"]["source"]:
+            console.print(f"DGEMM for '{x['name']}' (N {x['n']}, grid {x['grid'][0]}x{x['grid'][1]}): "
+                          f"{1e-9 / x['gamma3']['value']:.1f} GFLOPS per process ({x['gamma3']['source']})",
+                          markup=False)
     t = Table(title=f"What if (HPL model, N at 80% of memory, NB {w['nb']})")
     for col in ("alternative", "nodes", "cost ($)", "pred. GFLOPS", "$/GFLOPS", "MFLOPS/W", "extra GFLOPS per extra $1000"):
         t.add_column(col, justify="right")
     for x in w["rows"]:
-        t.add_row(x["name"], str(x["nodes"]), fmt(x["price"], ",.0f"), fmt(x["gflops"], ".1f"),
+        t.add_row(escape(x["name"]), str(x["nodes"]), fmt(x["price"], ",.0f"), fmt(x["gflops"], ".1f"),
                   fmt(x["dollars_per_gflops"], ",.2f"), fmt(x["mflops_per_watt"], ",.1f"),
                   fmt(x.get("extra_gflops_per_1000_dollars"), ".2f"))
     console.print(t)
     console.print(f"lowest dollars per GFLOPS: {w['cheapest_per_gflops']}"
-                  + (f"; most extra GFLOPS per extra dollar: {w['best_buy']}" if w["best_buy"] else ""))
+                  + (f"; most extra GFLOPS per extra dollar: {w['best_buy']}" if w["best_buy"] else ""), markup=False)
     console.print("the 'as described' row is the model's prediction too, so the rows compare like with like")
