@@ -126,3 +126,16 @@ def test_watchdog_timeout_is_a_failed_run(db):
     with open_store() as s:
         (rec,) = s.list()
     assert rec.status == "failed" and "timed out" in rec.error
+
+
+def test_text_that_looks_like_markup_is_shown_as_written(db):
+    """A label, host list or error is the user's text: brackets in it are neither styling nor a crash."""
+    from rmax.store import open_store
+
+    label = "base[/]line [red]x"
+    with open_store() as s:
+        with s.start_run("dgemm", hosts=["n[1]"], params={}, label=label) as run:
+            run.update(summary={})
+    shown = run_cli("runs", "show", "latest", check=True).stdout
+    assert f"label: {label}" in shown and "n[1]" in shown
+    assert "n[1]" in run_cli("runs", "list", check=True, env={"COLUMNS": "200"}).stdout

@@ -95,6 +95,16 @@ def test_cost_cli(db, tmp_path):
                                 "1e-9", "--kappa", "5", check=True).stdout
 
 
+def test_names_from_cluster_toml_are_shown_as_written(db, tmp_path):
+    """cluster.toml's names and its "[network]" sources are text, never terminal markup."""
+    toml = tmp_path / "cluster.toml"
+    toml.write_text(KRONOS.replace('name = "kronos"', 'name = "kr[/]onos"').replace('name = "16 nodes"',
+                                                                                  'name = "16 [b]nodes[/]"'))
+    out = run_cli("cost", "--cluster", str(toml), "--gflops", "14.53", "--what-if", "--gamma", "1e-9", "--kappa", "5",
+                  check=True, env={"COLUMNS": "250"}).stdout
+    assert "kr[/]onos" in out and "16 [b]nodes[/]" in out and "cluster.toml [network] latency_us" in out
+
+
 def test_cost_cli_errors(db, tmp_path):
     assert_one_line_error(run_cli("cost", "--cluster", str(tmp_path / "none.toml")), 2, "not found")
     bad = tmp_path / "bad.toml"

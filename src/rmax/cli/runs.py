@@ -9,6 +9,8 @@ import sys
 
 import click
 
+from rich.markup import escape
+
 from rmax.cli.output import console, json_option, print_json
 from rmax.params import Count, OutputFile
 from rmax.errors import RmaxError
@@ -64,7 +66,7 @@ def list_cmd(kind, status, limit, as_json):
     style = {"ok": "green", "failed": "red", "invalid": "red", "interrupted": "yellow", "running": "cyan"}
     for r in runs:
         t.add_row(r.id[:8], r.kind, f"[{style[r.status]}]{r.status}[/]", r.started_at[:19].replace("T", " "),
-                  f"{r.duration:.1f}" if r.duration is not None else "—", ",".join(r.hosts), _headline(r))
+                  f"{r.duration:.1f}" if r.duration is not None else "—", escape(",".join(r.hosts)), escape(_headline(r)))
     console.print(t)
 
 
@@ -86,13 +88,13 @@ def show(run_id, as_json):
     for k in ("id", "kind", "status", "started_at", "ended_at", "duration_s", "hosts", "label", "parent",
               "fingerprint", "error"):
         if d.get(k) not in (None, [], ""):
-            console.print(f"[bold]{k}[/]: {d[k]}")
+            console.print(f"[bold]{k}[/]: {escape(str(d[k]))}")
     for k in ("params", "summary", "environment"):
         if d[k]:
             console.print(f"[bold]{k}[/]:")
             console.print_json(json.dumps(d[k], default=str))
     if rec.argv:
-        console.print(f"[bold]argv[/]: {' '.join(rec.argv)}")
+        console.print(f"[bold]argv[/]: {escape(' '.join(rec.argv))}")
     if children:
         console.print(f"[bold]runs in it[/]: {', '.join(c.id[:8] + ' ' + c.kind for c in children)}")
     n = sum(len(v) if isinstance(v, list) else 1 for v in rec.samples.values())
