@@ -12,6 +12,7 @@ import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.errors import RmaxError
+from rich.text import Text
 
 config_option = click.option("--config", "config_path", default=None, metavar="FILE",
                              help="TOML file with the settings (an [agent] table); options override it.")
@@ -116,7 +117,7 @@ def status_cmd(config_path, host, as_json, **options):
         t.add_column(c)
     for r in view["rates"]:
         dev = None if r["deviation"] is None else 100 * r["deviation"]
-        state = "[bold red]DRIFT[/]" if r["drift"] else r["state"] + (
+        state = Text("DRIFT", style="bold red") if r["drift"] else r["state"] + (
             f" {r['n_baseline']}/{cfg.min_history}" if r["state"] == "learning" else "")
         t.add_row(f"{r['probe']}" + (f" to {r['peer']}" if r["peer"] else "") + f" ({r['statistic']})",
                   shown(r["latest"], r["unit"]), shown(r["baseline"], r["unit"]), f"{fmt(dev, '+.1f')}%",
@@ -150,7 +151,7 @@ def fleet_cmd(sources, config_path, as_json, **options):
             t.add_column(c)
         for i, n in enumerate(r["nodes"], 1):
             t.add_row(str(i), n["host"], shown(n["median"], r["unit"]), str(n["n"]), fmt(n["p_value"], ".3g"),
-                      "[bold red]OUTLIER[/]" if n["outlier"] else "")
+                      Text("OUTLIER", style="bold red") if n["outlier"] else "")
         console.print(t)
     outliers = sorted({h for r in ranking for h in r["outliers"]})
     console.print(f"outliers: {', '.join(outliers)}" if outliers else "no outlier")

@@ -7,6 +7,7 @@ import click
 from rmax.cli.output import console, json_option, print_json
 from rmax.compare import MIN_CHANGE
 from rmax.params import Number, OutputDir
+from rich.text import Text
 
 
 def _side(runs) -> str:
@@ -51,7 +52,7 @@ def command(a, b, html_dir, show_all, min_change, as_json):
         for col in ("Kind", "Host", "Metric", "A", "B", "Change", "Repeats A/B", "p (Holm)", "Significant"):
             t.add_column(col)
         for c in shown:
-            sig = ("[bold]yes[/]" if c.significant else "undecided" if c.significant is None
+            sig = (Text("yes", style="bold") if c.significant else "undecided" if c.significant is None
                    else f"no (under {min_change:g}%)" if c.small else "no")
             t.add_row(c.kind, c.host, c.metric, f"{c.a:.4g} {c.unit}", f"{c.b:.4g} {c.unit}", f"{100 * c.change:+.1f}%",
                       f"{c.n_a}/{c.n_b}", f"{c.p_adjusted:.3g}" if c.p_adjusted is not None else "—", sig)

@@ -5,7 +5,6 @@ and with --what-if, which alternative buys more HPL GFLOPS per dollar by the HPL
 from __future__ import annotations
 
 import click
-from rich.markup import escape
 
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.cli.overhead_options import given_overhead, overhead_options
@@ -128,8 +127,7 @@ def _print(r: dict) -> None:
     from rich.table import Table
 
     f = r["table2"]
-    # Names and sources come from cluster.toml and the store: printed as they are, never as markup.
-    t = Table(title=f"Cost-benefit of {escape(r['cluster'])} ({r['nodes']} nodes), as Kronos's Table Two")
+    t = Table(title=f"Cost-benefit of {r['cluster']} ({r['nodes']} nodes), as Kronos's Table Two")
     t.add_column("metric")
     t.add_column("value", justify="right")
     t.add_row("HPL GFLOPS", fmt(f["gflops"], ".2f"))
@@ -140,9 +138,9 @@ def _print(r: dict) -> None:
     t.add_row("power at load (W)", fmt(f["watts"], ",.0f"))
     t.add_row("MFLOPS per watt", fmt(f["mflops_per_watt"], ",.1f"))
     console.print(t)
-    console.print(f"GFLOPS: {escape(r['gflops_source'])}")
+    console.print(f"GFLOPS: {r['gflops_source']}")
     if r["rpeak_source"]:
-        console.print(f"Rpeak: {escape(r['rpeak_source'])}")
+        console.print(f"Rpeak: {r['rpeak_source']}")
     w = r.get("what_if")
     if not w:
         return
@@ -150,21 +148,19 @@ def _print(r: dict) -> None:
     console.print(f"model inputs: alpha {inp['alpha']['value'] * 1e6:.3g} us ({inp['alpha']['source']}), beta "
                   f"{inp['beta']['value'] / 1e6:.4g} MB/s ({inp['beta']['source']}), DGEMM "
                   f"{1e-9 / inp['gamma3']['value']:.1f} GFLOPS per process ({inp['gamma3']['source']}), "
-                  f"overhead {w['overhead']['symbol']} {w['overhead']['value']:.3g} ({w['overhead']['source']})",
-                  markup=False)
+                  f"overhead {w['overhead']['symbol']} {w['overhead']['value']:.3g} ({w['overhead']['source']})")
     for x in w["rows"][1:]:
         if x["gamma3"]["source"] != inp["gamma3"]["source"]:
             console.print(f"DGEMM for '{x['name']}' (N {x['n']}, grid {x['grid'][0]}x{x['grid'][1]}): "
-                          f"{1e-9 / x['gamma3']['value']:.1f} GFLOPS per process ({x['gamma3']['source']})",
-                          markup=False)
+                          f"{1e-9 / x['gamma3']['value']:.1f} GFLOPS per process ({x['gamma3']['source']})")
     t = Table(title=f"What if (HPL model, N at 80% of memory, NB {w['nb']})")
     for col in ("alternative", "nodes", "cost ($)", "pred. GFLOPS", "$/GFLOPS", "MFLOPS/W", "extra GFLOPS per extra $1000"):
         t.add_column(col, justify="right")
     for x in w["rows"]:
-        t.add_row(escape(x["name"]), str(x["nodes"]), fmt(x["price"], ",.0f"), fmt(x["gflops"], ".1f"),
+        t.add_row(x["name"], str(x["nodes"]), fmt(x["price"], ",.0f"), fmt(x["gflops"], ".1f"),
                   fmt(x["dollars_per_gflops"], ",.2f"), fmt(x["mflops_per_watt"], ",.1f"),
                   fmt(x.get("extra_gflops_per_1000_dollars"), ".2f"))
     console.print(t)
     console.print(f"lowest dollars per GFLOPS: {w['cheapest_per_gflops']}"
-                  + (f"; most extra GFLOPS per extra dollar: {w['best_buy']}" if w["best_buy"] else ""), markup=False)
+                  + (f"; most extra GFLOPS per extra dollar: {w['best_buy']}" if w["best_buy"] else ""))
     console.print("the 'as described' row is the model's prediction too, so the rows compare like with like")

@@ -98,9 +98,8 @@ def _print_table(title: str, rows: list[dict], repeats: int) -> None:
     console.print(t)
     for r in rows:
         if r.get("error"):
-            console.print(f"MTU {r['mtu']}: {r['error']}", markup=False, highlight=False)
-    console.print("runs: " + "; ".join(f"MTU {r['mtu']}: {', '.join(x[:8] for x in r['runs'])}" for r in rows),
-                  markup=False, highlight=False)
+            console.print(f"MTU {r['mtu']}: {r['error']}")
+    console.print("runs: " + "; ".join(f"MTU {r['mtu']}: {', '.join(x[:8] for x in r['runs'])}" for r in rows))
 
 
 @command.command("mtu")

@@ -64,7 +64,7 @@ def render(view: View, title: str) -> None:
             rt.add_row(*row)
         console.print(rt)
     for note in view.notes:
-        console.print(note, soft_wrap=True, markup=False, highlight=False)
+        console.print(note, soft_wrap=True)
 
 
 def show_run(family: Family, record) -> None:
@@ -73,7 +73,7 @@ def show_run(family: Family, record) -> None:
     try:
         s = family.load(record)
     except StaleSummary:
-        console.print(f"{family.name} run {record.id[:8]}: {record.status} (no summary)", markup=False)
+        console.print(f"{family.name} run {record.id[:8]}: {record.status} (no summary)")
         return
     render(family.view(s), f"{family.name} (run {record.id[:8]})")
 

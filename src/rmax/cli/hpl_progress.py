@@ -35,7 +35,8 @@ def hpl_progress(enabled: bool = True) -> Iterator[Callable[[HplProgress], None]
 
         yield plain
         return
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}% of the work"),
+    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                   TextColumn("{task.percentage:>3.0f}% of the work"),
                    TextColumn("{task.fields[elapsed]:.1f} s"), TextColumn("{task.fields[gflops]:.2f} GFLOPS (running rate)"),
                    console=err_console, redirect_stdout=sys.stdout.isatty())   # HPL's text, when it is echoed
     tasks: dict[int, int] = {}

@@ -12,6 +12,7 @@ from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.cli.overhead_options import given_overhead, overhead_options
 from rmax.params import Count, Number, NumberList, OutputFile
 from rmax.errors import RmaxError
+from rich.text import Text
 
 
 @click.group("model")
@@ -192,8 +193,8 @@ def _print_hpl(r: dict, checks) -> None:
     o = r["overhead"]
     console.print(f"{o['symbol']:<6} = {o['value']:.3g} {o['unit']}   (overhead term '{o['form']}': {o['source']})")
     for w in (o.get("calibration") or {}).get("warnings", []):
-        console.print(f"[yellow]warning:[/] {w}")
-    console.print(f"[dim]measurements used: those of {r['scope']}[/]")
+        console.print(Text.assemble(("warning:", "yellow"), f" {w}"))
+    console.print(f"measurements used: those of {r['scope']}", style="dim")
     p, q = r["grid"]
     t = Table(title=f"Predicted HPL, {r['nodes']} node(s) x {r['ranks_per_node']} ranks, grid {p} x {q}")
     for col in ("N", "NB", "time (s)", "GFLOPS", "efficiency", "% of Rpeak", "memory used"):

@@ -11,6 +11,7 @@ import click
 from rmax.cli.output import console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TIMEOUT
 from rmax.errors import RmaxError
+from rich.text import Text
 
 
 @click.group("net")
@@ -121,7 +122,7 @@ def doctor_cmd(vcluster_name, hosts, hostfile, launcher, timeout, as_json):
         console.print("no findings: nothing published cluster studies found costly")
     for f in findings:
         colour = "yellow" if f.severity == "warn" else "cyan"
-        console.print(f"[{colour}]{f.severity}[/] {f.rule} at {f.where}: {f.message}")
+        console.print(Text.assemble((f.severity, colour), f" {f.rule} at {f.where}: {f.message}"))
         for e in f.evidence:
             console.print(f"    because {e}")
         if f.fix:

@@ -11,8 +11,11 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+# Text is printed as written: labels, host names, errors and sources come from users and the
+# system, and rich would read "[network]" or "[/]" in them as markup (dropping it, or failing)
+# and ":name:" as an emoji. Styling is explicit (rich.text.Text, style=).
+console = Console(highlight=False, markup=False, emoji=False)
+err_console = Console(stderr=True, highlight=False, markup=False, emoji=False)
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 
@@ -35,7 +38,8 @@ def print_json(data) -> None:
 @contextmanager
 def progress(description: str, total: float | None = None):
     """A progress bar on stderr (hidden when stderr is not a terminal); yields an advance(n) function."""
-    bar = Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
+    bar = Progress(SpinnerColumn(), TextColumn("{task.description}", style="progress.description", markup=False),
+                   BarColumn(),
                    TextColumn("{task.percentage:>3.0f}%" if total else ""), TimeElapsedColumn(),
                    console=err_console, transient=True, disable=not err_console.is_terminal)
     with bar:

@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from rich.markup import escape
+from rich.text import Text
 
 from rmax.cli.output import console, json_option, print_json
 from rmax.params import Count, OutputFile
@@ -65,8 +65,8 @@ def list_cmd(kind, status, limit, as_json):
         t.add_column(col)
     style = {"ok": "green", "failed": "red", "invalid": "red", "interrupted": "yellow", "running": "cyan"}
     for r in runs:
-        t.add_row(r.id[:8], r.kind, f"[{style[r.status]}]{r.status}[/]", r.started_at[:19].replace("T", " "),
-                  f"{r.duration:.1f}" if r.duration is not None else "—", escape(",".join(r.hosts)), escape(_headline(r)))
+        t.add_row(r.id[:8], r.kind, Text(r.status, style=style[r.status]), r.started_at[:19].replace("T", " "),
+                  f"{r.duration:.1f}" if r.duration is not None else "—", ",".join(r.hosts), _headline(r))
     console.print(t)
 
 
@@ -88,17 +88,19 @@ def show(run_id, as_json):
     for k in ("id", "kind", "status", "started_at", "ended_at", "duration_s", "hosts", "label", "parent",
               "fingerprint", "error"):
         if d.get(k) not in (None, [], ""):
-            console.print(f"[bold]{k}[/]: {escape(str(d[k]))}")
+            console.print(Text.assemble((k, "bold"), f": {d[k]}"))
     for k in ("params", "summary", "environment"):
         if d[k]:
-            console.print(f"[bold]{k}[/]:")
+            console.print(Text(k, style="bold") + ":")
             console.print_json(json.dumps(d[k], default=str))
     if rec.argv:
-        console.print(f"[bold]argv[/]: {escape(' '.join(rec.argv))}")
+        console.print(Text.assemble(("argv", "bold"), f": {' '.join(rec.argv)}"))
     if children:
-        console.print(f"[bold]runs in it[/]: {', '.join(c.id[:8] + ' ' + c.kind for c in children)}")
+        console.print(Text.assemble(("runs in it", "bold"),
+                                    f": {', '.join(c.id[:8] + ' ' + c.kind for c in children)}"))
     n = sum(len(v) if isinstance(v, list) else 1 for v in rec.samples.values())
-    console.print(f"[bold]raw samples[/]: {n} in {len(rec.samples)} series (rmax runs show --json {rec.id[:8]})")
+    console.print(Text.assemble(("raw samples", "bold"), f": {n} in {len(rec.samples)} series (rmax runs show --json "
+                                                         f"{rec.id[:8]})"))
 
 
 @command.command("export")

@@ -13,6 +13,7 @@ from rmax.cli.output import console, err_console, fmt, json_option, print_json
 from rmax.params import Count, NumberList, OutputFile
 from rmax.errors import RmaxError
 from rmax.launch.base import MAX_RANKS
+from rich.text import Text
 
 
 @click.command("scale")
@@ -63,7 +64,7 @@ def command(program, ranks, max_ranks, by, repeats, no_warmup, keep_launch_time,
     else:
         limit = max_ranks or (len(base.hosts) if by == "nodes" and base.hosts else base.slots)
         counts = powers_of_two(limit)
-    say = None if as_json else (lambda msg: err_console.print(f"[dim]{msg}[/]"))
+    say = None if as_json else (lambda msg: err_console.print(msg, style="dim"))
     with open_store() as store:
         if hpl_mode:
             if by == "nodes":
@@ -138,7 +139,7 @@ def _print(rec, plot_path) -> None:
         console.print("empty launch (median s, subtracted): " +
                       ", ".join(f"{k}: {v['median']:.3g}" for k, v in over.items()))
     if s.get("warning"):
-        console.print(f"[yellow]warning:[/] {s['warning']}")
+        console.print(Text.assemble(("warning:", "yellow"), f" {s['warning']}"))
     console.print(f"speedup: {s['points'][0]['speedup_statistic']}; Karp-Flatt e = (1/S - 1/p) / (1 - 1/p)")
     fit = s.get("fit")
     if not fit:

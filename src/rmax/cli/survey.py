@@ -10,6 +10,7 @@ from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
 from rmax.cli.launch_options import use_vcluster
 from rmax.launch.allocation import allocation_hosts
+from rich.text import Text
 
 
 @click.command("survey")
@@ -54,8 +55,7 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
         host_list = host_list or read_hostfile(find(vcluster).hostfile)
     chosen = by_name(steps.split(",") if steps else None)
 
-    marks = {"ok": "[green]ok[/]", "failed": "[red]failed[/]", "invalid": "[red]invalid[/]",
-             "skipped": "[dim]skipped[/]", "interrupted": "[yellow]interrupted[/]"}
+    marks = {"ok": "green", "failed": "red", "invalid": "red", "skipped": "dim", "interrupted": "yellow"}
     status = err_console.status("survey starting")
 
     titles = {}
@@ -63,10 +63,11 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
     def on_step(name, event, info):
         if event in ("start", "progress"):
             titles.setdefault(name, info.get("title", ""))
-            status.update(f"survey: {name} ({titles[name]})" + (f" {info['text']}" if event == "progress" else ""))
+            status.update(Text(f"survey: {name} ({titles[name]})"
+                               + (f" {info['text']}" if event == "progress" else "")))
             return
         detail = info.get("reason") or info.get("error") or (f"{info['seconds']:.1f} s" if "seconds" in info else "")
-        err_console.print(f"  {name:<10} {marks.get(event, event)}  {detail}")
+        err_console.print(Text.assemble(f"  {name:<10} ", (event, marks.get(event, "")), f"  {detail}"))
 
     with open_store() as store:
         with status:

@@ -10,6 +10,7 @@ from rmax.cli.output import console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TOPOLOGY, Number, OutputFile, to_number
 from rmax.errors import RmaxError
 from rmax.launch.base import MAX_RANKS
+from rich.text import Text
 
 
 @click.group("topology")
@@ -51,8 +52,8 @@ def infer_cmd(run_id, write_path, min_ratio, as_json):
     for i, g in enumerate(result.groups, 1):
         console.print(f"  switch {i}: " + ", ".join(g))
     if result.inconsistent_pairs:
-        console.print("  [yellow]far pairs inside a group[/]: " +
-                      ", ".join(f"{a}-{b}" for a, b in result.inconsistent_pairs) + " (retest them)")
+        console.print(Text.assemble("  ", ("far pairs inside a group", "yellow"), ": " +
+                                    ", ".join(f"{a}-{b}" for a, b in result.inconsistent_pairs) + " (retest them)"))
     console.print(f"stored as topology run {rec.id[:8]}" + (f"; written to {write_path}" if write_path else ""))
 
 

@@ -8,6 +8,7 @@ from rmax.cli.launch_options import launch_options
 from rmax.cli.output import console, err_console, json_option, print_json
 from rmax.params import Count, Duration, Number, OutputFile
 from rmax.errors import RmaxError
+from rich.text import Text
 
 
 def _preflight_engine(name: str) -> None:
@@ -44,7 +45,7 @@ def _print_summary(s: dict) -> None:
 
         console.print(TITLE, soft_wrap=True)
         for line in render(s["steps"]):
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
+            console.print(line, soft_wrap=True)
         console.print()
     line = f"from {x:.3f} GFLOPS with the stock HPL.dat" if x else "the stock HPL.dat gave no valid result"
     gain = f" ({b['gain_pct']:+.1f}%" if b.get("gain_pct") is not None else ""
@@ -144,7 +145,7 @@ def command(ctx, engine, budget, trials, mem_fraction, force, n, strategy, repea
         status = err_console.status("") if live else nullcontext()
         if live:
             shown = session.echo
-            session.on_progress = lambda p: status.update(f"trial {p.short()}")
+            session.on_progress = lambda p: status.update(Text(f"trial {p.short()}"))
             session.echo = lambda line: (status.update(""), shown(line))
         try:
             with session.run, status:

@@ -8,6 +8,7 @@ import click
 
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.params import Count
+from rich.text import Text
 
 name_option = click.option("--name", default=None, metavar="NAME",
                            help="Cluster name (default: rmax for up; the only cluster for the others).")
@@ -57,9 +58,10 @@ def _print_status(info: dict) -> None:
     from rmax.vcluster.plan import format_rate
 
     state = "up" if info["healthy"] else ("incomplete" if not info["complete"] else "damaged")
-    console.print(f"virtual cluster [bold]{info['name']}[/]: {state}, subnet {info.get('subnet', '?')}, "
-                  f"MTU {info.get('mtu', '?')}, link {format_rate(info.get('link_rate_bps'))}, "
-                  f"trunk {format_rate(info.get('trunk_rate_bps'))} ({info.get('trunk_kind', '?')})")
+    console.print(Text.assemble("virtual cluster ", (info["name"], "bold"),
+                                f": {state}, subnet {info.get('subnet', '?')}, MTU {info.get('mtu', '?')}, "
+                                f"link {format_rate(info.get('link_rate_bps'))}, "
+                                f"trunk {format_rate(info.get('trunk_rate_bps'))} ({info.get('trunk_kind', '?')})"))
     for sw in info.get("switches", []):
         console.print(f"  {sw['name']}: " + ", ".join(sw["nodes"]))
     if info.get("cgroups"):

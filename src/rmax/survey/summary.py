@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
 from rmax.store import open_store
 from rmax.store.runs import RunRecord
 from rmax.survey.headline import headline, peak_beaten, percent_of_peak
+from rich.text import Text
 
 
 def render_inventory(rec: RunRecord, console) -> None:
@@ -42,7 +42,8 @@ def render_summary(rec: RunRecord, console) -> None:
     console.print(Panel(t, title=title, expand=False))
     beaten = peak_beaten(rows)
     if beaten:
-        console.print(f"[yellow]{escape(beaten)}[/]")
+        console.print(beaten, style="yellow")
     slow = {k: v["slow"] for k, v in (rec.summary.get("spread") or {}).items() if v["slow"]}
     for metric, nodes in slow.items():
-        console.print(f"[yellow]slow node(s)[/] for {metric}: {', '.join(nodes)} (more than 10% worse than the median node)")
+        console.print(Text.assemble(("slow node(s)", "yellow"),
+                                    f" for {metric}: {', '.join(nodes)} (more than 10% worse than the median node)"))
