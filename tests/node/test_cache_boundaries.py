@@ -67,6 +67,27 @@ def test_spread_peaks_between_boundaries():
     assert cb.spread_peaks(SIZES, [0.02] * len(SIZES)) == []
 
 
+def test_a_spread_peak_from_few_samples_must_be_significant():
+    """An SD from 5 samples scatters by itself: 2.2 times the median spread is within that scatter
+    (F-test, Bonferroni over the lengths), 5 times is not; with 40 samples 2.2 times is significant."""
+    peak = SIZES.index(min(SIZES, key=lambda s: abs(s - 256 * KiB)))
+
+    def curve(v):                   # a peak whose 3-point median is v, on a median spread of 0.01
+        spread = [0.01] * len(SIZES)
+        for d, f in ((-1, 0.8), (0, 1.1), (1, 1.0)):
+            spread[peak + d] = f * v
+        return spread
+
+    five, forty = [5] * len(SIZES), [40] * len(SIZES)
+    assert cb.spread_peaks(SIZES, curve(0.022)) == [SIZES[peak]]          # without counts: the factor alone
+    assert cb.spread_peaks(SIZES, curve(0.022), five) == []
+    assert cb.spread_peaks(SIZES, curve(0.05), five) == [SIZES[peak]]
+    assert cb.spread_peaks(SIZES, curve(0.022), forty) == [SIZES[peak]]
+    # a rise at either end of the sweep is no peak: nothing shows the spread falling again
+    edges = [0.05, 0.05] + [0.01] * (len(SIZES) - 4) + [0.05, 0.05]
+    assert cb.spread_peaks(SIZES, edges, forty) == []
+
+
 def test_match_reports_ratios():
     m = cb.match([50 * KiB, 3 * MiB], {"L1d": 48 * KiB, "L2": 2 * MiB, "L3": 260 * MiB})
     assert m["L1d"]["detected_bytes"] == 50 * KiB and abs(m["L2"]["ratio"] - 1.5) < 1e-9

@@ -6,7 +6,9 @@ Two signals, as Robert G. Brown used them ("Maximizing Beowulf Performance", cpu
   fit in log-log space; a boundary is where the curve crosses half-way (in
   log) between two consecutive plateaus;
 - spread peaks: the run-to-run relative spread rises where page placement
-  decides whether the vector fits, so its local maxima lie between boundaries.
+  decides whether the vector fits, so its local maxima lie between boundaries;
+  a peak counts when it is twice the curve's median spread and, given the
+  samples per size, an F-test puts its variance above the median's.
 A step counts as a boundary only when it is significant: at least `min_change`
 (relative) between the plateaus, larger than the points' own spread (the robust
 SD of their samples), and, given the samples, a Welch's t-test between the two
@@ -28,6 +30,8 @@ ALPHA = 0.01          # Welch's test level for a step between two plateaus
 MIN_CHANGE = 0.15     # the smallest relative step between plateaus that can be a cache level
 RULE = (f"a step counts as a boundary only if it is at least {MIN_CHANGE:.0%}, larger than the points' sample SD "
         f"(robust: 1.4826 MAD), and Welch's test (p < {ALPHA}) separates the two plateaus' samples")
+SPREAD_RULE = (f"a spread peak counts only inside the curve, at least twice the curve's median spread, and if an F-test "
+               f"of its variance against the median's rejects equality (p < {ALPHA}, Bonferroni over the lengths)")
 
 @dataclass
 class Plateau:
@@ -221,24 +225,44 @@ def aligned(steps: list[Boundary], caches: dict[str, int], factor: float = 2.0) 
     return {i: name for i, (name, _) in out.items()}
 
 
-def spread_peaks(sizes, rel_spread, *, factor: float = 2.0, window: int = 2) -> list[int]:
-    """Sizes where the relative run-to-run spread has a local maximum at least
-    `factor` times the curve's median spread (Brown: peaks lie between boundaries)."""
+def spread_peaks(sizes, rel_spread, ns=None, *, factor: float = 2.0, window: int = 2,
+                 alpha: float = ALPHA) -> list[int]:
+    """Sizes where the relative run-to-run spread has a local maximum at least `factor` times the
+    curve's median spread (Brown: peaks lie between boundaries), the spread falling again on both
+    sides (a rise at either end of the sweep is no peak). With `ns` (samples per size), a
+    peak must also be significant: an SD estimated from a few samples scatters by itself, so its
+    variance must exceed the median's by an F-test at `alpha`, Bonferroni-corrected over the sizes."""
     s = np.asarray(rel_spread, dtype=float)
     sizes = np.asarray(sizes, dtype=float)
+    n = np.asarray(ns if ns is not None else [0] * len(s), dtype=float)
     ok = np.isfinite(s)
-    s, sizes = s[ok], sizes[ok]
+    s, sizes, n = s[ok], sizes[ok], n[ok]
     if len(s) < 2 * window + 1:
         return []
     sm = _median3(s)
     base = float(np.median(sm))
     peaks = []
-    for i in range(len(sm)):
+    for i in range(1, len(sm) - 1):
         lo, hi = max(0, i - window), min(len(sm), i + window + 1)
-        if sm[i] == sm[lo:hi].max() and sm[i] >= factor * base and sm[i] > 0:
+        falls = sm[lo:i].min() < sm[i] and sm[i + 1:hi].min() < sm[i]
+        if falls and sm[i] == sm[lo:hi].max() and sm[i] >= factor * base and sm[i] > 0:
+            if ns is not None and not _spread_above(sm[i], base, n[i], float(np.sum(np.maximum(n - 1, 0))),
+                                                   alpha / len(sm)):
+                continue
             if not peaks or i - peaks[-1] > window:
                 peaks.append(i)
     return [int(sizes[i]) for i in peaks]
+
+
+def _spread_above(sd: float, base: float, n: float, base_df: float, alpha: float) -> bool:
+    """Whether an SD from n samples is significantly above a baseline SD pooled over base_df degrees of freedom."""
+    if n < 2 or base_df < 1:
+        return False
+    if base <= 0:
+        return True
+    from rmax.stats import _st
+
+    return float(_st().f.sf((sd / base) ** 2, n - 1, base_df)) < alpha
 
 
 def match(detected: list[int], reported: dict[str, int]) -> dict[str, dict]:

@@ -61,7 +61,7 @@ class RateCurve:
     points: list[RatePoint]
     rate_steps: list[Boundary]          # significant steps of the median rate, half-way (in log) between plateaus
     plateaus: list[Plateau]             # the levels the steps divide: one for a flat curve
-    spread_peaks: list[int]             # lengths in bytes where the relative SD peaks
+    spread_peaks: list[int]             # lengths in bytes where the relative SD peaks significantly
     finding: str = cb.NO_BOUNDARY       # the steps in words: "no boundary found" or "boundaries at ..."
 
 
@@ -88,12 +88,13 @@ class CpurateSummary(Summary):
 
 def curve(precision: str, points: list[RatePoint], samples: list[list[float]] | None = None) -> RateCurve:
     """One precision's curve with its boundaries: significant steps of the median rate (tested
-    against each length's samples), peaks of the relative SD."""
+    against each length's samples), significant peaks of the relative SD."""
     sizes = [p.bytes for p in points]
     rate = [p.median for p in points]
     spread = [p.rel_sd if p.rel_sd is not None else float("nan") for p in points]
     levels, steps = cb.staircase(sizes, rate, samples=samples)
-    return RateCurve(precision, points, steps, levels, cb.spread_peaks(sizes, spread), cb.describe(steps))
+    return RateCurve(precision, points, steps, levels, cb.spread_peaks(sizes, spread, [p.n for p in points]),
+                     cb.describe(steps))
 
 
 @register
@@ -166,13 +167,13 @@ class Cpurate(SweepFamily):
         sysfs = ", ".join(f"{k} {human_bytes(v)}" for k, v in s.sysfs_caches.items()) or "none"
         bounds = Table(["Source"] + precs, [
             ["significant rate steps (half-way between plateaus)"] + [c.finding for c in s.curves],
-            ["peaks of the relative SD"] + [", ".join(human_bytes(x) for x in c.spread_peaks) or "none"
-                                            for c in s.curves],
+            ["significant peaks of the relative SD"] + [", ".join(human_bytes(x) for x in c.spread_peaks)
+                                                        or "none" for c in s.curves],
             ["sysfs (per instance)"] + [sysfs] * len(precs)], "Cache boundaries: measured vs reported by sysfs")
         sw = s.sweep
         notes = [f"Sweep: {sw.lengths_measured} of {sw.lengths_planned} lengths up to {human_bytes(sw.max_size)}, "
                  f"ended by {sw.stopped_by} after {cell(sw.seconds, '.1f')} s. Rates are medians of timed blocks; "
-                 f"SD/mean is the run-to-run spread; {cb.RULE}."]
+                 f"SD/mean is the run-to-run spread; {cb.RULE}; {cb.SPREAD_RULE}."]
         notes += [f"{c.precision}: {c.finding}" for c in s.curves]
         notes.append(f"Kernel: {s.kernel} (x=(1+x)(1.5-x){'/' if s.kernel == 'divide' else '*'}x, 4 flops per "
                      "element).")
