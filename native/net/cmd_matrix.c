@@ -8,8 +8,13 @@
  * switch, or across switches, when --groups names the hosts of each switch;
  * else all pairs): latency above 2x the class median, or bandwidth below 90%
  * of it, makes it a suspect, measured again alone (everyone else waits)
- * --retests times. The matrices stay the concurrent measurements; the alone
- * values are reported beside them, and the caller decides what is flagged. */
+ * --retests times. Each suspect has a control: the pair of its class and kind
+ * nearest the class median that is no suspect (sharing no rank with it where
+ * one can), measured alone in turn with it, so that the two alone values are
+ * taken under the same conditions (a shared host can change speed between the
+ * concurrent rounds and the retests). The matrices stay the concurrent
+ * measurements; the alone values are reported beside them, and the caller
+ * decides what is flagged. */
 #include "p2p.h"
 
 #include "rmx_args.h"
@@ -102,6 +107,38 @@ static int off_class(const double *lat, const double *bw, int n, const int *grou
     int cls = pair_class(group_of, i, j);
     double med = class_median(bandwidth ? bw : lat, n, group_of, cls, !bandwidth);
     return bandwidth ? bw[i * n + j] < BW_FRACTION * med : lat[i * n + j] > LAT_FACTOR * med;
+}
+
+static int is_suspect(const int *sus, int nsus, int a, int b, int kind)
+{
+    for (int s = 0; s < nsus; s++)
+        if (sus[5 * s + 2] == kind && ((sus[5 * s] == a && sus[5 * s + 1] == b) ||
+                                       (!kind && sus[5 * s] == b && sus[5 * s + 1] == a)))
+            return 1;
+    return 0;
+}
+
+/* The control of suspect s (see the top): sets sus[5s+3], sus[5s+4] to its ranks, or -1. */
+static void pick_control(const double *lat, const double *bw, int n, const int *group_of, int *sus, int nsus, int s)
+{
+    const int i = sus[5 * s], j = sus[5 * s + 1], kind = sus[5 * s + 2], cls = pair_class(group_of, i, j);
+    const double *v = kind ? bw : lat;
+    const double med = class_median(v, n, group_of, cls, !kind);
+    double best = INFINITY;
+    sus[5 * s + 3] = sus[5 * s + 4] = -1;
+    for (int a = 0; a < n; a++)
+        for (int b = kind ? 0 : a + 1; b < n; b++) {
+            if (a == b || pair_class(group_of, a, b) != cls || !isfinite(v[a * n + b]) || v[a * n + b] <= 0 ||
+                is_suspect(sus, nsus, a, b, kind))
+                continue;
+            /* distance from the median in log, plus a penalty for sharing a rank with the suspect */
+            const double d = fabs(log(v[a * n + b] / med)) + (a == i || a == j || b == i || b == j ? 10.0 : 0.0);
+            if (d < best) {
+                best = d;
+                sus[5 * s + 3] = a;
+                sus[5 * s + 4] = b;
+            }
+        }
 }
 
 static void write_matrix(rmx_json *j, const char *key, const double *v, int n)
@@ -215,9 +252,9 @@ int cmd_matrix(int argc, char **argv)
     int any_bad = 0;
     MPI_Reduce(&bad_row, &any_bad, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
 
-    /* suspects: (i, j, kind) with kind 0 latency, 1 bandwidth i -> j */
+    /* suspects: (i, j, kind, control i, control j) with kind 0 latency, 1 bandwidth i -> j */
     int cap = 4 * n, nsus = 0;
-    int *sus = malloc((size_t)cap * 3 * sizeof *sus);
+    int *sus = malloc((size_t)cap * 5 * sizeof *sus);
     int *group_of = NULL, *order = NULL;
     if (me == 0 && groups) {
         group_of = malloc((size_t)n * sizeof *group_of);
@@ -237,28 +274,37 @@ int cmd_matrix(int argc, char **argv)
                     continue;
                 for (int kind = 0; kind < 2; kind++)
                     if ((kind == 1 || i < j) && off_class(lat, bw, n, group_of, i, j, kind) && nsus < cap) {
-                        sus[3 * nsus] = i;
-                        sus[3 * nsus + 1] = j;
-                        sus[3 * nsus + 2] = kind;
+                        sus[5 * nsus] = i;
+                        sus[5 * nsus + 1] = j;
+                        sus[5 * nsus + 2] = kind;
                         nsus++;
                     }
             }
+        for (int s = 0; s < nsus; s++)
+            pick_control(lat, bw, n, group_of, sus, nsus, s);
     }
     MPI_Bcast(&nsus, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Bcast(sus, 3 * nsus, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(sus, 5 * nsus, MPI_INT, 0, MPI_COMM_WORLD);
     double *retest = malloc(((size_t)nsus * (size_t)retests + 1) * sizeof *retest);
+    double *control = malloc(((size_t)nsus * (size_t)retests + 1) * sizeof *control);
     if (nsus)
         rmx_step("matrix retests");
-    /* each suspect alone, `retests` times, the suspects taking turns */
+    /* each suspect alone, then its control alone, `retests` times, the suspects taking turns */
     for (long r = 0; r < retests; r++)
-        for (int s = 0; s < nsus; s++) {
-            int i = sus[3 * s], jj = sus[3 * s + 1], kind = sus[3 * s + 2], bad, cnt;
-            double v = measure_pair(&x, i, jj, kind, &bad, &cnt, NULL);
-            double msg[2] = {v, bad};
-            MPI_Bcast(msg, 2, MPI_DOUBLE, i, MPI_COMM_WORLD);
-            retest[(size_t)s * (size_t)retests + (size_t)r] = msg[0];
-            any_bad |= msg[1] != 0;
-        }
+        for (int s = 0; s < nsus; s++)
+            for (int c = 0; c < 2; c++) {
+                const int i = sus[5 * s + 3 * c], jj = sus[5 * s + 1 + 3 * c], kind = sus[5 * s + 2];
+                double *out = (c ? control : retest) + (size_t)s * (size_t)retests + (size_t)r;
+                int bad, cnt;
+                *out = NAN;
+                if (i < 0)
+                    continue;
+                double v = measure_pair(&x, i, jj, kind, &bad, &cnt, NULL);
+                double msg[2] = {v, bad};
+                MPI_Bcast(msg, 2, MPI_DOUBLE, i, MPI_COMM_WORLD);
+                *out = msg[0];
+                any_bad |= msg[1] != 0;
+            }
 
     if (me == 0) {
         rmx_json *j = net_run_header(&run, "matrix");
@@ -279,7 +325,7 @@ int cmd_matrix(int argc, char **argv)
             write_matrix(j, "bandwidth", bw, n);
             rmx_json_arr_begin(j, "suspects");
             for (int s = 0; s < nsus; s++) {
-                int i = sus[3 * s], jj = sus[3 * s + 1], kind = sus[3 * s + 2];
+                int i = sus[5 * s], jj = sus[5 * s + 1], kind = sus[5 * s + 2];
                 rmx_json_obj_begin(j, NULL);
                 rmx_json_int(j, "from", i);
                 rmx_json_int(j, "to", jj);
@@ -287,6 +333,11 @@ int cmd_matrix(int argc, char **argv)
                 rmx_json_str(j, "class", !group_of ? "all" : pair_class(group_of, i, jj) ? "across" : "same");
                 rmx_json_num(j, "concurrent", kind ? bw[i * n + jj] : lat[i * n + jj]);
                 rmx_json_nums(j, "alone", retest + (size_t)s * (size_t)retests, (size_t)retests);
+                if (sus[5 * s + 3] >= 0) {
+                    rmx_json_int(j, "control_from", sus[5 * s + 3]);
+                    rmx_json_int(j, "control_to", sus[5 * s + 4]);
+                    rmx_json_nums(j, "control", control + (size_t)s * (size_t)retests, (size_t)retests);
+                }
                 rmx_json_obj_end(j);
             }
             rmx_json_arr_end(j);
@@ -338,5 +389,6 @@ int cmd_matrix(int argc, char **argv)
     free(order);
     free(sus);
     free(retest);
+    free(control);
     return net_run_end(&run);
 }

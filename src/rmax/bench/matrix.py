@@ -7,10 +7,15 @@ switches when the switch groups are known (cluster.toml, a virtual cluster's
 plan, a stored inference), so a trunk slower than the links is the topology,
 not an anomaly. A pair whose latency is above 2x its class median, or whose
 bandwidth is below 90% of it, is a suspect and is measured alone --retests
-times; it is flagged only when alone it is still beyond that margin *and*
-Welch's t-test says its alone values differ from its class's pairs (each pair
-one independent measurement). A suspect that recovers alone was slowed by the
-concurrent load: reported as contention, not flagged."""
+times, in turn with a control: the pair of its class nearest the class median
+that is no suspect, also alone. It is flagged only when alone it is still
+beyond that margin of its control *and* Welch's t-test says its alone values
+differ from the control's: both taken at the same time, so a host that changed
+speed between the concurrent rounds and the retests (a virtual machine's CPUs
+moved, a neighbour's load) slows both and flags neither. Without a control
+(no other pair of its class that is no suspect) the class's concurrent values
+stand in. A suspect that recovers alone was slowed by the concurrent load:
+reported as contention, not flagged."""
 
 from __future__ import annotations
 
@@ -67,9 +72,12 @@ class Suspect:
     to_host: str | None
     alone_median: float | None
     class_median: float | None
-    p: float | None                  # Welch's t-test, alone values against the class's pairs
+    p: float | None                  # Welch's t-test, alone values against the control's (else the class's pairs)
     flagged: bool
     verdict: str                     # flagged | contention | slow alone, not significant | untested
+    control_pair: list[int] | None = None   # [from, to] ranks of the control, measured alone in turn
+    control: list[float | None] = ()
+    control_median: float | None = None
 
 
 @dataclass
@@ -115,16 +123,23 @@ def _class_values(m: list, group_of: list[int], i: int, j: int, kind: str) -> li
 
 
 def verdict(sus: dict, class_values: list[float]) -> dict:
-    """Flagged: alone still beyond the margin and Welch's t-test over (alone values, class values)
-    significant; contention: a suspect that is within the margin alone (the concurrent load slowed it);
-    untested: no other pair of its class, or a single alone value."""
-    alone = [v for v in sus.get("alone") or [] if v is not None and v > 0]
+    """Flagged: alone still beyond the margin of the reference, and Welch's t-test over (alone values,
+    reference values) significant. The reference is the control measured alone in turn with the
+    suspect when there is one (2 values or more), else the class's concurrent values. Contention:
+    a suspect within the margin alone (the concurrent load slowed it); untested: no reference, or a
+    single alone value."""
+    def ok(vals):
+        return [v for v in vals or [] if v is not None and not math.isnan(v) and v > 0]
+
+    alone, control = ok(sus.get("alone")), ok(sus.get("control"))
+    ref_values = control if len(control) >= 2 else class_values
     out = {"alone_median": statistics.median(alone) if alone else None,
-           "class_median": statistics.median(class_values) if class_values else None, "p": None}
-    if not alone or not class_values:
+           "class_median": statistics.median(class_values) if class_values else None,
+           "control_median": statistics.median(control) if control else None, "p": None}
+    if not alone or not ref_values:
         return {**out, "verdict": "untested", "flagged": False}
-    sig, p = differ_significantly(alone, class_values)
-    ref = out["class_median"]
+    sig, p = differ_significantly(alone, ref_values)
+    ref = statistics.median(ref_values)
     worse = out["alone_median"] < BW_FRACTION * ref if sus["kind"] == "bandwidth" else \
         out["alone_median"] > LAT_FACTOR * ref
     flagged = bool(sig and worse)
@@ -137,9 +152,11 @@ def verdict(sus: dict, class_values: list[float]) -> dict:
 def _suspect(sus: dict, m: dict, hosts: list[str], group_of: list[int]) -> Suspect:
     mat = m["latency"] if sus["kind"] == "latency" else m["bandwidth"]
     v = verdict(sus, _class_values(mat, group_of, sus["from"], sus["to"], sus["kind"]))
+    pair = [sus["control_from"], sus["control_to"]] if "control_from" in sus else None
     return Suspect(sus["from"], sus["to"], sus["kind"], sus["class"], sus.get("concurrent"), sus.get("alone") or [],
                    hosts[sus["from"]] if hosts else None, hosts[sus["to"]] if hosts else None, v["alone_median"],
-                   v["class_median"], v["p"], v["flagged"], v["verdict"])
+                   v["class_median"], v["p"], v["flagged"], v["verdict"], pair, sus.get("control") or [],
+                   v["control_median"])
 
 
 @register
@@ -222,20 +239,27 @@ class Matrix(Family):
             rows = []
             for x in s.suspects:
                 sc, sp = (1e6, ".2f") if x.kind == "latency" else (1e-6, ".0f")
+                ctl = (f"{names[x.control_pair[0]]} to {names[x.control_pair[1]]}: {cell(x.control_median, sc, sp)}"
+                       if x.control_pair else "none")
                 rows.append([names[x.from_rank], names[x.to_rank], x.kind, x.pair_class, cell(x.concurrent, sc, sp),
-                             cell(x.alone_median, sc, sp), cell(x.class_median, sc, sp), cell(x.p, 1, ".3f"),
+                             cell(x.alone_median, sc, sp), ctl, cell(x.class_median, sc, sp), cell(x.p, 1, ".3f"),
                              x.verdict.upper() if x.flagged else x.verdict])
-            tables.append(Table(["From", "To", "Kind", "Class", "Concurrent", "Alone", "Class median", "p", "Verdict"],
-                                rows, f"suspects measured alone ({s.retests} times each), against their class under "
-                                      "load (latency us, bandwidth MB/s)", left=4))
+            tables.append(Table(["From", "To", "Kind", "Class", "Concurrent", "Alone", "Control alone",
+                                 "Class median (concurrent)", "p", "Verdict"],
+                                rows, f"suspects measured alone ({s.retests} times each), in turn with a control pair "
+                                      "of their class; p: Welch's test against the control (else the class) "
+                                      "(latency us, bandwidth MB/s)", left=4))
         notes = [f"{len(s.suspects)} suspects, {len(s.flagged)} flagged, {len(s.contention)} slowed only by the "
                  "concurrent load"]
         for f in s.flagged:
             sc, unit = (1e6, "us") if f.kind == "latency" else (1e-6, "MB/s")
             notes.append(f"flagged: {f.kind} from {f.from_host or f.from_rank} to {f.to_host or f.to_rank} "
                          f"({f.pair_class} switch class): {cell(f.concurrent, sc, '.3g')} {unit} concurrent, "
-                         f"{cell(f.alone_median, sc, '.3g')} alone vs class median {cell(f.class_median, sc, '.3g')} "
-                         f"(Welch p={cell(f.p, 1, '.3g')})")
+                         f"{cell(f.alone_median, sc, '.3g')} alone vs "
+                         + (f"{cell(f.control_median, sc, '.3g')} for its control "
+                            f"{names[f.control_pair[0]]} to {names[f.control_pair[1]]} alone at the same time"
+                            if f.control_pair else f"class median {cell(f.class_median, sc, '.3g')}")
+                         + f" (Welch p={cell(f.p, 1, '.3g')})")
         data = [{"from": i, "to": j, "latency_s": v,
                  "bandwidth_Bps": s.bandwidth[i][j] if i < len(s.bandwidth) else None}
                 for i, row in enumerate(s.latency) for j, v in enumerate(row)]
