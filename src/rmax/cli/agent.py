@@ -9,10 +9,10 @@ from datetime import datetime
 from pathlib import Path
 
 import click
+from rich.text import Text
 
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.errors import RmaxError
-from rich.text import Text
 
 config_option = click.option("--config", "config_path", default=None, metavar="FILE",
                              help="TOML file with the settings (an [agent] table); options override it.")

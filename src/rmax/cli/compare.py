@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import click
+from rich.text import Text
 
 from rmax.cli.output import console, json_option, print_json
 from rmax.compare import MIN_CHANGE
 from rmax.params import Number, OutputDir
-from rich.text import Text
 
 
 def _side(runs) -> str:

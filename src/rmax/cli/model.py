@@ -7,12 +7,12 @@
 from __future__ import annotations
 
 import click
+from rich.text import Text
 
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.cli.overhead_options import given_overhead, overhead_options
 from rmax.params import Count, Number, NumberList, OutputFile
 from rmax.errors import RmaxError
-from rich.text import Text
 
 
 @click.group("model")

@@ -7,11 +7,11 @@ import subprocess
 import sys
 
 import click
+from rich.text import Text
 
 from rmax.cli.output import console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TIMEOUT
 from rmax.errors import RmaxError
-from rich.text import Text
 
 
 @click.group("net")

@@ -8,7 +8,6 @@ import json
 import sys
 
 import click
-
 from rich.text import Text
 
 from rmax.cli.output import console, json_option, print_json

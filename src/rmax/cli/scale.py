@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import click
+from rich.text import Text
 
 from rmax.cli.launch_options import launch_options
 from rmax.launch.request import spec_from_options
@@ -13,7 +14,6 @@ from rmax.cli.output import console, err_console, fmt, json_option, print_json
 from rmax.params import Count, NumberList, OutputFile
 from rmax.errors import RmaxError
 from rmax.launch.base import MAX_RANKS
-from rich.text import Text
 
 
 @click.command("scale")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from rich.text import Text
 
 from rmax.cli.output import console, err_console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Duration, OutputDir, Seconds
@@ -10,7 +11,6 @@ from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
 from rmax.cli.launch_options import use_vcluster
 from rmax.launch.allocation import allocation_hosts
-from rich.text import Text
 
 
 @click.command("survey")

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.text import Text
 
 from rmax.cli.output import console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TOPOLOGY, Number, OutputFile, to_number
 from rmax.errors import RmaxError
 from rmax.launch.base import MAX_RANKS
-from rich.text import Text
 
 
 @click.group("topology")

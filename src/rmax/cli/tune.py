@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import click
+from rich.text import Text
 
 from rmax.cli.launch_options import launch_options
 from rmax.cli.output import console, err_console, json_option, print_json
 from rmax.params import Count, Duration, Number, OutputFile
 from rmax.errors import RmaxError
-from rich.text import Text
 
 
 def _preflight_engine(name: str) -> None:

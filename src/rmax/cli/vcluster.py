@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 import click
+from rich.text import Text
 
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.params import Count
-from rich.text import Text
 
 name_option = click.option("--name", default=None, metavar="NAME",
                            help="Cluster name (default: rmax for up; the only cluster for the others).")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from rmax.store import open_store
 from rmax.store.runs import RunRecord
 from rmax.survey.headline import headline, peak_beaten, percent_of_peak
-from rich.text import Text
 
 
 def render_inventory(rec: RunRecord, console) -> None:
