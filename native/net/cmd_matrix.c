@@ -109,11 +109,11 @@ static int off_class(const double *lat, const double *bw, int n, const int *grou
     return bandwidth ? bw[i * n + j] < BW_FRACTION * med : lat[i * n + j] > LAT_FACTOR * med;
 }
 
+/* Whether a -> b is a suspect of this kind (latency pairs are all kept lower rank first). */
 static int is_suspect(const int *sus, int nsus, int a, int b, int kind)
 {
     for (int s = 0; s < nsus; s++)
-        if (sus[5 * s + 2] == kind && ((sus[5 * s] == a && sus[5 * s + 1] == b) ||
-                                       (!kind && sus[5 * s] == b && sus[5 * s + 1] == a)))
+        if (sus[5 * s + 2] == kind && sus[5 * s] == a && sus[5 * s + 1] == b)
             return 1;
     return 0;
 }
@@ -293,7 +293,8 @@ int cmd_matrix(int argc, char **argv)
     for (long r = 0; r < retests; r++)
         for (int s = 0; s < nsus; s++)
             for (int c = 0; c < 2; c++) {
-                const int i = sus[5 * s + 3 * c], jj = sus[5 * s + 1 + 3 * c], kind = sus[5 * s + 2];
+                const int *pair = sus + 5 * s + (c ? 3 : 0); /* the suspect, then its control */
+                const int i = pair[0], jj = pair[1], kind = sus[5 * s + 2];
                 double *out = (c ? control : retest) + (size_t)s * (size_t)retests + (size_t)r;
                 int bad, cnt;
                 *out = NAN;

@@ -241,13 +241,13 @@ def spread_peaks(sizes, rel_spread, ns=None, *, factor: float = 2.0, window: int
         return []
     sm = _median3(s)
     base = float(np.median(sm))
+    base_df = float(np.sum(np.maximum(n - 1, 0)))      # the median's degrees of freedom, pooled
     peaks = []
     for i in range(1, len(sm) - 1):
         lo, hi = max(0, i - window), min(len(sm), i + window + 1)
         falls = sm[lo:i].min() < sm[i] and sm[i + 1:hi].min() < sm[i]
         if falls and sm[i] == sm[lo:hi].max() and sm[i] >= factor * base and sm[i] > 0:
-            if ns is not None and not _spread_above(sm[i], base, n[i], float(np.sum(np.maximum(n - 1, 0))),
-                                                   alpha / len(sm)):
+            if ns is not None and not _spread_above(sm[i], base, n[i], base_df, alpha / len(sm)):
                 continue
             if not peaks or i - peaks[-1] > window:
                 peaks.append(i)

@@ -129,7 +129,7 @@ def verdict(sus: dict, class_values: list[float]) -> dict:
     a suspect within the margin alone (the concurrent load slowed it); untested: no reference, or a
     single alone value."""
     def ok(vals):
-        return [v for v in vals or [] if v is not None and not math.isnan(v) and v > 0]
+        return [v for v in vals or [] if v is not None and v > 0]     # NaN > 0 is false
 
     alone, control = ok(sus.get("alone")), ok(sus.get("control"))
     ref_values = control if len(control) >= 2 else class_values

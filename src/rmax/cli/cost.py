@@ -82,7 +82,8 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead) -> dict:
         p, q = hm.square_grid(c.nodes * rpn)
         shapes.append((name, c, rpn, p, q, hm.n_for_memory(c.nodes * mem, nb, p, q)))
     # Each alternative's DGEMM rate at its own trailing-update shape (its N and grid), as `rmax model hpl`.
-    rates = resolve_rates(store, a0, b0, gamma, nb, n=shapes[0][5], grid=shapes[0][3:5])
+    _, _, _, p0, q0, n0 = shapes[0]
+    rates = resolve_rates(store, a0, b0, gamma, nb, n=n0, grid=(p0, q0))
     if alpha is None and base.latency_us is not None:
         rates["alpha"] = replace(rates["alpha"], source="cluster.toml [network] latency_us")
     if beta is None and base.bandwidth_mbps:
