@@ -12,7 +12,9 @@
  * nearest the class median that is no suspect (sharing no rank with it where
  * one can), measured alone in turn with it, so that the two alone values are
  * taken under the same conditions (a shared host can change speed between the
- * concurrent rounds and the retests). The matrices stay the concurrent
+ * concurrent rounds and the retests). Each alone measurement also says
+ * whether the pair's two ranks shared one CPU meanwhile (colocate.c): then it
+ * measured that CPU, not the network. The matrices stay the concurrent
  * measurements; the alone values are reported beside them, and the caller
  * decides what is flagged. */
 #include "p2p.h"
@@ -36,16 +38,23 @@ typedef struct {
 } matrix_ctx;
 
 /* One measurement between world ranks a (initiator / sender) and b; every rank
- * calls it. Returns, on world rank a, the latency (one-way seconds) or the
- * bandwidth (bytes/s); *bad on a says whether validation failed. */
-static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad, int *n, double *kept)
+ * calls it, and the ranks of no pair wait without polling. Returns, on world
+ * rank a, the latency (one-way seconds) or the bandwidth (bytes/s); *bad on a
+ * says whether validation failed; *shared (when given) whether a and b ran on
+ * one CPU meanwhile (colocate.c). */
+static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad, int *n, double *kept, int *shared)
 {
     MPI_Comm pc = net_pair_comm(a, b);
     double value = NAN;
     *bad = 0;
     *n = 0;
-    if (pc == MPI_COMM_NULL)
+    if (shared)
+        *shared = 0;
+    if (pc == MPI_COMM_NULL) {
+        net_quiet_barrier(MPI_COMM_WORLD, 1);
         return value;
+    }
+    const int cpu = net_cpu_now();
     net_pair *p = &x->p;
     p->comm = pc;
     MPI_Comm_rank(pc, &p->me);
@@ -58,6 +67,8 @@ static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad,
     if (!*bad)
         net_measure_run(pc, 0, NET_ROOT, &x->t, k->fn, p, &m);
     *bad |= m.failed;
+    if (shared)
+        *shared = net_pair_shared_cpu(pc, cpu);
     if (p->me == 0 && m.s[NET_ROOT].n) {
         rmx_summary s;
         rmx_summarize(m.s[NET_ROOT].v, m.s[NET_ROOT].n, &s);
@@ -72,6 +83,7 @@ static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad,
     }
     net_measure_free(&m);
     MPI_Comm_free(&pc);
+    net_quiet_barrier(MPI_COMM_WORLD, 0);
     return value;
 }
 
@@ -194,6 +206,8 @@ int cmd_matrix(int argc, char **argv)
     double *lat_row = malloc((size_t)n * sizeof *lat_row), *bw_row = malloc((size_t)n * sizeof *bw_row);
     double *lat_keep = calloc((size_t)n * KEEP, sizeof *lat_keep), *bw_keep = calloc((size_t)n * KEEP, sizeof *bw_keep);
     int *lat_cnt = calloc((size_t)n, sizeof *lat_cnt), *bw_cnt = calloc((size_t)n, sizeof *bw_cnt);
+    /* 1 where the pair's two ranks shared one CPU in any of its three measurements */
+    double *shared_row = calloc((size_t)n, sizeof *shared_row);
     int bad_row = 0;
     for (int j = 0; j < n; j++)
         lat_row[j] = bw_row[j] = NAN;
@@ -216,30 +230,34 @@ int cmd_matrix(int argc, char **argv)
             rmx_step(step);
         }
         int lo = partner < 0 ? -1 : (me < partner ? me : partner), hi = partner < 0 ? -1 : (me < partner ? partner : me);
-        int bad, cnt, slot = partner < 0 ? 0 : partner;
-        double v = measure_pair(&x, lo, hi, 0, &bad, &cnt, lat_keep + (size_t)slot * KEEP);
+        int bad, cnt, slot = partner < 0 ? 0 : partner, sh[3];
+        double v = measure_pair(&x, lo, hi, 0, &bad, &cnt, lat_keep + (size_t)slot * KEEP, &sh[0]);
         if (me == lo && partner >= 0) {
             lat_row[partner] = v;
             lat_cnt[partner] = cnt;
             bad_row |= bad;
         }
-        v = measure_pair(&x, lo, hi, 1, &bad, &cnt, bw_keep + (size_t)slot * KEEP);  /* lo sends */
+        v = measure_pair(&x, lo, hi, 1, &bad, &cnt, bw_keep + (size_t)slot * KEEP, &sh[1]);  /* lo sends */
         if (me == lo && partner >= 0) {
             bw_row[partner] = v;
             bw_cnt[partner] = cnt;
             bad_row |= bad;
         }
-        v = measure_pair(&x, hi, lo, 1, &bad, &cnt, bw_keep + (size_t)slot * KEEP);  /* hi sends */
+        v = measure_pair(&x, hi, lo, 1, &bad, &cnt, bw_keep + (size_t)slot * KEEP, &sh[2]);  /* hi sends */
         if (me == hi && partner >= 0) {
             bw_row[partner] = v;
             bw_cnt[partner] = cnt;
             bad_row |= bad;
         }
+        if (partner >= 0)
+            shared_row[partner] = sh[0] || sh[1] || sh[2];
     }
     double *lat = me == 0 ? malloc((size_t)n * n * sizeof *lat) : NULL;
     double *bw = me == 0 ? malloc((size_t)n * n * sizeof *bw) : NULL;
     MPI_Gather(lat_row, n, MPI_DOUBLE, lat, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Gather(bw_row, n, MPI_DOUBLE, bw, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    double *shared = me == 0 ? malloc((size_t)n * n * sizeof *shared) : NULL;
+    MPI_Gather(shared_row, n, MPI_DOUBLE, shared, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     size_t cells = (size_t)n * n;
     double *lat_all = me == 0 ? malloc(cells * KEEP * sizeof *lat_all) : NULL;
     double *bw_all = me == 0 ? malloc(cells * KEEP * sizeof *bw_all) : NULL;
@@ -287,6 +305,9 @@ int cmd_matrix(int argc, char **argv)
     MPI_Bcast(sus, 5 * nsus, MPI_INT, 0, MPI_COMM_WORLD);
     double *retest = malloc(((size_t)nsus * (size_t)retests + 1) * sizeof *retest);
     double *control = malloc(((size_t)nsus * (size_t)retests + 1) * sizeof *control);
+    /* whether each of those ran with its two ranks on one CPU */
+    double *retest_shared = malloc(((size_t)nsus * (size_t)retests + 1) * sizeof *retest_shared);
+    double *control_shared = malloc(((size_t)nsus * (size_t)retests + 1) * sizeof *control_shared);
     if (nsus)
         rmx_step("matrix retests");
     /* each suspect alone, then its control alone, `retests` times, the suspects taking turns */
@@ -295,15 +316,18 @@ int cmd_matrix(int argc, char **argv)
             for (int c = 0; c < 2; c++) {
                 const int *pair = sus + 5 * s + (c ? 3 : 0); /* the suspect, then its control */
                 const int i = pair[0], jj = pair[1], kind = sus[5 * s + 2];
-                double *out = (c ? control : retest) + (size_t)s * (size_t)retests + (size_t)r;
-                int bad, cnt;
+                const size_t at = (size_t)s * (size_t)retests + (size_t)r;
+                double *out = (c ? control : retest) + at, *sh = (c ? control_shared : retest_shared) + at;
+                int bad, cnt, shared;
                 *out = NAN;
+                *sh = 0;
                 if (i < 0)
                     continue;
-                double v = measure_pair(&x, i, jj, kind, &bad, &cnt, NULL);
-                double msg[2] = {v, bad};
-                MPI_Bcast(msg, 2, MPI_DOUBLE, i, MPI_COMM_WORLD);
+                double v = measure_pair(&x, i, jj, kind, &bad, &cnt, NULL, &shared);
+                double msg[3] = {v, bad, shared};
+                MPI_Bcast(msg, 3, MPI_DOUBLE, i, MPI_COMM_WORLD);
                 *out = msg[0];
+                *sh = msg[2];
                 any_bad |= msg[1] != 0;
             }
 
@@ -324,6 +348,7 @@ int cmd_matrix(int argc, char **argv)
             net_record(&run, "matrix");
             write_matrix(j, "latency", lat, n);
             write_matrix(j, "bandwidth", bw, n);
+            write_matrix(j, "cpu_shared", shared, n);
             rmx_json_arr_begin(j, "suspects");
             for (int s = 0; s < nsus; s++) {
                 int i = sus[5 * s], jj = sus[5 * s + 1], kind = sus[5 * s + 2];
@@ -334,10 +359,13 @@ int cmd_matrix(int argc, char **argv)
                 rmx_json_str(j, "class", !group_of ? "all" : pair_class(group_of, i, jj) ? "across" : "same");
                 rmx_json_num(j, "concurrent", kind ? bw[i * n + jj] : lat[i * n + jj]);
                 rmx_json_nums(j, "alone", retest + (size_t)s * (size_t)retests, (size_t)retests);
+                rmx_json_nums(j, "alone_cpu_shared", retest_shared + (size_t)s * (size_t)retests, (size_t)retests);
                 if (sus[5 * s + 3] >= 0) {
                     rmx_json_int(j, "control_from", sus[5 * s + 3]);
                     rmx_json_int(j, "control_to", sus[5 * s + 4]);
                     rmx_json_nums(j, "control", control + (size_t)s * (size_t)retests, (size_t)retests);
+                    rmx_json_nums(j, "control_cpu_shared", control_shared + (size_t)s * (size_t)retests,
+                                  (size_t)retests);
                 }
                 rmx_json_obj_end(j);
             }
@@ -380,6 +408,8 @@ int cmd_matrix(int argc, char **argv)
     free(bw_keep);
     free(lat_cnt);
     free(bw_cnt);
+    free(shared_row);
+    free(shared);
     free(lat_all);
     free(bw_all);
     free(lat_alln);
@@ -391,5 +421,7 @@ int cmd_matrix(int argc, char **argv)
     free(sus);
     free(retest);
     free(control);
+    free(retest_shared);
+    free(control_shared);
     return net_run_end(&run);
 }

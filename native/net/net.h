@@ -8,6 +8,7 @@
  *   p2p.c         MPI point-to-point kernels (blocking, non-blocking, stream, bidirectional)
  *   netaddr.c     choosing each rank's own interface address
  *   sockets.c     the TCP and UDP layers between the same two processes
+ *   colocate.c    ranks sharing a host's CPUs: a pair on one CPU, waiting without polling
  *   output.c      one run of a command: hosts, JSON records, table, tear-down
  *   cmd_*.c       one command each: p2p, coll, ring, bisect, matrix, mbw
  *   coll_ops.c    the collective operations behind one interface
@@ -102,6 +103,16 @@ size_t net_schedule(size_t min, size_t max, int perturb, size_t **out);
  * calls; ranks outside any pair pass a == b == -1 and get MPI_COMM_NULL).
  * In the result, rank 0 is `a`. */
 MPI_Comm net_pair_comm(int a, int b);
+
+/* The CPU this rank runs on now (-1 unknown): take it before a pair's
+ * measurement, then call net_pair_shared_cpu on both ranks of the pair: 1 on
+ * both when they ran on one kernel and each stayed on the same one CPU
+ * (colocate.c). */
+int net_cpu_now(void);
+int net_pair_shared_cpu(MPI_Comm pc, int cpu_before);
+/* A barrier; idle: this rank has nothing to do meanwhile, and sleeps between
+ * tests of an MPI_Ibarrier instead of polling (colocate.c). */
+void net_quiet_barrier(MPI_Comm comm, int idle);
 
 /* A deterministic permutation of 0..n-1 (xorshift, seeded). */
 void net_shuffle(int *v, int n, uint64_t *state);

@@ -12,11 +12,15 @@ from rmax.native import executable
 FAST = ["--budget", "0.003", "--max-samples", "8"]
 
 
-def mpirun(np_: int, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    argv = ["mpirun", "-np", str(np_)]
+def mpirun(np_: int, *args: str, timeout: float = 120, cpus: int | None = None,
+           mpi_args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """rmax-net under mpirun; cpus: run mpirun (and so the ranks) on that many CPUs only."""
+    allowed = sorted(os.sched_getaffinity(0))
+    argv = ["taskset", "-c", ",".join(map(str, allowed[:cpus]))] if cpus else []
+    argv += ["mpirun", "-np", str(np_), *mpi_args]
     if os.geteuid() == 0:
         argv.append("--allow-run-as-root")
-    if np_ > len(os.sched_getaffinity(0)):
+    if np_ > len(allowed[:cpus] if cpus else allowed):
         argv += ["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]
     argv += [executable("rmax-net"), *args]
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)

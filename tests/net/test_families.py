@@ -102,7 +102,8 @@ def test_matrix(db, ranks):
     for sus in s.suspects:
         assert sus.kind in ("latency", "bandwidth") and len(sus.alone) == 3 and min(sus.alone) > 0
         # untested: no other pair of its class to compare with (2 ranks)
-        assert sus.verdict in ("flagged", "contention", "untested", "slow alone, not significant")
+        assert sus.verdict in ("flagged", "contention", "untested", "slow alone, not significant", "CPU shared")
+        assert len(sus.alone_cpu_shared) == 3
         assert sus.flagged == (sus.verdict == "flagged")
     raw, first = rec["samples"], s.latency
     for i in range(np_):
@@ -178,9 +179,49 @@ def test_matrix_suspects_are_judged_against_a_control_measured_alone_at_the_same
     slow = matrix.verdict({"kind": "bandwidth", "alone": [10.2e6, 10.0e6, 10.4e6],
                            "control": [44.0e6, 45.3e6, 44.9e6]}, [44.8e6, 45.1e6, 44.2e6])
     assert slow["flagged"] and slow["p"] < 0.05
+    # 1.2 MB/s against a control spread over 30-85 MB/s: Welch on the values says p = 0.07, on their
+    # logarithms (rates are ratios) p < 0.01
+    shaped = matrix.verdict({"kind": "bandwidth", "alone": [1.19e6, 1.19e6, 1.191e6],
+                             "control": [30e6, 85e6, 80e6]}, [44.8e6, 45.1e6, 44.2e6])
+    assert shaped["flagged"] and shaped["p"] < 0.01
     # one control value is no reference: the class's concurrent values stand in, as without a control
     assert matrix.verdict({"kind": "bandwidth", "alone": [34.4e6, 34.0e6, 32.6e6], "control": [33e6]},
                           [44.8e6, 45.1e6, 44.2e6])["flagged"]
+
+
+def test_matrix_alone_values_taken_on_one_cpu_are_left_out():
+    """Two ranks of one kernel woken on one CPU (4 virtual nodes on 2 vCPUs) measure that CPU: 27 MB/s
+    both ways, alone, against a control at 42 MB/s, on an unshaped virtual cluster. Not flagged."""
+    mb = 1e6
+    shared = matrix.verdict({"kind": "bandwidth", "alone": [27 * mb, 27.5 * mb, 26.8 * mb],
+                             "alone_cpu_shared": [1, 1, 0], "control": [42 * mb, 41.5 * mb, 42.2 * mb],
+                             "control_cpu_shared": [0, 0, 0]}, [44.8 * mb, 45.1 * mb])
+    assert shared["verdict"] == "CPU shared" and not shared["flagged"]
+    # the same values measured on separate CPUs are a slow pair
+    assert matrix.verdict({"kind": "bandwidth", "alone": [27 * mb, 27.5 * mb, 26.8 * mb],
+                           "alone_cpu_shared": [0, 0, 0], "control": [42 * mb, 41.5 * mb, 42.2 * mb]},
+                          [44.8 * mb, 45.1 * mb])["flagged"]
+    # one shared value of three: the other two are tested; the control's shared value is left out too
+    slow = matrix.verdict({"kind": "bandwidth", "alone": [5 * mb, 27 * mb, 5.1 * mb], "alone_cpu_shared": [0, 1, 0],
+                           "control": [42 * mb, 10 * mb, 42.2 * mb, 41.9 * mb],
+                           "control_cpu_shared": [0, 1, 0, 0]}, [44.8 * mb])
+    assert slow["flagged"] and slow["alone_median"] == 5.05 * mb and slow["control_median"] == 42 * mb
+
+
+@pytest.mark.parametrize("affinity", ["one CPU", "a core each"])
+def test_matrix_sees_when_a_pairs_ranks_share_a_cpu(affinity):
+    """rmax-net matrix marks the pairs whose two ranks ran on one CPU of one kernel: all of them
+    when the ranks may use only one CPU, none when each rank is bound to a core of its own."""
+    import os
+
+    if affinity == "a core each" and len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 CPUs")
+    one = affinity == "one CPU"
+    proc = mpirun(2, "matrix", "--json", "-", "--budget", "0.002", "--max-samples", "5", "--bw-size", "64K",
+                  cpus=1 if one else None, mpi_args=("--bind-to", "none" if one else "core"))
+    assert proc.returncode == 0, proc.stderr
+    rec = next(r for r in records(proc) if r.get("record") == "matrix")
+    assert rec["cpu_shared"] == ([[0, 1], [1, 0]] if one else [[0, 0], [0, 0]])
 
 
 def test_matrix_measures_a_control_for_each_suspect(db):

@@ -375,8 +375,11 @@ def test_matrix_compares_pairs_within_their_switch_class(cluster, db):
     switch = {n: i for i, g in enumerate(cluster.plan.groups()) for n in g}
     s = _matrix()
     assert s.labels == s.hosts and s.classes.startswith("same switch")
-    # the 100 Mbit/s trunk is the topology: no pair is flagged for crossing it
-    assert s.flagged == [], s.suspects
+    # The 100 Mbit/s trunk is the topology: no pair is flagged for crossing it. (A same-switch pair
+    # may be: on a 2-vCPU guest the 1 Gbit/s links' small tbf bucket is paced by timers, and one TCP
+    # connection can run at 50 MB/s for a whole run while another runs at 80, alone, measured in
+    # turn, nothing else running and no CPU shared. Unshaped, those links run at 500-700 MB/s.)
+    assert not [f for f in s.flagged if f.pair_class == "across"], s.suspects
     # n1's uplink shaped to 10 Mbit/s: every pair sending from n1 is slow, alone too, against its class
     sx.tbf("eth0", 10_000_000, 1500, ns=n1)
     try:
@@ -384,7 +387,8 @@ def test_matrix_compares_pairs_within_their_switch_class(cluster, db):
     finally:
         sx.tbf("eth0", cluster.plan.link_rate, 1500, ns=n1)
     flagged = {(f.from_host, f.to_host) for f in s.flagged if f.kind == "bandwidth"}
-    assert flagged and all(a == n1 for a, _ in flagged), s.suspects
+    assert {(n1, n.name) for n in cluster.plan.nodes[1:]} <= flagged, s.suspects
+    assert all(f.from_host == n1 or f.pair_class == "same" for f in s.flagged), s.suspects
     for f in s.flagged:
         assert f.pair_class == ("same" if switch[f.from_host] == switch[f.to_host] else "across")
         assert f.p < 0.05 and len(f.alone) == 3

@@ -10,12 +10,16 @@ bandwidth is below 90% of it, is a suspect and is measured alone --retests
 times, in turn with a control: the pair of its class nearest the class median
 that is no suspect, also alone. It is flagged only when alone it is still
 beyond that margin of its control *and* Welch's t-test says its alone values
-differ from the control's: both taken at the same time, so a host that changed
+differ from the control's (on their logarithms: they are rates): both taken at the same time, so a host that changed
 speed between the concurrent rounds and the retests (a virtual machine's CPUs
 moved, a neighbour's load) slows both and flags neither. Without a control
 (no other pair of its class that is no suspect) the class's concurrent values
 stand in. A suspect that recovers alone was slowed by the concurrent load:
-reported as contention, not flagged."""
+reported as contention, not flagged. An alone measurement during which the
+pair's two ranks ran on one CPU of one kernel (virtual nodes, containers, two
+ranks of a host: the scheduler wakes a partner where its waker runs) measured
+that CPU, not the network: it is left out of the test, its control's too, and
+a suspect left with fewer than 2 values is reported as "CPU shared"."""
 
 from __future__ import annotations
 
@@ -74,10 +78,12 @@ class Suspect:
     class_median: float | None
     p: float | None                  # Welch's t-test, alone values against the control's (else the class's pairs)
     flagged: bool
-    verdict: str                     # flagged | contention | slow alone, not significant | untested
+    verdict: str                     # flagged | contention | slow alone, not significant | CPU shared | untested
     control_pair: list[int] | None = None   # [from, to] ranks of the control, measured alone in turn
     control: list[float | None] = ()
     control_median: float | None = None
+    alone_cpu_shared: list[bool] = ()       # per alone value: its two ranks ran on one CPU (left out)
+    control_cpu_shared: list[bool] = ()
 
 
 @dataclass
@@ -96,6 +102,7 @@ class MatrixSummary(Summary):
     group_of: list[int] = ()
     suspects: list[Suspect] = ()
     statistic: str = STATISTIC
+    cpu_shared: list[list[bool]] = ()      # concurrent rounds: the pair's two ranks ran on one CPU
 
     @property
     def flagged(self) -> list[Suspect]:
@@ -123,22 +130,31 @@ def _class_values(m: list, group_of: list[int], i: int, j: int, kind: str) -> li
 
 
 def verdict(sus: dict, class_values: list[float]) -> dict:
-    """Flagged: alone still beyond the margin of the reference, and Welch's t-test over (alone values,
-    reference values) significant. The reference is the control measured alone in turn with the
-    suspect when there is one (2 values or more), else the class's concurrent values. Contention:
-    a suspect within the margin alone (the concurrent load slowed it); untested: no reference, or a
-    single alone value."""
-    def ok(vals):
-        return [v for v in vals or [] if v is not None and v > 0]     # NaN > 0 is false
+    """Flagged: alone still beyond the margin of the reference, and Welch's t-test over the logarithms
+    of (alone values, reference values) significant. The reference is the control measured alone in
+    turn with the suspect when there is one (2 values or more), else the class's concurrent values.
+    Values taken with the pair's two ranks on one CPU are left out; a suspect left with fewer than 2
+    is "CPU shared". Contention: a suspect within the margin alone (the concurrent load slowed it);
+    untested: no reference, or a single alone value."""
+    def ok(vals, shared=()):
+        shared = list(shared or ())
+        return [v for k, v in enumerate(vals or []) if v is not None and v > 0      # NaN > 0 is false
+                and not (k < len(shared) and shared[k])]
 
-    alone, control = ok(sus.get("alone")), ok(sus.get("control"))
+    every = ok(sus.get("alone"))
+    alone, control = ok(sus.get("alone"), sus.get("alone_cpu_shared")), \
+        ok(sus.get("control"), sus.get("control_cpu_shared"))
     ref_values = control if len(control) >= 2 else class_values
-    out = {"alone_median": statistics.median(alone) if alone else None,
+    out = {"alone_median": statistics.median(alone or every) if every else None,
            "class_median": statistics.median(class_values) if class_values else None,
            "control_median": statistics.median(control) if control else None, "p": None}
+    if len(alone) < 2 and len(every) > len(alone):
+        return {**out, "verdict": "CPU shared", "flagged": False}
     if not alone or not ref_values:
         return {**out, "verdict": "untested", "flagged": False}
-    sig, p = differ_significantly(alone, ref_values)
+    # on the logarithms: bandwidths and latencies are ratios of a rate, and on a linear scale one
+    # control spread over 44-81 MB/s hid a pair at 1.2 MB/s (p 0.03-0.06 with 3 values each)
+    sig, p = differ_significantly([math.log(v) for v in alone], [math.log(v) for v in ref_values])
     ref = statistics.median(ref_values)
     worse = out["alone_median"] < BW_FRACTION * ref if sus["kind"] == "bandwidth" else \
         out["alone_median"] > LAT_FACTOR * ref
@@ -156,7 +172,8 @@ def _suspect(sus: dict, m: dict, hosts: list[str], group_of: list[int]) -> Suspe
     return Suspect(sus["from"], sus["to"], sus["kind"], sus["class"], sus.get("concurrent"), sus.get("alone") or [],
                    hosts[sus["from"]] if hosts else None, hosts[sus["to"]] if hosts else None, v["alone_median"],
                    v["class_median"], v["p"], v["flagged"], v["verdict"], pair, sus.get("control") or [],
-                   v["control_median"])
+                   v["control_median"], [bool(x) for x in sus.get("alone_cpu_shared") or []],
+                   [bool(x) for x in sus.get("control_cpu_shared") or []])
 
 
 @register
@@ -203,7 +220,8 @@ class Matrix(Family):
             bandwidth=m["bandwidth"] if m else [], lat_size=h.get("lat_size"), bw_size=h.get("bw_size"),
             rounds=h.get("rounds"), retests=h.get("retests"),
             classes="same switch / across switches" if group_of else "all pairs (switch groups unknown)",
-            group_of=group_of, suspects=[_suspect(x, m, hosts, group_of) for x in m["suspects"]] if m else [])
+            group_of=group_of, suspects=[_suspect(x, m, hosts, group_of) for x in m["suspects"]] if m else [],
+            cpu_shared=[[bool(v) for v in row] for row in m.get("cpu_shared", [])] if m else [])
         if m is None:
             return Parsed(summary, {}, "failed", "rmax-net matrix wrote no matrix")
         # raw samples per pair (latency kept in the lower rank's row)
@@ -251,6 +269,15 @@ class Matrix(Family):
                                       "(latency us, bandwidth MB/s)", left=4))
         notes = [f"{len(s.suspects)} suspects, {len(s.flagged)} flagged, {len(s.contention)} slowed only by the "
                  "concurrent load"]
+        pairs = sum(v for i, row in enumerate(s.cpu_shared) for j, v in enumerate(row) if i < j)
+        if pairs:
+            notes.append(f"{pairs} pairs ran with their two ranks on one CPU in the concurrent rounds: those cells "
+                         "measure the CPU as well as the network")
+        shared = sum(map(sum, (x.alone_cpu_shared for x in s.suspects))) + \
+            sum(map(sum, (x.control_cpu_shared for x in s.suspects)))
+        if shared:
+            notes.append(f"{shared} alone measurements ran with the pair's two ranks on one CPU: they measured that "
+                         "CPU, not the network, and were left out")
         for f in s.flagged:
             sc, unit = (1e6, "us") if f.kind == "latency" else (1e-6, "MB/s")
             notes.append(f"flagged: {f.kind} from {f.from_host or f.from_rank} to {f.to_host or f.to_rank} "
