@@ -189,7 +189,8 @@ typedef struct {
     double *pft;        /* nb x nb: the panel factorisation's pivoted rows */
     double *pfwork;     /* 2 nb + 4: one pivot record */
     int *pfipiv;        /* nb: the panel's pivot rows */
-    int team;           /* threads of this rank (its BLAS threads); > 1: the team update */
+    int team;           /* > 1: the team update with this many threads (the BLAS's), which every
+                           rank of the process column then runs; else 1 */
 } hpl_lu;
 
 /* All the work space of one test, allocated and touched before the clock
@@ -249,10 +250,9 @@ void hpl_pf_right(hpl_pf *pf, int c0, int n, int np, hpl_pf_child child);
 static inline int hpl_pf_piece(int c0, int n, int np, int i) { return c0 + (int)((long long)i * n / np); }
 
 /* Row interchanges of panel p applied to local columns [lc0, lc1) when P > 1: on return
- * u holds the jb pivot rows of those columns (jb x nc, ld jb, or transposed
- * nc x jb, ld nc, when !unotran) and rows displaced below the block are in place.
- * The copies in and out of the records go on `threads` threads (a team's). */
-void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u, int threads);
+ * u holds the jb pivot rows of those columns (jb x nc, or transposed nc x jb when
+ * !unotran; leading dimension ldu) and rows displaced below the block are in place. */
+void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u, int ldu);
 /* With one process row (P = 1) every row is local: the interchanges are
  * applied in place, in pivot order, and U is then solved and used right
  * where it lies in the matrix (no copy in either U form). */

@@ -241,8 +241,13 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
     lu.st = &st;
     lu.progress = opt->progress;
     lu.test = cnt->ntests;
-    lu.team = hpl_blas_threads();
-    res.threads = lu.team;
+    /* The ranks of a process column exchange rows and factor panels together,
+     * and a team does both in another order (update_team.c): all of a column's
+     * ranks run the team, or none (a rank with one BLAS thread has none). */
+    res.threads = hpl_blas_threads();
+    int has_team = res.threads > 1, column_team = 0;
+    MPI_Allreduce(&has_team, &column_team, 1, MPI_INT, MPI_MIN, g->col);
+    lu.team = column_team ? res.threads : 1;
     res.team = lu.team > 1;
     lu.mp = hpl_numroc(n, nb, g->myrow, g->P);
     lu.nq = hpl_numroc(n + 1, nb, g->mycol, g->Q);

@@ -195,7 +195,7 @@ static void spread_roll(hpl_lu *lu, const hpl_panel *p, const plan_t *pl, double
 #undef PCNT
 }
 
-void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u, int threads)
+void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u, int ldu)
 {
     const int nc = lc1 - lc0, jb = p->jb, nb = lu->prm->nb, P = lu->g->P, me = lu->g->myrow;
     const int lda = lu->lda, unotran = lu->prm->unotran;
@@ -213,14 +213,12 @@ void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u, int t
      * copies below go in tiles of TILE columns: a record is a matrix row (one
      * element per column, each in its own cache line), and walking one record
      * across all nc columns before the next would fetch every line of the
-     * record buffer once per record. A threaded rank's team shares the
-     * tiles of both copies; the exchange stays on the calling thread. */
+     * record buffer once per record. */
     enum { TILE = 16 };
     double *G = lu->swbuf;
     {
         const int cm = pl.cnt[me];
         double *mine = G + (size_t)pl.off[me] * nc;
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
         for (int j0 = 0; j0 < nc; j0 += TILE) {
             const int j1 = j0 + TILE < nc ? j0 + TILE : nc;
             for (int e = 0; e < pl.nrec; e++)
@@ -239,7 +237,6 @@ void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u, int t
         spread_roll(lu, p, &pl, G, nc);
     lu->st->wait[HPL_PH_SWAP] += rmx_now() - tw;
 
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
     for (int j0 = 0; j0 < nc; j0 += TILE) {
         const int j1 = j0 + TILE < nc ? j0 + TILE : nc;
         for (int e = 0; e < pl.nrec; e++) {
@@ -248,10 +245,10 @@ void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u, int t
             if (e < jb) {
                 if (unotran)
                     for (int j = j0; j < j1; j++)
-                        u[e + (size_t)j * jb] = rec[(size_t)j * cm];
+                        u[e + (size_t)j * ldu] = rec[(size_t)j * cm];
                 else
                     for (int j = j0; j < j1; j++)
-                        u[j + (size_t)e * nc] = rec[(size_t)j * cm];
+                        u[j + (size_t)e * ldu] = rec[(size_t)j * cm];
             } else if (hpl_owner(pl.dst[e], nb, P) == me) {
                 const int lr = hpl_g2l(pl.dst[e], nb, P);
                 for (int j = j0; j < j1; j++)

@@ -116,7 +116,7 @@ void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *work, 
     if (u.inplace)
         hpl_swap_inplace(lu, p, lc0, lc1);
     else
-        hpl_swap(lu, p, lc0, lc1, u.u, 1);
+        hpl_swap(lu, p, lc0, lc1, u.u, u.ld);
     double t1 = rmx_now();
     lu->st->t[HPL_PH_SWAP] += t1 - t;
 

@@ -5,9 +5,10 @@
  *   U := L11^-1 U (one task; with P > 1 it also stores the chunk's U rows on
  *   the process row that holds them), then the DGEMM of that chunk in row
  *   tiles (one task each, started once the chunk's U is ready).
- * With P > 1 the interchanges come first, for all the columns: the exchange
- * over the process column on the calling thread, the copies into and out of
- * the row records shared by the team (swap.c).
+ * With P > 1 the first thread exchanges the rows over the process column
+ * (swap.c), piece by piece of columns, while the others solve and update the
+ * columns already exchanged: so the exchange does not run on one thread while
+ * the others wait.
  * The first chunk is the look-ahead panel's columns. Once they are done the
  * first thread runs side() (the rest of the look-ahead: the panel's
  * factorisation and broadcast start) while the others go on with the trailing
@@ -32,6 +33,27 @@
  * look-ahead panel's columns in up to T row tiles. */
 #define TILES_PER_THREAD 4
 #define TILE_MIN 256
+
+/* The exchange's pieces: the look-ahead panel's columns, then the rest in up
+ * to XCHG_PIECES pieces of at least XCHG_MIN columns. They depend only on the
+ * column counts, which every process of the column shares (they exchange
+ * together), not on the local rows as the tasks' chunks do. */
+#define XCHG_PIECES 8
+#define XCHG_MIN 256
+
+/* The first thread's exchange: columns [0, *swapped) of the range are done. */
+static void exchange(hpl_lu *lu, const hpl_panel *p, const hpl_u *u, int lc0, int nc, int first, atomic_int *swapped)
+{
+    const int rest = nc - first;
+    int np = rest / XCHG_MIN;
+    np = np > XCHG_PIECES ? XCHG_PIECES : np < 1 ? 1 : np;
+    for (int i = first > 0 ? -1 : 0, c = 0; i < np && c < nc; i++) {
+        const int e = i < 0 ? first : first + (int)((long long)(i + 1) * rest / np);
+        hpl_swap(lu, p, lc0 + c, lc0 + e, hpl_u_col(u, c), u->ld);
+        atomic_store_explicit(swapped, e, memory_order_release);
+        c = e;
+    }
+}
 
 typedef struct {
     int c, w;   /* columns [c, c + w) of the range */
@@ -59,11 +81,6 @@ void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first
         return;
     }
     const hpl_u u = hpl_u_of(lu, p, lc0, nc, lu->uwork);
-    if (!u.inplace) {
-        const double ts = rmx_now();
-        hpl_swap(lu, p, lc0, lc1, u.u, T);
-        lu->st->t[HPL_PH_SWAP] += rmx_now() - ts;
-    }
     /* The first columns (the look-ahead panel's) in row tiles shared by the
      * whole team, then the rest in chunks of columns x tiles of rows. */
     const int rest = nc - first;
@@ -96,14 +113,20 @@ void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first
     }
     for (int i = 0; i < nchunks; i++)
         atomic_init(&ready[i], 0);
-    atomic_int next = 0, first_done = 0;
+    atomic_int next = 0, first_done = 0, swapped = u.inplace ? nc : 0;
     const double t0 = rmx_now();
-    double poll_s = 0.0;
+    double poll_s = 0.0, xwait = 0.0;
 
 #pragma omp parallel num_threads(T)
     {
         const int tid = omp_get_thread_num();
         int side_left = tid == 0 && side;
+        if (tid == 0 && !u.inplace) {
+            const double ts = rmx_now(), w0 = lu->st->wait[HPL_PH_SWAP];
+            exchange(lu, p, &u, lc0, nc, first, &swapped);
+            swap_s[0] += rmx_now() - ts;
+            xwait = lu->st->wait[HPL_PH_SWAP] - w0;
+        }
         for (;;) {
             if (side_left && atomic_load_explicit(&first_done, memory_order_acquire) == nfirst) {
                 side(ctx); /* the look-ahead panel's columns are up to date: factor it */
@@ -123,6 +146,8 @@ void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first
             }
             const task *k = &tk[t];
             if (k->h < 0) {
+                while (atomic_load_explicit(&swapped, memory_order_acquire) < k->c + k->w)
+                    sched_yield(); /* the first thread is exchanging these columns */
                 if (u.inplace) {
                     const double ts = rmx_now();
                     hpl_swap_inplace(lu, p, lc0 + k->c, lc0 + k->c + k->w);
@@ -145,13 +170,15 @@ void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first
             }
         }
     }
-    /* The team's wall time less the polls and the in-place swaps' share (their
-     * thread-seconds spread over the team) is update time; the side work is
-     * timed by its own phases, overlapping this one. */
+    /* The team's wall time less the polls and the swaps' share (their
+     * thread-seconds spread over the team, the first thread's exchange and
+     * its time blocked in MPI too) is update time; the side work is timed by
+     * its own phases, overlapping this one. */
     double sw = 0.0;
     for (int i = 0; i < T; i++)
         sw += swap_s[i];
     sw /= T;
+    lu->st->wait[HPL_PH_SWAP] -= xwait - xwait / T;
     const double wall = rmx_now() - t0 - poll_s;
     lu->st->t[HPL_PH_BCAST] += poll_s;
     lu->st->t[HPL_PH_SWAP] += sw;

@@ -42,8 +42,9 @@ def dat(ns, nbs, P=1, Q=1, *, pfact=(2,), nbmin=(4,), ndiv=(2,), rfact=(1,), bca
                   title="rmax-hpl test input")
 
 
-def run_hpl(cwd, np=1, args=(), timeout=120, env_extra=None):
-    """Runs rmax-hpl under mpirun in cwd; returns the CompletedProcess."""
+def run_hpl(cwd, np=1, args=(), timeout=120, env_extra=None, threads=None):
+    """Runs rmax-hpl under mpirun in cwd; returns the CompletedProcess. threads: BLAS threads
+    of each rank in turn (one application context per rank), else the environment's."""
     env = dict(os.environ)
     env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
                 "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
@@ -51,6 +52,11 @@ def run_hpl(cwd, np=1, args=(), timeout=120, env_extra=None):
                 "OMPI_MCA_mpi_yield_when_idle": "1"})
     env.update(env_extra or {})
     argv = [shutil.which("mpirun") or "mpirun", "-np", str(np), hpl_executable(), *args]
+    if threads:
+        argv = [argv[0]]
+        for i, t in enumerate(threads):
+            argv += [*([":"] if i else []), "-np", "1", "-x", f"OMP_NUM_THREADS={t}", "-x",
+                     f"OPENBLAS_NUM_THREADS={t}", hpl_executable(), *args]
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
