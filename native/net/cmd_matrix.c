@@ -256,8 +256,8 @@ int cmd_matrix(int argc, char **argv)
     double *bw = me == 0 ? malloc((size_t)n * n * sizeof *bw) : NULL;
     MPI_Gather(lat_row, n, MPI_DOUBLE, lat, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Gather(bw_row, n, MPI_DOUBLE, bw, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    double *shared = me == 0 ? malloc((size_t)n * n * sizeof *shared) : NULL;
-    MPI_Gather(shared_row, n, MPI_DOUBLE, shared, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    double *shared_all = me == 0 ? malloc((size_t)n * n * sizeof *shared_all) : NULL;
+    MPI_Gather(shared_row, n, MPI_DOUBLE, shared_all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     size_t cells = (size_t)n * n;
     double *lat_all = me == 0 ? malloc(cells * KEEP * sizeof *lat_all) : NULL;
     double *bw_all = me == 0 ? malloc(cells * KEEP * sizeof *bw_all) : NULL;
@@ -348,7 +348,7 @@ int cmd_matrix(int argc, char **argv)
             net_record(&run, "matrix");
             write_matrix(j, "latency", lat, n);
             write_matrix(j, "bandwidth", bw, n);
-            write_matrix(j, "cpu_shared", shared, n);
+            write_matrix(j, "cpu_shared", shared_all, n);
             rmx_json_arr_begin(j, "suspects");
             for (int s = 0; s < nsus; s++) {
                 int i = sus[5 * s], jj = sus[5 * s + 1], kind = sus[5 * s + 2];
@@ -409,7 +409,7 @@ int cmd_matrix(int argc, char **argv)
     free(lat_cnt);
     free(bw_cnt);
     free(shared_row);
-    free(shared);
+    free(shared_all);
     free(lat_all);
     free(bw_all);
     free(lat_alln);

@@ -11,7 +11,6 @@
  * sched_getcpu() before and after the measurement on both ranks.
  *
  * And waiting without taking a CPU from them (net_quiet_barrier). */
-#define _GNU_SOURCE
 #include "net.h"
 
 #include <sched.h>
