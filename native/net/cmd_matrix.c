@@ -40,16 +40,15 @@ typedef struct {
 /* One measurement between world ranks a (initiator / sender) and b; every rank
  * calls it, and the ranks of no pair wait without polling. Returns, on world
  * rank a, the latency (one-way seconds) or the bandwidth (bytes/s); *bad on a
- * says whether validation failed; *shared (when given) whether a and b ran on
- * one CPU meanwhile (colocate.c). */
+ * says whether validation failed; *shared, on a and b, whether they ran on one
+ * CPU meanwhile (colocate.c). */
 static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad, int *n, double *kept, int *shared)
 {
     MPI_Comm pc = net_pair_comm(a, b);
     double value = NAN;
     *bad = 0;
     *n = 0;
-    if (shared)
-        *shared = 0;
+    *shared = 0;
     if (pc == MPI_COMM_NULL) {
         net_quiet_barrier(MPI_COMM_WORLD, 1);
         return value;
@@ -67,8 +66,7 @@ static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad,
     if (!*bad)
         net_measure_run(pc, 0, NET_ROOT, &x->t, k->fn, p, &m);
     *bad |= m.failed;
-    if (shared)
-        *shared = net_pair_shared_cpu(pc, cpu);
+    *shared = net_pair_shared_cpu(pc, cpu);
     if (p->me == 0 && m.s[NET_ROOT].n) {
         rmx_summary s;
         rmx_summarize(m.s[NET_ROOT].v, m.s[NET_ROOT].n, &s);
