@@ -104,7 +104,9 @@ def test_the_dgemm_bound_is_the_dgemm_at_hpls_shape_times_the_cores(survey):
 
 def test_the_peak_is_measured_once_and_both_headline_rows_read_it(survey):
     """The inventory does not measure the FMA peak when the survey runs peakflops: the measured
-    peak and the basis of % of peak are figures of the peakflops run, read from its stored summary."""
+    peak and the basis of % of peak are figures of the peakflops run, read from its stored summary,
+    and the inventory's Rpeak is then derived from that run (before, it kept 2 FMA units assumed
+    and a nominal twice the headline's on a CPU with one measured)."""
     from rmax.bench.view import resolve
     from rmax.survey.headline import by_role, headline, percent_of_peak
 
@@ -113,14 +115,17 @@ def test_the_peak_is_measured_once_and_both_headline_rows_read_it(survey):
         kids = store.children(rec["id"])
     info = next(k for k in kids if k.kind == "info")
     peak_run = next(k for k in kids if k.kind == "peakflops")
-    assert info.summary["measured"] is False and info.summary["rpeak"]["measured"] is None
+    assert info.summary["measured"] is False
+    inv, stored = info.summary["rpeak"], peak_run.summary["rpeak"]
+    assert inv["measured_in"] == peak_run.id and inv["measured"]["all_cores_gflops"] > 0
+    for key in ("nominal_gflops", "fma_units", "fma_units_source", "basis", "formula"):
+        assert inv[key] == stored[key], key
     rows = headline(kids)
     peak, basis = by_role(rows, "peak"), by_role(rows, "peak_basis")
     assert [r["role"] for r in rows].count("peak_basis") == 1
     for row in (peak, basis):
         assert row["run"] == peak_run.id
         assert resolve(peak_run.summary, row["path"]) * row["scale"] == row["value"]
-    stored = peak_run.summary["rpeak"]
     if stored["basis"] == "measured":
         assert basis["path"] == peak["path"] and basis["value"] == peak["value"]
     else:

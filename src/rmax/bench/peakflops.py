@@ -76,18 +76,20 @@ def _peak_row(rows: list[PeakRow], isa: str | None) -> int | None:
 
 
 def cpu_facts(ctx: RunContext) -> dict | None:
-    """The CPU facts of the node a run is on: this one's, or those the survey's inventory step
-    stored for the remote node (None when there are none)."""
+    """The CPU facts of the node a run is on: those the survey's inventory step stored for it (so
+    that the survey's Rpeak and this run's derive from the same facts), else this node's own when
+    the run is here (None when there are none)."""
     hosts = ctx.spec.hosts if ctx.spec is not None else None
+    if ctx.store is not None and ctx.parent is not None:
+        info = [r for r in ctx.store.children(ctx.parent) if r.kind == "info" and r.status == "ok"
+                and (r.hosts == [hosts[0].name] if hosts else True)]
+        if len(info) == 1 or (hosts and info):
+            return info[-1].summary.get("cpu") or None
     if not hosts:
         from rmax.inventory.cpu import collect_cpu
 
         return collect_cpu()
-    if ctx.store is None or ctx.parent is None:
-        return None
-    info = [r for r in ctx.store.children(ctx.parent)
-            if r.kind == "info" and r.status == "ok" and r.hosts == [hosts[0].name]]
-    return (info[-1].summary.get("cpu") or None) if info else None
+    return None
 
 
 def apart(rows: list[PeakRow]) -> list[str]:

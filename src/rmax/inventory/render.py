@@ -194,6 +194,8 @@ def rpeak_table(inv: dict) -> Group:
                          f"(fastest of {m['all_cores_n']} blocks)")
         if m.get("effective_clock_hz"):
             parts.append(f"implied clock {m['effective_clock_hz'] / 1e9:.2f} GHz")
+        if r.get("measured_in"):
+            parts.append(f"by the survey's peakflops run {r['measured_in'][:8]}")
         t.add_row("Measured FMA peak", "; ".join(parts) or DASH)
     else:
         t.add_row("Measured FMA peak", why(r, "measured"))

@@ -154,7 +154,7 @@ def derive(cpu: dict, rows: list[PeakRow] | None, measure_reason: str | None) ->
     else:
         nominal = nominal_gflops(cores, clock_hz, fpc)
         formula = (f"{cores} cores x {clock_hz / 1e9:.3f} GHz ({clock_source}) x {fpc} DP flops/cycle "
-                   f"({ISA_LABEL[isa]}" + (f", {units} FMA units {units_source}" if isa == "avx512" else "")
+                   f"({ISA_LABEL[isa]}" + (f", {units} FMA unit{'s' if units != 1 else ''} {units_source}" if isa == "avx512" else "")
                    + f") = {nominal:.1f} GFLOPS")
     if isa is None:
         reasons["isa"] = "no SSE2 or wider in the CPU flags"

@@ -25,9 +25,9 @@ def inventory(runs: list[RunRecord]) -> list[Section]:
     for r in runs:
         s = r.summary
         rp = s.get("rpeak") or {}
-        # An inventory that left the FMA peak to the survey's peakflops step has no basis of its own:
-        # the peakflops section (and the summary) show the one measurement.
-        own_basis = s.get("measured") is not False
+        # An inventory that left the FMA peak to the survey's peakflops step has its Rpeak derived from
+        # that run (rpeak.measured_in) once it ran; without it, no basis of its own.
+        own_basis = s.get("measured") is not False or bool(rp.get("measured_in"))
         row = {
             "host": r.hosts[0] if r.hosts else _get(s, "hostname"),
             "cpu": _get(s, "cpu", "model"),
@@ -37,7 +37,8 @@ def inventory(runs: list[RunRecord]) -> list[Section]:
             "mpi": f"{_get(s, 'mpi', 'default', 'implementation')} {_get(s, 'mpi', 'default', 'version')}",
             "rpeak_nominal_gflops": rp.get("nominal_gflops"),
             "peak_basis_gflops": rp.get("gflops") if own_basis else None,
-            "basis": rp.get("basis") if own_basis else "the peakflops step's",
+            "basis": (rp.get("basis") if own_basis else "the peakflops step's")
+            + (f" (peakflops run {rp['measured_in'][:8]})" if rp.get("measured_in") else ""),
         }
         data.append(row)
         rows.append([str(row["host"]), str(row["cpu"]), str(row["cores"]), f"{row['memory_gib']}",
