@@ -313,6 +313,9 @@ def test_survey_spans_the_nodes(cluster, db):
         kids = store.children(rec["id"])
     assert sorted(k.hosts[0] for k in kids if k.kind == "info" and k.summary["measured"] is False) == two
     assert sorted(k.hosts[0] for k in kids if k.kind == "peakflops" and k.summary["rpeak"]) == two
+    # and each node's inventory Rpeak is then derived from that node's own peakflops run
+    peak_of = {k.hosts[0]: k.id for k in kids if k.kind == "peakflops"}
+    assert {k.hosts[0]: k.summary["rpeak"]["measured_in"] for k in kids if k.kind == "info"} == peak_of
 
 
 def test_survey_measures_the_network_between_the_nodes(cluster, db, tmp_path):
