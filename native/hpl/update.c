@@ -94,7 +94,7 @@ void hpl_u_store(const hpl_lu *lu, const hpl_panel *p, const hpl_u *u, int lc0, 
     double *d = lu->a + hpl_g2l(p->jj, lu->prm->nb, lu->g->P) + (size_t)lc0 * lda;
     if (u->notran)
         for (int j = c0; j < c1; j++)
-            memcpy(d + (size_t)j * lda, u->u + (size_t)j * jb, (size_t)jb * sizeof *d);
+            memcpy(d + (size_t)j * lda, hpl_u_col(u, j), (size_t)jb * sizeof *d);
     else /* transpose in tiles: 8 columns of u's rows are one cache line */
         for (int j0 = c0; j0 < c1; j0 += 8) {
             const int j1 = j0 + 8 < c1 ? j0 + 8 : c1;

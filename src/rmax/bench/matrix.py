@@ -10,9 +10,10 @@ bandwidth is below 90% of it, is a suspect and is measured alone --retests
 times, in turn with a control: the pair of its class nearest the class median
 that is no suspect, also alone. It is flagged only when alone it is still
 beyond that margin of its control *and* Welch's t-test says its alone values
-differ from the control's (on their logarithms: they are rates): both taken at the same time, so a host that changed
-speed between the concurrent rounds and the retests (a virtual machine's CPUs
-moved, a neighbour's load) slows both and flags neither. Without a control
+differ from the control's (on their logarithms: they are rates): both taken
+at the same time, so a host that changed speed between the concurrent rounds
+and the retests (a virtual machine's CPUs moved, a neighbour's load) slows
+both and flags neither. Without a control
 (no other pair of its class that is no suspect) the class's concurrent values
 stand in. A suspect that recovers alone was slowed by the concurrent load:
 reported as contention, not flagged. An alone measurement during which the

@@ -92,6 +92,15 @@ def cpu_facts(ctx: RunContext) -> dict | None:
     return None
 
 
+def derive_from_rows(cpu: dict, rows: list[PeakRow]) -> dict:
+    """rmax.inventory.rpeak.derive over a peakflops run's rows: its summary's basis, and the
+    survey's inventory Rpeak once the survey's peakflops step has run (survey/steps.py)."""
+    widest = widest_isa(cpu.get("flags", []))
+    missing = None if any(r.isa == widest and r.precision == "double" for r in rows) else \
+        f"this run measured no double-precision {widest} row"
+    return derive(cpu, rows, missing)
+
+
 def apart(rows: list[PeakRow]) -> list[str]:
     """Notes on all-core rows below TOGETHER x threads x the same kernel's one-core peak."""
     one = {(r.isa, r.precision): r for r in rows if r.threads == 1}
@@ -135,10 +144,7 @@ class Peakflops(Family):
         rows = [peakflops_row(r) for r in recs if r.get("validated")]
         basis = None
         if cpu and rows:
-            widest = widest_isa(cpu.get("flags", []))
-            missing = None if any(r.isa == widest and r.precision == "double" for r in rows) else \
-                f"this run measured no double-precision {widest} row"
-            d = derive(cpu, rows, missing)
+            d = derive_from_rows(cpu, rows)
             basis = PeakBasis(d["isa"], d["fma_units"], d["fma_units_source"], d["fma_units_detail"],
                               d["nominal_gflops"], d["formula"], d["trustworthy"], d["warning"], d["basis"],
                               d["basis_reason"])

@@ -118,17 +118,18 @@ class PeakStep(FamilyStep):
 
     def run(self, ctx):
         from rmax.bench.family import loaded
-        from rmax.inventory.rpeak import derive
+        from rmax.bench.peakflops import derive_from_rows
         from rmax.store.runs import Run
 
         records = super().run(ctx)
+        infos = [r for r in ctx.store.children(ctx.survey_id) if r.kind == "info" and r.status == "ok"]
         for rec in records:
             got = loaded(rec) if rec.status == "ok" else None
             if not got or not got[1].results:
                 continue
-            for info in ctx.store.children(ctx.survey_id):
-                if info.kind == "info" and info.status == "ok" and info.hosts == rec.hosts:
-                    rp = {**derive(info.summary.get("cpu") or {}, got[1].results, None), "measured_in": rec.id}
+            for info in infos:
+                if info.hosts == rec.hosts:
+                    rp = {**derive_from_rows(info.summary.get("cpu") or {}, got[1].results), "measured_in": rec.id}
                     Run(ctx.store, info).update(summary={**info.summary, "rpeak": rp})
                     if info.hosts == [ctx.nodes[0].name]:
                         ctx.facts["rpeak"] = rp
