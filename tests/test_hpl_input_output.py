@@ -1,6 +1,8 @@
 """HPL.dat reading/writing, result parsing and the hpcc engine (the reference) driven by rmax."""
 
 import json
+import os
+import shutil
 
 import pytest
 from cliutil import assert_one_line_error, run_cli
@@ -128,3 +130,40 @@ def test_hpl_run_bad_input(db, tmp_path):
     assert_one_line_error(run_cli("hpl", "run", str(dat), "--engine", "linpack"), 2, "unknown HPL engine")
     assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "4", "--oversubscribe", "--engine",
                                   f"xhpl:{tmp_path}/nope"), 2, "not an executable")
+    # ranks x BLAS threads bound to more cores than there are: refused by check as by run, not stored failed
+    dat.write_text(render(HplConfig(ns=[200], grids=[(1, 2)])))
+    for cmd in ("check", "run"):
+        assert_one_line_error(run_cli("hpl", cmd, str(dat), "--np", "2", "--blas-threads", str(os.cpu_count())), 2,
+                              f"2 ranks x {os.cpu_count()} BLAS threads need")
+    # a program built with Open MPI started by MPICH's launcher would run as separate one-rank jobs
+    if shutil.which("mpiexec.mpich"):
+        assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "2", "--launcher", "mpiexec"), 2,
+                              "is built with Open MPI, but the mpiexec launcher starts MPICH jobs", "--launcher mpirun")
+    # a named pipe would block the reader forever: refused by both commands, nothing stored
+    fifo = tmp_path / "pipe.dat"
+    os.mkfifo(fifo)
+    for cmd in ("run", "check"):
+        assert_one_line_error(run_cli("hpl", cmd, str(fifo), "--np", "2", timeout=30), 2, "not a regular file")
+    assert json.loads(run_cli("runs", "list", "--json", check=True).stdout) == []
+
+
+def test_results_that_cannot_be_written_are_no_success(tmp_path):
+    """rmax-hpl exits 1, saying where, when its output file, standard output or JSON file cannot
+    be written (a full disk: /dev/full), instead of 0 with the results lost."""
+    import subprocess
+
+    from rmax.native import executable
+
+    dat = tmp_path / "HPL.dat"
+    dat.write_text(render(HplConfig(ns=[200], nbs=[32], output_file="/dev/full", device=8)))
+    cases = [([str(dat)], None, "/dev/full")]
+    dat2 = tmp_path / "stdout.dat"
+    dat2.write_text(render(HplConfig(ns=[200], nbs=[32])))
+    cases += [([str(dat2)], "/dev/full", "standard output"), ([str(dat2), "--json", "/dev/full"], None, "/dev/full")]
+    for args, stdout, where in cases:
+        with open(stdout or os.devnull, "w") as out:
+            p = subprocess.run([executable("rmax-hpl"), *args], stdout=out, stderr=subprocess.PIPE, text=True,
+                               timeout=60)
+        assert p.returncode == 1 and f"cannot write the results to {where}" in p.stderr, (args, p.stderr)
+    p = subprocess.run([executable("rmax-hpl"), str(dat2)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "PASSED" in p.stdout

@@ -294,19 +294,67 @@ def test_rpeak_measured_exceeds_nominal():
     assert r["basis"] == "measured" and r["gflops"] == 174.8
 
 
+ONE_UNIT = (PEAKFLOPS_LINES.replace('"median":87.4', '"median":47.0').replace('"max":87.8', '"max":47.4')
+            .replace('"ci95":[86.8,87.8]', '"ci95":[46.8,47.3]')
+            .replace('"min":172.3,"median":173.5,"mean":173.6,"sd":0.95,"max":174.8,"ci95":[172.5,174.8]',
+                     '"min":92.3,"median":93.5,"mean":93.6,"sd":0.95,"max":94.8,"ci95":[92.5,94.8]'))
+
+
 def test_rpeak_one_fma_unit_measured():
-    rows = rpeak.parse_peakflops(PEAKFLOPS_LINES.replace('"median":87.4', '"median":47.0'))
+    rows = rpeak.parse_peakflops(ONE_UNIT)
     r = rpeak.derive(_cpu(hypervisor_flag=False, cpufreq_max_hz=3.0e9), rows, None)
-    assert r["fma_units"] == 1 and r["flops_per_cycle"] == 16
+    assert r["fma_units"] == 1 and r["flops_per_cycle"] == 16 and r["fma_units_source"] == "measured"
     assert r["nominal_gflops"] == pytest.approx(2 * 3.0 * 16)
+    assert "95% interval of the ratio 0.99-1.00" in r["fma_units_detail"]
 
 
-def test_rpeak_assumed_units_when_not_measured():
+@pytest.mark.parametrize("change", [
+    # a busy stretch during the AVX2 row: medians say 2 units, the fastest blocks say 1
+    ('"min":47.2,"median":47.25,"mean":47.2,"sd":0.04,"max":47.3', '"min":40.0,"median":44.0,"mean":44.0,"sd":9,"max":88.0'),
+    # medians about 1.5 apart with wide intervals: neither 1 nor 2
+    ('"ci95":[86.8,87.8]', '"ci95":[50.0,95.0]'),
+])
+def test_rpeak_fma_units_undecided_by_noisy_rows_are_not_assumed(change):
+    rows = rpeak.parse_peakflops(PEAKFLOPS_LINES.replace(*change))
+    r = rpeak.derive(_cpu(hypervisor_flag=False, cpufreq_max_hz=3.0e9), rows, None)
+    assert r["fma_units"] is None and r["fma_units_source"] == "not determined"
+    assert r["fma_units_detail"].startswith("not determined: AVX-512 / AVX2 one-core DP FMA rate")
+    assert r["nominal_gflops"] is None and "FMA-unit count is not determined" in r["reasons"]["nominal_gflops"]
+    # % of peak falls back on what was measured, and says so
+    assert r["basis"] == "measured" and r["gflops"] == 174.8
+    assert all(x["flops_per_cycle"] is None for x in r["measured"]["rows"] if x["isa"] == "avx512")
+
+
+def test_rpeak_units_not_assumed_when_not_measured():
     r = rpeak.derive(_cpu(hypervisor_flag=False, cpufreq_max_hz=3.0e9), None, "not measured (--no-measure)")
-    assert r["fma_units"] == 2 and r["fma_units_source"] == "assumed"
-    assert "--no-measure" in r["fma_units_detail"]
-    assert r["trustworthy"] and r["basis"] == "nominal" and r["gflops"] == pytest.approx(192.0)
+    assert r["fma_units"] is None and r["fma_units_source"] == "not determined"
+    assert "--no-measure" in r["fma_units_detail"] and "--no-measure" in r["reasons"]["fma_units"]
+    assert r["nominal_gflops"] is None and r["gflops"] is None
+    assert "no peak is known" in r["basis_reason"]
     assert r["measured"] is None and "--no-measure" in r["reasons"]["measured"]
+    # without AVX-512 nothing needs measuring
+    r = rpeak.derive(_cpu(flags=["sse2", "avx", "avx2", "fma"], hypervisor_flag=False, cpufreq_max_hz=3.0e9),
+                     None, "not measured (--no-measure)")
+    assert r["fma_units"] is None and r["nominal_gflops"] == pytest.approx(96.0) and r["basis"] == "nominal"
+
+
+def test_rpeak_single_precision_rows_count_twice_the_flops_per_cycle():
+    sp = ('\n{"schema":"rmax.peakflops/1","isa":"avx2","precision":"single","threads":1,"lanes":8,"fused":true,'
+          '"validated":true,"summary":{"n":5,"min":94.0,"median":94.5,"mean":94.5,"sd":0.1,"max":94.6,"ci95":[94.4,94.6]}}')
+    r = rpeak.derive(_cpu(), rpeak.parse_peakflops(PEAKFLOPS_LINES + sp), None)
+    dp, single = (next(x for x in r["measured"]["rows"] if x["isa"] == "avx2" and x["threads"] == 1
+                       and x["precision"] == p) for p in ("double", "single"))
+    assert single["flops_per_cycle"] == 32 and dp["flops_per_cycle"] == 16
+    assert single["effective_clock_hz"] == pytest.approx(dp["effective_clock_hz"], rel=0.01)
+
+
+def test_rpeak_warning_names_the_figure_that_exceeds_nominal():
+    # one thread only: the "all-core" row is one core, above its per-core share but below the node's nominal
+    one = "\n".join(line for line in PEAKFLOPS_LINES.splitlines() if '"threads":2' not in line)
+    r = rpeak.derive(_cpu(), rpeak.parse_peakflops(one), None)
+    assert "one core's measured AVX-512 FMA peak exceeds its share: 87.8 GFLOPS" in r["warning"]
+    assert "73.6 nominal per core" in r["warning"]
+    assert r["basis"] == "nominal" and "it ran on 1 thread for 2 cores" in r["basis_reason"]
 
 
 def test_rpeak_vm_without_cpufreq_is_not_trusted():
@@ -350,9 +398,14 @@ def test_collect_measured_matches_schema():
     if r["measured"] is None:  # no rmax-node built: said, not guessed
         assert r["reasons"]["measured"]
     else:
-        assert r["measured"]["one_core_gflops"] > 0 and r["measured"]["effective_clock_hz"] > 0
-        if "avx512f" in inv["cpu"]["flags"]:
-            assert r["fma_units_source"] == "measured"
+        assert r["measured"]["one_core_gflops"] > 0
+        if "avx512f" in inv["cpu"]["flags"] and r["fma_units"] is None:
+            # a busy machine may leave the unit count undecided: then it says why, and no clock is implied
+            assert r["reasons"]["fma_units"].startswith("not determined")
+            assert r["measured"]["effective_clock_hz"] is None and r["nominal_gflops"] is None
+        else:
+            assert r["fma_units_source"] == ("measured" if r["fma_units"] else None)
+            assert r["measured"]["effective_clock_hz"] > 0
 
 
 def test_null_fields_have_reasons(inv_quick):
@@ -382,3 +435,23 @@ def test_fingerprint_ignores_volatile_facts(inv_quick):
     other["cpu"]["model"] = "Some Other CPU"
     assert inventory.fingerprint(other) != fp
     assert inventory.collect(measure=False)["fingerprint"] == fp  # same node, same answer
+
+
+def _rows(*specs):
+    """PeakRows (isa, threads, median, max) with tight intervals."""
+    return [rpeak.PeakRow(isa, "double", t, True, med, med - 0.5, top, med, 5, [med - 0.3, med + 0.3])
+            for isa, t, med, top in specs]
+
+
+def test_the_measured_peak_is_no_lower_than_any_row_and_one_slowed_row_decides_nothing():
+    # a Zen 4-like node under load: AVX-512 slowed on 2 threads, AVX2 slowed on one core
+    rows = _rows(("avx512", 1, 56.6, 56.8), ("avx512", 2, 50.1, 51.3), ("avx2", 1, 32.1, 32.3), ("avx2", 2, 115.0, 116.9))
+    r = rpeak.derive(_cpu(hypervisor_flag=False, cpufreq_max_hz=3.6e9), rows, None)
+    # one core says 2 units (56.8 / 32.3), the AVX2 2-thread row says 58 GFLOPS per core: undecided, not 2
+    assert r["fma_units"] is None and "fastest per core over all rows 0.97" in r["fma_units_detail"]
+    # the peak is the fastest row of the run, whatever its ISA: no kernel beats it
+    m = r["measured"]
+    assert m["all_cores_gflops"] == 116.9 and m["isa"] == "avx2" and m["one_core_gflops"] == 56.8
+    assert r["basis"] == "measured" and r["gflops"] == 116.9
+    from rmax.bench.peakflops import _peak_row
+    assert _peak_row(rows) == 3

@@ -49,10 +49,10 @@ def test_mpirun_argv_sets_threads_binding_and_hosts():
 
 
 def test_mpiexec_and_srun_argv(monkeypatch):
-    spec = LaunchSpec(program=["p"], np=2, hosts=[Host("localhost", 1), Host("192.0.2.1", 1)], blas_threads=2,
+    spec = LaunchSpec(program=["p"], np=2, hosts=[Host("localhost", 2), Host("192.0.2.1", 2)], blas_threads=2,
                       ranks_per_node=1)
     m = get_launcher("mpiexec").argv(spec)
-    assert m[m.index("-hosts") + 1] == "localhost:1,192.0.2.1:1" and m[m.index("-ppn") + 1] == "1"
+    assert m[m.index("-hosts") + 1] == "localhost:2,192.0.2.1:2" and m[m.index("-ppn") + 1] == "1"
     assert ["-genv", "OPENBLAS_NUM_THREADS", "2"] == m[m.index("-genv"):m.index("-genv") + 3]
     with pytest.raises(RmaxError, match="inside a Slurm allocation"):
         get_launcher("srun").argv(spec)
@@ -70,6 +70,26 @@ def test_default_launcher_follows_slurm(monkeypatch):
     assert get_launcher().name == "srun"
     with pytest.raises(RmaxError, match="unknown launcher"):
         get_launcher("pbs")
+
+
+def test_threads_bound_beyond_the_slots_are_refused_before_launch():
+    """Each rank bound to as many cores as its BLAS threads: more than the slots is refused in one
+    line (mpirun would fail on its mapping after the run was stored)."""
+    spec = LaunchSpec(program=["p"], np=2, hosts=[Host("localhost", 1), Host("192.0.2.1", 1)], blas_threads=2)
+    with pytest.raises(RmaxError, match="2 ranks x 2 BLAS threads need 4 cores bound, but only 2 slots"):
+        get_launcher("mpirun").argv(spec)
+    for ok in (dict(bind="none"), dict(oversubscribe=True)):
+        get_launcher("mpirun").argv(LaunchSpec(program=["p"], np=2, hosts=[Host("localhost", 1), Host("192.0.2.1", 1)],
+                                               blas_threads=2, **ok))
+
+
+def test_a_program_of_another_mpi_is_refused_by_the_launcher():
+    from rmax.native import executable
+
+    with pytest.raises(RmaxError, match="is built with Open MPI, but the mpiexec launcher starts MPICH jobs"):
+        get_launcher("mpiexec").argv(LaunchSpec(program=[executable("rmax-ranks")], np=1))
+    get_launcher("mpirun").argv(LaunchSpec(program=[executable("rmax-ranks")], np=1))
+    get_launcher("mpiexec").argv(LaunchSpec(program=["sh", "-c", "true"], np=1))   # no MPI: nothing to check
 
 
 def test_more_ranks_than_slots_is_refused_before_launch():

@@ -123,6 +123,22 @@ def test_id_prefixes_latest_and_delete_cascade(db):
         assert s.list() == []
 
 
+def test_a_running_run_is_not_deleted_under_its_process(db):
+    """Deleting a run while its process still writes would lose its results (and fail that
+    process on a foreign key): refused, for the run and for its parent alike."""
+    with open_store() as s:
+        with s.start_run("survey") as parent:
+            with s.start_run("hpl", parent=parent.id) as child:
+                with pytest.raises(RmaxError, match=f"run {child.id[:8]} is still running"):
+                    s.delete(child.id)
+                with pytest.raises(RmaxError, match="is still running"):
+                    s.delete(parent.id)
+            with pytest.raises(RmaxError, match=f"run {parent.id[:8]} is still running"):
+                s.delete(parent.id)
+        s.delete(parent.id)
+        assert s.list() == []
+
+
 def test_wal_mode(db):
     with open_store() as s:
         assert s.con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -197,6 +197,8 @@ def test_interrupted_survey_keeps_its_finished_steps(db, tmp_path):
     run_cli("report", survey.id, "--out", str(out), check=True)
     html = (out / "index.html").read_text()
     assert "This survey was interrupted" in html and 'data-section="inventory"' in html
+    # the interrupted step is said to be so, not blamed on another rmax version; no "None ranks"
+    assert "stored by another rmax version" not in html and "None ranks" not in html
 
 
 def _bench(*args) -> str:
@@ -212,27 +214,47 @@ def test_compare_decides_on_repeated_runs_only(db, tmp_path):
         assert c["a"] > 0 and c["b"] > 0 and c["n_a"] == c["n_b"] == 0
         assert c["p_value"] is None and c["significant"] is None
     assert "not enough runs to decide" in run_cli("compare", one[0], one[1], "--all", check=True).stdout
-    # Three runs a side: STREAM on arrays in cache against arrays in memory is a real change.
-    small = [_bench("stream", "--size", "256KiB", "--mode", "one", "--budget", "0") for _ in range(3)]
-    large = [_bench("stream", "--size", "64MiB", "--mode", "one", "--budget", "0") for _ in range(3)]
-    out = json.loads(run_cli("compare", ",".join(small), ",".join(large), "--json", check=True).stdout)
-    assert out["a"] == small and out["b"] == large and len(out["changes"]) == 4
+    # Three runs a side: the reference BLAS against OpenBLAS (a BLAS swap) is a real change.
+    dgemm = ("dgemm", "--sweep", "square", "--sizes", "512", "--budget", "0.2")
+    ref = [_bench(*dgemm, "--blas", "reference") for _ in range(3)]
+    fast = [_bench(*dgemm, "--blas", "openblas") for _ in range(3)]
+    out = json.loads(run_cli("compare", ",".join(ref), ",".join(fast), "--json", check=True).stdout)
+    assert out["a"] == ref and out["b"] == fast and len(out["changes"]) == 1 and out["notes"] == []
     for c in out["changes"]:
         assert c["n_a"] == c["n_b"] == 3 and c["p_adjusted"] >= c["p_value"]
         assert c["significant"] == (c["p_adjusted"] < 0.05)
-    triad = next(c for c in out["changes"] if c["metric"].startswith("STREAM Triad"))
-    assert triad["b"] < triad["a"] and triad["significant"], triad
-    run_cli("compare", ",".join(s[:8] for s in small), ",".join(large), "--html", str(tmp_path / "cmp"), check=True)
+        assert c["b"] > c["a"] and c["significant"], c
+    run_cli("compare", ",".join(s[:8] for s in ref), ",".join(fast), "--html", str(tmp_path / "cmp"), check=True)
     page = (tmp_path / "cmp" / "index.html").read_text()
     assert "Significant (p &lt; 0.05)" in page and "<svg" in page and str(db) in page
+    # STREAM on arrays in cache against arrays in memory measures two things: not set against each other
+    small = [_bench("stream", "--size", "256KiB", "--mode", "one", "--budget", "0") for _ in range(2)]
+    large = [_bench("stream", "--size", "64MiB", "--mode", "one", "--budget", "0") for _ in range(2)]
+    out = json.loads(run_cli("compare", ",".join(small), ",".join(large), "--json", check=True).stdout)
+    assert out["changes"] == [] and len(out["notes"]) == 4
+    assert all(w.startswith("not compared: stream on") and "256 KiB arrays in A and 64 MiB arrays in B" in w
+               for w in out["notes"])
+    text = run_cli("compare", ",".join(small), ",".join(large), check=True).stdout
+    assert "not compared: stream on" in text
     assert_one_line_error(run_cli("compare", one[0], "nope"), 2, "not a run id")
     assert_one_line_error(run_cli("compare", f"{one[0]},{small[0]}", one[1]), 2, "mixes run kinds")
+    assert_one_line_error(run_cli("compare", f"{small[0]},{small[0][:8]}", large[0]), 2, "named more than once")
+    # nothing in common: one clear refusal, not an empty table
+    assert_one_line_error(run_cli("compare", one[0], small[0]), 2, "A is a peakflops run and B a stream run")
 
 
 def test_survey_bad_input(db):
     assert_one_line_error(run_cli("survey", "--steps", "inventory,warp"), 2, "unknown survey step")
     assert_one_line_error(run_cli("survey", "--hosts", "a:1", "--hostfile", "x"), 2, "not both")
     assert_one_line_error(run_cli("report"), 2, "no survey stored yet")
+    # output that cannot be written is refused before anything is measured or stored
+    assert_one_line_error(run_cli("survey", "--quick", "--steps", "inventory", "--out", "/proc/rmax-nope"), 2,
+                          "cannot create --out /proc/rmax-nope")
+    assert_one_line_error(run_cli("scale", "--ranks", "1,2", "--plot", "/tmp/speedup.png", "--", "true"), 2,
+                          "--plot /tmp/speedup.png must end in .svg")
+    assert_one_line_error(run_cli("scale", "--ranks", "1,2", "--plot", "/proc/speedup.svg", "--", "true"), 2,
+                          "cannot write --plot /proc/speedup.svg")
+    assert json.loads(run_cli("runs", "list", "--json", check=True).stdout) == []
 
 
 def test_survey_with_tuning_shows_the_trajectory(db, tmp_path):

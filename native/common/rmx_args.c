@@ -19,12 +19,24 @@ void rmx_die(int status, const char *prog, const char *fmt, ...)
     exit(status);
 }
 
+/* strtod also reads hexadecimal ("0x10"), "inf" and "nan": a decimal number is digits, a
+ * point and an exponent only, as the rmax CLI accepts them. */
+static int decimal(const char *s, const char *end)
+{
+    if (end == s)
+        return 0;
+    for (const char *c = s; c < end; c++)
+        if (!strchr("0123456789.eE+-", *c))
+            return 0;
+    return 1;
+}
+
 int rmx_parse_size(const char *s, size_t *out)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v) || v < 0)
+    if (!decimal(s, end) || errno || !isfinite(v) || v < 0)
         return -1;
     double mult = 1.0;
     if (*end) {
@@ -100,7 +112,7 @@ static void set_value(const char *prog, const rmx_arg *a, const char *val)
     case RMX_ARG_DOUBLE: {
         errno = 0;
         double v = strtod(val, &end);
-        if (end == val || *end || errno || !isfinite(v))
+        if (!decimal(val, end) || *end || errno || !isfinite(v))
             rmx_die(2, prog, "--%s: '%s' is not a number", a->name, val);
         if (!in_range(a, v))
             range_error(prog, a, val);
@@ -141,8 +153,16 @@ static void set_value(const char *prog, const rmx_arg *a, const char *val)
         if (!list->v)
             rmx_die(1, prog, "out of memory");
         list->n = 0;
-        char *copy = strdup(val), *save = NULL;
-        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *copy = strdup(val);
+        if (!copy)
+            rmx_die(1, prog, "out of memory");
+        /* items split at every comma: an empty one ("1,,2", "1,") is a mistake, not skipped */
+        for (char *tok = copy, *next; tok; tok = next) {
+            next = strchr(tok, ',');
+            if (next)
+                *next++ = '\0';
+            if (!*tok)
+                rmx_die(2, prog, "--%s: '%s' has an empty item", a->name, val);
             size_t v;
             if (rmx_parse_size(tok, &v))
                 rmx_die(2, prog, "--%s: '%s' is not a size (examples: 4096, 64K, 8MiB)", a->name, tok);

@@ -329,6 +329,18 @@ static void leave(int status)
     exit(status);
 }
 
+/* Flushes (and closes, unless a standard stream) a results file; 1 with a message when any
+ * write to it failed (a full disk, an I/O error): results that were not written are no success. */
+static int finish_output(FILE *f, const char *name)
+{
+    int bad = fflush(f) != 0 || ferror(f);
+    if (f != stdout && f != stderr)
+        bad |= fclose(f) != 0;
+    if (bad)
+        fprintf(stderr, "%s: error: cannot write the results to %s\n", HPL_PROG, name);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     rmx_lifeline();
@@ -470,13 +482,14 @@ int main(int argc, char **argv)
         hpl_grid_free(&g);
         MPI_Barrier(MPI_COMM_WORLD);
     }
+    int written = 1;
     if (rank == 0) {
         hpl_out_summary(out, cnt.ntests, cnt.npass, cnt.nfail, cnt.nskip);
-        if (out != stdout && out != stderr)
-            fclose(out);
-        if (json && json != stdout)
-            fclose(json);
+        int bad = finish_output(out, out == stdout ? "standard output" : out == stderr ? "standard error" : in.outfile);
+        if (json)
+            bad |= finish_output(json, json == stdout ? "standard output" : opt.json);
+        written = !bad;
     }
     MPI_Finalize();
-    return 0;
+    return written ? 0 : 1;
 }

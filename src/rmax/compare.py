@@ -2,7 +2,10 @@
 each change is significant.
 
 Runs are paired by kind and host (and, for HPL tests, by their parameters).
-A benchmark family's metrics are its figures (Family.metrics), paired by key;
+A benchmark family's metrics are its figures (Family.metrics), paired by key, and
+only when measured at the same point (Figure.at: a working set, a sweep's range):
+the rest is listed as not compared, with why; two sides with nothing to pair are
+refused;
 significance is Welch's t-test on independent repeats (a figure's own repeats,
 or several runs on each side), never on blocks timed inside one run, with
 Holm's adjustment over all the metrics compared, so that pairing many metrics
@@ -17,13 +20,12 @@ import math
 from dataclasses import dataclass
 
 from rmax.errors import RmaxError
-from rmax.stats import differ_significantly, holm
+from rmax.stats import MIN_CHANGE, differ_significantly, holm
 from rmax.store import Store
 from rmax.store.runs import RunRecord
 
 # How a change reads: significant, not, or undecidable without independent repeats.
 VERDICT = {True: "yes", False: "no", None: "not enough runs to decide"}
-MIN_CHANGE = 0.05    # the smallest relative change called significant (rmax compare --min-change)
 
 
 @dataclass
@@ -50,7 +52,8 @@ class Change:
 
 
 def _pair_key(r: RunRecord) -> tuple:
-    host = r.hosts[0] if len(r.hosts) == 1 else ",".join(r.hosts)
+    hosts = r.hosts or [r.hostname or "this host"]   # a local run may record no hosts: where rmax ran
+    host = ",".join(hosts)
     if r.kind == "hpl-test":
         p = r.params
         return (r.kind, host, p.get("code"), p.get("n"), p.get("nb"), p.get("p"), p.get("q"))
@@ -102,6 +105,10 @@ def side(store: Store, ids: str) -> list[RunRecord]:
     if not names or len(names) > MOST_RUNS:
         raise RmaxError(f"'{ids[:40]}': name 1 to {MOST_RUNS} runs on a side, separated by commas")
     runs = [store.get(i) for i in names]
+    twice = sorted({r.id[:8] for r in runs if sum(x.id == r.id for x in runs) > 1})
+    if twice:  # one run counted twice would pass for independent repeats
+        raise RmaxError(f"run {', '.join(twice)} is named more than once on a side",
+                        hint="each run on a side is one repeat: name each once")
     kinds = {r.kind for r in runs}
     if len(kinds) > 1:
         raise RmaxError(f"one side mixes run kinds ({', '.join(sorted(kinds))})",
@@ -128,11 +135,27 @@ def curves(groups: dict[tuple, tuple[list, list]]) -> list[tuple[str, list]]:
     return out
 
 
-def compare(store: Store, a_ids: str, b_ids: str, min_change: float = MIN_CHANGE) -> tuple[list[RunRecord], list[RunRecord], list[Change]]:
-    """Side A against side B: each a run id or several, comma-separated."""
+def _where(key: tuple) -> str:
+    return f"{key[0]} on {key[1]}" + (f" ({key[2]} N={key[3]} NB={key[4]} {key[5]}x{key[6]})" if len(key) > 2 else "")
+
+
+def compare(store: Store, a_ids: str, b_ids: str,
+            min_change: float = MIN_CHANGE) -> tuple[list[RunRecord], list[RunRecord], list[Change], list[str]]:
+    """Side A against side B: each a run id or several, comma-separated. Returns the runs of
+    each side, the changes, and notes: what could not be compared (with why), and whether
+    the machine changed between the sides."""
     a, b = side(store, a_ids), side(store, b_ids)
+    if a[0].kind != b[0].kind:
+        raise RmaxError(f"A is a {a[0].kind} run and B a {b[0].kind} run: nothing measured on both sides",
+                        hint="compare runs of one kind (or two surveys)")
     groups = paired(store, a, b)
+    if not any(ra and rb for ra, rb in groups.values()):
+        only = sorted({_where(k) for k in groups})
+        raise RmaxError("A and B have no run of the same kind on the same host: " + "; ".join(only[:6]),
+                        hint="runs pair by kind and host (and HPL tests by N, NB and grid)")
     changes: list[Change] = []
+    skipped = [f"not compared: {_where(k)}: only in {'A' if ra else 'B'}" for k, (ra, rb) in groups.items()
+               if not (ra and rb) and k[0] not in ("info", "hpl", "hpl-test")]
     for key, (ra, rb) in groups.items():
         if not ra or not rb:
             continue
@@ -145,10 +168,14 @@ def compare(store: Store, a_ids: str, b_ids: str, min_change: float = MIN_CHANGE
             label = f"{key[2]} N={key[3]} NB={key[4]} {key[5]}x{key[6]}: GFLOPS"
             changes.append(_change(kind, host, label, "GFLOPS", ga, gb, ga, gb))
             continue
-        _family_changes(kind, host, ra, rb, changes)
+        _family_changes(kind, host, ra, rb, changes, skipped)
     _adjust(changes, min_change)
     changes.sort(key=lambda c: (c.kind, c.host, c.metric))
-    return a, b, changes
+    fps = [{r.fingerprint for r in runs if r.fingerprint} for runs in (a, b)]
+    machine = ([f"A and B ran on different machine fingerprints ({', '.join(sorted(fps[0]))} against "
+                f"{', '.join(sorted(fps[1]))}): the hardware or software (CPU, memory, kernel, MPI, BLAS) changed "
+                "between them, and a change may come from that"] if fps[0] and fps[1] and fps[0] != fps[1] else [])
+    return a, b, changes, machine + sorted(skipped)
 
 
 def _change(kind: str, host: str, metric: str, unit: str, va: list[float], vb: list[float], sa: list[float],
@@ -168,8 +195,10 @@ def _adjust(changes: list[Change], min_change: float = MIN_CHANGE, alpha: float 
             c.p_adjusted, c.significant = p, p < alpha and not c.small
 
 
-def _family_changes(kind: str, host: str, ra: list[RunRecord], rb: list[RunRecord], out: list[Change]) -> None:
-    """The changes of a family's runs (none for runs of no family: an inventory, a tuning session)."""
+def _family_changes(kind: str, host: str, ra: list[RunRecord], rb: list[RunRecord], out: list[Change],
+                    skipped: list[str]) -> None:
+    """The changes of a family's runs (none for runs of no family: an inventory, a tuning session);
+    a figure measured at different points (Figure.at) goes to `skipped`."""
     from rmax.bench.family import loaded
 
     sides = []
@@ -182,6 +211,12 @@ def _family_changes(kind: str, host: str, ra: list[RunRecord], rb: list[RunRecor
         sides.append(figs)
     for key in sides[0].keys() & sides[1].keys():
         fa, fb = sides[0][key], sides[1][key]
+        at_a, at_b = {f.at for f in fa}, {f.at for f in fb}
+        if len(at_a | at_b) > 1:
+            name = fa[-1].metric.split(" (")[0]
+            skipped.append(f"not compared: {kind} on {host}, {name}: measured at {' / '.join(sorted(map(str, at_a)))} in A and "
+                           f"{' / '.join(sorted(map(str, at_b)))} in B, not the same quantity")
+            continue
         # Samples: the runs themselves when a side has several, else the one run's own repeats.
         sa = [f.value for f in fa] if len(fa) > 1 else list(fa[0].repeats)
         sb = [f.value for f in fb] if len(fb) > 1 else list(fb[0].repeats)

@@ -261,12 +261,14 @@ class OutputFile(click.ParamType):
 
     name = "FILE"
 
-    def __init__(self, make_parents: bool = False):
-        self.make_parents = make_parents
+    def __init__(self, make_parents: bool = False, suffix: str | None = None):
+        self.make_parents, self.suffix = make_parents, suffix
 
     def convert(self, value, param, ctx):
         from rmax.textfile import check_output
 
+        if self.suffix and not str(value).lower().endswith(self.suffix):
+            raise RmaxError(f"{_name(param)} {value} must end in {self.suffix}")
         return str(check_output(value, _name(param), self.make_parents))
 
 

@@ -92,6 +92,8 @@ def shifted(a, b, worse: str, alpha: float = 0.01) -> tuple[bool, float]:
 
 
 STABLE_SPREAD = 0.10   # repeats whose range exceeds 10% of their median do not agree on one figure
+MIN_CHANGE = 0.05      # the smallest relative change a before/after verdict calls significant (rmax compare
+                       # --min-change): with enough repeats Welch's test separates a percent or two
 STATE_GAP = 1.5        # repeats split by a gap this wide (ratio) are two states, not scatter
 
 

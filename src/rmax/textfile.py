@@ -83,6 +83,14 @@ def check_output(path: str | Path, what: str = "output file", make_parents: bool
     _check_folders(p, what, make_parents)
     if p.exists() and not os.access(p, os.W_OK):
         raise RmaxError(f"cannot write {what} {p}: permission denied")
+    if not p.exists() and p.parent.is_dir():
+        # Permissions do not tell everything (/proc, a read-only mount, root): create it and take
+        # it back, so that a path that cannot be written is refused before any measuring.
+        try:
+            os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            os.unlink(p)
+        except OSError as e:
+            raise RmaxError(f"cannot write {what} {p}: {e.strerror}") from None
     return p
 
 
@@ -98,4 +106,8 @@ def check_output_dir(path: str | Path, what: str = "output folder") -> Path:
             raise RmaxError(f"cannot write {what} {p}: permission denied")
         return p
     _check_folders(p, what, make_parents=True)
+    try:        # made now, so that a folder that cannot be made is refused before any measuring
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RmaxError(f"cannot create {what} {p}: {e.strerror}") from None
     return p

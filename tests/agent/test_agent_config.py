@@ -3,6 +3,7 @@ verdict; the systemd unit. Fast: no probe runs here (about 8 s, mostly CLI start
 
 from __future__ import annotations
 
+import math
 import shutil
 import socket
 import subprocess
@@ -88,8 +89,13 @@ def test_drift_is_relative_to_the_noise():
     # a latency (lower is better) drifts upwards; a faster node is not flagged
     assert judge(steady + [103.0, 103.5, 104.0], False, 3, 50, 5, 0.01).drift
     assert not judge(steady + [103.0, 103.5, 104.0], True, 3, 50, 5, 0.01).drift
-    # too little history: no verdict yet
-    assert judge(steady[:4] + [50.0], True, 3, 50, 5, 0.01).state == "learning"
+    # too little history: no verdict yet; the baseline is the earlier values' alone, or none
+    v = judge(steady[:4] + [50.0], True, 3, 50, 5, 0.01)
+    assert v.state == "learning" and v.n_baseline == 2 and v.baseline == pytest.approx(100.75)
+    assert v.deviation == pytest.approx(50.0 / 100.75 - 1)
+    first = judge([50.0, 60.0], True, 3, 50, 5, 0.01)
+    assert first.state == "learning" and first.n_baseline == 0
+    assert math.isnan(first.baseline) and math.isnan(first.noise) and math.isnan(first.deviation)
 
 
 def test_install_writes_a_quoted_unit(tmp_path):

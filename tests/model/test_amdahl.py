@@ -83,6 +83,9 @@ def test_fit_without_repeats_and_with_too_few_ranks():
     two = fit_scaling([1, 1, 2, 2], [10.0, 10.2, 5.5, 5.6])
     assert two.chosen.form == "amdahl"
     assert "linear" in two.skipped and "distinct" in two.skipped["linear"]
+    # two rank counts, two parameters: the curve goes through both means, so its goodness of fit is no test
+    assert two.chosen.saturated and two.chosen.r2 is None and two.chosen.chi2_red is None
+    assert not sel.chosen.saturated
 
 
 def test_fit_refuses_bad_times():

@@ -84,6 +84,9 @@ def test_calibration_that_explains_nothing_is_doubted():
     assert any("implausible" in w and "measured where the tests ran" in w for w in cal.warnings)
     good = [Observation(n, 192, 1, 2, 1.05 * predict_hpl(n, 192, 1, 2, **rates), **rates) for n in (2000, 4000, 6000)]
     assert calibrate(good).warnings == ()
+    # one test: the coefficient goes through it exactly, and that proves nothing
+    (w,) = calibrate(good[:1]).warnings
+    assert w.startswith("calibrated on only 1 HPL test(s)") and "untested" in w
 
 
 def _dgemm(ks, threads, rate=20.0):
@@ -225,3 +228,37 @@ def test_a_dgemm_faster_than_the_measured_peak_becomes_the_basis_named(db):
         value, basis = peak_basis(st, {})
     assert value == 917.0 and faster[:8] in basis and peak[:8] in basis and slower[:8] not in basis
     assert "DGEMM on 16 threads" in basis and "above the FMA peak of 702.0 GFLOPS" in basis
+
+
+def test_cost_takes_hpl_only_from_the_clusters_nodes_and_never_above_its_peak(db, tmp_path):
+    """`rmax cost`: the HPL rate is a test run on as many nodes as the cluster has, on this machine's
+    kind of node; a rate above the cluster's Rpeak is refused, not printed as over 100 %."""
+    from test_cost import KRONOS
+
+    _hpl_tests([HERE], [(4000, 4.0)])           # 10.7 GFLOPS on this node alone
+    _hpl_tests(VIRTUAL, [(4000, 8.0)])          # 5.3 GFLOPS across two nodes
+    toml = tmp_path / "cluster.toml"
+    toml.write_text(KRONOS.replace("count = 8", "count = 2").replace("rpeak_gflops = 3.5125", "rpeak_gflops = 5"))
+    d = json.loads(run_cli("cost", "--cluster", str(toml), "--json", check=True).stdout)
+    assert d["table2"]["gflops"] == 2 / 3 * 4000 ** 3 / 8.0 / 1e9 and "vc-n1" not in d["gflops_source"]
+    assert d["gflops_source"].startswith("hpl-test ") and "2 nodes" in d["gflops_source"]
+    toml.write_text(KRONOS)                     # 8 nodes: nothing was run on 8
+    assert_one_line_error(run_cli("cost", "--cluster", str(toml)), 2, "no HPL test stored on 8 nodes")
+    toml.write_text(KRONOS.replace("count = 8", "count = 1"))    # 10.7 GFLOPS against a 3.5 GFLOPS peak
+    assert_one_line_error(run_cli("cost", "--cluster", str(toml)), 2, "of the cluster's Rpeak", "no HPL beats its peak")
+
+
+def test_compare_says_when_the_machine_changed_between_the_sides(db):
+    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+
+    def dgemm(fp):
+        with open_store() as s:
+            with s.start_run("dgemm", hosts=[HERE], params={}, fingerprint=fp) as run:
+                run.update(summary=DgemmSummary([DgemmPoint(512, 512, 512, 20.0, 20.0, 20.0, 20.0, 0.0, 5)], [],
+                                                1).to_dict())
+            return run.id
+
+    a, b, c = dgemm(fingerprint()), dgemm(fingerprint()), dgemm("0000111122223333")
+    assert json.loads(run_cli("compare", a, b, "--json", check=True).stdout)["notes"] == []
+    notes = json.loads(run_cli("compare", a, c, "--json", check=True).stdout)["notes"]
+    assert len(notes) == 1 and "different machine fingerprints" in notes[0] and "0000111122223333" in notes[0]

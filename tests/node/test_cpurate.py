@@ -55,6 +55,17 @@ def test_cli_stores_the_run_with_boundaries(db):
     assert all(p.median > 0 and p.n >= 2 for c in s.curves for p in c.points)
     assert len(rec["samples"]) == sum(len(c.points) for c in s.curves)
     assert {f.key for f in get("cpurate").metrics(s)} == {"double.best", "single.best"}
+    # a curve without a step reads as flat only when it is: a threefold fall is not "flat"
+    import dataclasses
+
+    c = s.curves[0]
+    falling = dataclasses.replace(c, rate_steps=[], points=[dataclasses.replace(p, median=30.0 / (1 + 2 * (i > 0)))
+                                                            for i, p in enumerate(c.points)])
+    for curve, word in ((falling, "varies"),
+                        (dataclasses.replace(falling, points=[dataclasses.replace(p, median=30.0) for p in c.points]),
+                         "is flat")):
+        notes = get("cpurate").view(dataclasses.replace(s, curves=[curve])).notes
+        assert any(n.startswith(f"{c.precision}: the rate {word}") for n in notes), notes
     from rmax.store import open_store
 
     with open_store(db) as store:

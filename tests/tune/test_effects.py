@@ -31,3 +31,20 @@ def test_marginal_means_need_a_design_that_separates_the_parameters():
     assert all(e["method"] == "marginal means" for e in effects.values())
     assert effects["nb"]["best_value"] == "256" and effects["nb"]["effect"] > effects["depth"]["effect"]
     assert effects["bcast"]["effect"] < 1e-9
+
+
+def test_a_parameter_tried_at_one_value_of_another_is_not_credited():
+    # grid 2x1 was only tried with NB 64 (a step that changed both), while 1x2 met NB 64 and 96: its
+    # marginal mean carries NB's effect, and no two trials differ in the grid alone
+    cands = [{**STOCK, "nb": 96}, {**STOCK, "nb": 64, "grid": (2, 1)}, {**STOCK, "nb": 96, "depth": 0},
+             {**STOCK, "nb": 64, "depth": 0}]
+    trials = [(c, 60.0 + (5.0 if c["nb"] == 96 else 0.0)) for c in cands]
+    assert "grid" not in {e["param"] for e in effect_sizes(trials)}
+
+
+def test_an_effect_counts_only_beyond_the_noise():
+    nb256 = {**STOCK, "nb": 256}
+    trials = [(STOCK, 60.0), (nb256, 66.0)]          # 9 % apart
+    assert effect_sizes(trials, noise_cv=0.01)[0]["beyond_noise"] is True
+    assert effect_sizes(trials, noise_cv=0.05)[0]["beyond_noise"] is False   # 2 trials at 5 % CV differ by 14 %
+    assert effect_sizes(trials)[0]["beyond_noise"] is None                   # noise not measured: not judged

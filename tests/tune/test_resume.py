@@ -1,6 +1,7 @@
 """Resume: a real `rmax tune` killed with SIGTERM mid-way continues with --resume,
 answering the finished trials from the store instead of running them again."""
 
+import json
 import os
 import signal
 import subprocess
@@ -37,8 +38,10 @@ def test_sigterm_then_resume_repeats_no_finished_trial(db, tmp_path):
     before = [r for r in _runs(db, kind="hpl", parent=tune["id"]) if r["status"] in FINISHED]
     assert 3 <= len(before) < 7
 
-    res = run_cli("tune", "--resume", tune["id"][:8], timeout=120)
+    res = run_cli("tune", "--resume", tune["id"][:8], "--timeout", "300", timeout=120)
     assert res.returncode == 0, res.stderr
+    (stored,) = _runs(db, kind="tune")
+    assert json.loads(stored["params"])["settings"]["timeout"] == 300   # the one setting a resume may change, kept
     replayed = [l for l in res.stdout.splitlines() if l.rstrip().endswith("  stored") or "stored stock" in l]
     assert len(replayed) == len(before)                      # answered from the store, not run again
     (tune,) = _runs(db, kind="tune")

@@ -102,6 +102,10 @@ def test_bad_input(db):
                           "not an executable file")
     assert_one_line_error(run_cli("tune", "--np", "2", "--trials", "3", "--engine", "linpack"), 2, "unknown HPL engine")
     assert_one_line_error(run_cli("tune", "--resume", "0123abcd"), 2, "no run with id")
+    # a resumed session keeps its settings: other options are refused, not silently ignored
+    assert_one_line_error(run_cli("tune", "--resume", "0123abcd", "--np", "1", "--engine", "hpcc"), 2,
+                          "--resume continues a session with its stored settings: --engine, --np cannot change them")
+    assert_one_line_error(run_cli("tune", "--resume", "0123abcd", "--timeout", "600"), 2, "no run with id")
     assert not _runs(db)       # nothing was started, not even the session's own DGEMM sweep
 
 

@@ -100,12 +100,13 @@ def test_experiment_mtu_measures_and_restores(cluster, db):
         assert r["latency_us"] > 0 and r["bandwidth_MBps"] > 3 * r["trunk_bandwidth_MBps"]
         assert r["hpl_status"] == "ok" and r["hpl_gflops"] > 0
         for k in ("latency_us", "bandwidth_MBps", "trunk_bandwidth_MBps", "hpl_gflops"):
-            lo, hi = r[f"{k}_ci95"]
+            lo, hi = r[f"{k}_range"]
             reps = r[f"{k}_repeats"]
             assert len(reps) == 3 and lo <= hi and min(reps) <= r[k] <= max(reps)
         assert len(r["runs"]) == 6                       # 3 probes and 3 HPL runs, each a stored child
     vs = res[1]["vs_baseline"]["bandwidth_MBps"]
-    assert vs["baseline_mtu"] == 1500 and 0 <= vs["p"] <= 1 and vs["significant"] == (vs["p"] < 0.05)
+    assert vs["baseline_mtu"] == 1500 and 0 <= vs["p"] <= vs["p_adjusted"] <= 1
+    assert vs["significant"] == (vs["p_adjusted"] < 0.05 and abs(vs["change"]) >= 0.05)
     from rmax.store import open_store
 
     with open_store() as store:

@@ -3,7 +3,8 @@
 The latest `recent` values are tested against the `history` values before them with a one-sided
 Mann-Whitney U test (rmax.stats.shifted): a significance test over the node's own spread, not a
 fixed percentage, so a noisy rate needs a larger drop to be flagged than a steady one. The
-baseline shown is the median of those earlier values."""
+baseline shown is the median of those earlier values, while learning too (fewer of them than a
+verdict needs); before there are any, it is NaN, not the latest values' own median."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ MAD_TO_SD = 1.4826   # the median absolute deviation of a normal sample times th
 @dataclass
 class Verdict:
     latest: float
-    baseline: float          # median of the baseline window (of every value while learning)
-    noise: float             # robust spread of the baseline window (1.4826 x MAD), same unit
+    baseline: float          # median of the earlier values (nan while there are none)
+    noise: float             # robust spread of those values (1.4826 x MAD), same unit
     deviation: float         # latest / baseline - 1 (negative: lower than usual)
     p_value: float           # nan while learning
     state: str               # learning | steady | drift
@@ -37,9 +38,8 @@ def judge(values: list[float], higher_is_better: bool, recent: int, history: int
     latest = values[-1]
     now, before = values[-recent:], values[:-recent][-history:]
     learning = len(before) < min_history
-    base_window = values if learning else before
-    baseline = statistics.median(base_window)
-    noise = MAD_TO_SD * statistics.median(abs(v - baseline) for v in base_window)
+    baseline = statistics.median(before) if before else math.nan
+    noise = MAD_TO_SD * statistics.median(abs(v - baseline) for v in before) if before else math.nan
     deviation = latest / baseline - 1 if baseline else math.nan
     if learning:
         return Verdict(latest, baseline, noise, deviation, math.nan, "learning", len(before))

@@ -61,7 +61,8 @@ class AgentCollector(Collector):
         rate = GaugeMetricFamily("rmax_rate", "Latest measured value of a rate (unit and statistic in the labels)",
                                  labels=[*keys, "statistic", "unit"])
         per_rate = {
-            "baseline": GaugeMetricFamily("rmax_rate_baseline", "Median of the node's own earlier values of the rate",
+            "baseline": GaugeMetricFamily("rmax_rate_baseline", "Median of the node's own earlier values of the rate "
+                                          "(NaN before there are any)",
                                           labels=[*keys, "unit"]),
             "noise": GaugeMetricFamily("rmax_rate_noise", "Robust spread (1.4826 x MAD) of the baseline values",
                                        labels=[*keys, "unit"]),

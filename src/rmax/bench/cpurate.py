@@ -15,11 +15,12 @@ from rmax.bench.family import Summary, SurveyPlan, option, register
 from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
 from rmax.bench.sweep import SweepFamily
-from rmax.bench.view import Figure, Plot, Table, View, cell, figure
+from rmax.bench.view import Figure, Plot, Table, View, cell, figure, sweep_at
 from rmax.params import Count, Seconds, Size
 from rmax.sizes import human_bytes
 
 STATISTIC = "median, mean and sd of timed blocks per length"
+FLAT = 1.25   # a curve whose fastest length is within this factor of its slowest reads as flat
 
 
 @dataclass
@@ -145,7 +146,8 @@ class Cpurate(SweepFamily):
                 j = max(range(len(c.points)), key=lambda k: c.points[k].median)
                 out.append(figure(s, ("curves", i, "points", j, "median"), f"{c.precision}.best",
                                   f"CPU rate, {c.precision} (fastest length, {human_bytes(c.points[j].bytes)})",
-                                  "GFLOPS", "median of timed blocks at the fastest length"))
+                                  "GFLOPS", "median of timed blocks at the fastest length",
+                                  at=sweep_at([p.bytes for p in c.points])))
         return [f for f in out if f]
 
     def view(self, s: CpurateSummary) -> View:
@@ -177,10 +179,20 @@ class Cpurate(SweepFamily):
         notes += [f"{c.precision}: {c.finding}" for c in s.curves]
         notes.append(f"Kernel: {s.kernel} (x=(1+x)(1.5-x){'/' if s.kernel == 'divide' else '*'}x, 4 flops per "
                      "element).")
-        if any(not c.rate_steps for c in s.curves):
-            notes.append("A flat rate means the kernel's arithmetic, not the memory hierarchy, bounds it at every "
-                         "measured length" + (" (the divide's throughput)" if s.kernel == "divide" else "")
-                         + ": the caches are then not visible here; memlat and memcopy measure them directly.")
+        for c in s.curves:
+            rates = [p.median for p in c.points if p.median]
+            if c.rate_steps or not rates:
+                continue
+            lo, hi = min(rates), max(rates)
+            if hi <= FLAT * lo:
+                notes.append(f"{c.precision}: the rate is flat ({lo:.3g}-{hi:.3g} GFLOPS): the kernel's arithmetic"
+                             + (" (the divide's throughput)" if s.kernel == "divide" else "")
+                             + ", not the memory hierarchy, bounds it at every measured length, so the caches are "
+                             "not visible here; memlat and memcopy measure them directly.")
+            else:
+                notes.append(f"{c.precision}: the rate varies ({lo:.3g}-{hi:.3g} GFLOPS) but no step passes the rule "
+                             "above (too noisy or too few lengths on a side); memlat and memcopy measure the caches "
+                             "directly.")
         data = [{"precision": c.precision, "bytes": p.bytes, "median": p.median, "mean": p.mean, "sd": p.sd, "n": p.n,
                  "min": p.min, "max": p.max} for c in s.curves for p in c.points]
         return View([rate, bounds], notes, {"cpurate": data})

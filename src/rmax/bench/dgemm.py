@@ -207,7 +207,9 @@ class Dgemm(Family):
         if found:
             path, p = found
             f = figure(s, (*path, "median"), "best", f"DGEMM per process ({_threads(s.threads)}, m={p.m} k={p.k})",
-                       "GFLOPS", f"{MEDIAN}, best size", role="dgemm_node")
+                       "GFLOPS", f"{MEDIAN}, best size", role="dgemm_node",
+                       at=", ".join(f"{sweep} {'/'.join(str(q.m if sweep == 'square' else q.k) for q in getattr(s, sweep))}"
+                                    for sweep in ("square", "k") if getattr(s, sweep)))
         shapes = [figure(s, ("shape", i, "median"), f"shape.{p.m}x{p.n}x{p.k}",
                          f"DGEMM per process at m={p.m} n={p.n} k={p.k} ({_threads(s.threads)})", "GFLOPS", MEDIAN,
                          role="dgemm_shape") for i, p in enumerate(s.shape)]

@@ -196,7 +196,7 @@ class Hpl(Family):
         i, best = max(enumerate(s.tests), key=lambda it: it[1].gflops)
         f = figure(s, ("tests", i, "gflops"), "rmax",
                    f"HPL Rmax (N={best.n}, NB={best.nb}, {best.p}x{best.q}, {s.engine})", "GFLOPS", BEST,
-                   role="hpl_rmax")
+                   role="hpl_rmax", at=f"N={best.n} NB={best.nb} {best.p}x{best.q}")
         return [f] if f else []
 
     def metrics(self, s: HplSummary) -> list[Figure]:

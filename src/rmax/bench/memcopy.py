@@ -12,7 +12,7 @@ from rmax.bench.family import Summary, SurveyPlan, option, register
 from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
 from rmax.bench.sweep import SizeSweep, SweepFamily
-from rmax.bench.view import Figure, Plot, Table, View, cell, figure
+from rmax.bench.view import Figure, Plot, Table, View, cell, figure, sweep_at
 from rmax.params import Count, Seconds, Size
 from rmax.sizes import human_bytes
 
@@ -91,10 +91,10 @@ class Memcopy(SweepFamily):
         j = max(range(len(s.points)), key=lambda k: s.points[k].median)
         last = len(s.points) - 1
         out = [figure(s, ("points", j, "median"), "best", f"memcpy bandwidth, best ({human_bytes(s.points[j].bytes)})",
-                      "MB/s", "median of timed blocks at the fastest size"),
+                      "MB/s", "median of timed blocks at the fastest size", at=sweep_at([p.bytes for p in s.points])),
                figure(s, ("points", last, "median"), "largest",
                       f"memcpy bandwidth, largest buffer ({human_bytes(s.points[last].bytes)})", "MB/s",
-                      "median of timed blocks at the largest size")]
+                      "median of timed blocks at the largest size", at=human_bytes(s.points[last].bytes))]
         return [f for f in out if f]
 
     def view(self, s: MemcopySummary) -> View:

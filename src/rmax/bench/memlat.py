@@ -177,7 +177,8 @@ class Memlat(SweepFamily):
         i, c = found
         f = figure(s, ("curves", i, "points", len(c.points) - 1, "median"), "memory",
                    f"Memory latency (random chain, {human_bytes(c.points[-1].bytes)})", "ns",
-                   "median of timed chases at the largest working set", better="lower", role="memory_latency")
+                   "median of timed chases at the largest working set", better="lower", role="memory_latency",
+                   at=human_bytes(c.points[-1].bytes))
         return [f] if f else []
 
     def metrics(self, s: MemlatSummary) -> list[Figure]:

@@ -12,7 +12,7 @@ from rmax.bench.family import Family, RunContext, Summary, SurveyPlan, option, r
 from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, cell, figure
-from rmax.inventory.rpeak import PeakRow, derive, peakflops_row, widest_isa
+from rmax.inventory.rpeak import PeakRow, derive, peak_rows, peakflops_row, widest_isa
 from rmax.native import executable
 from rmax.params import Count, Seconds
 
@@ -41,7 +41,7 @@ class PeakBasis:
 
     isa: str | None                     # the widest ISA of the CPU
     fma_units: int | None
-    fma_units_source: str | None        # measured | assumed
+    fma_units_source: str | None        # measured | not determined
     fma_units_detail: str | None
     nominal_gflops: float | None
     formula: str | None
@@ -65,14 +65,10 @@ def _of(r: PeakRow) -> str:
     return f"maximum of {r.n} timed blocks"
 
 
-def _peak_row(rows: list[PeakRow], isa: str | None) -> int | None:
-    """The index of the double-precision all-core row of `isa` (rpeak.derive's measured peak),
-    else of the fastest double-precision row."""
-    double = [(i, r) for i, r in enumerate(rows) if r.precision == "double"]
-    of_isa = [(i, r) for i, r in double if r.isa == isa]
-    if of_isa:
-        return max(of_isa, key=lambda ir: ir[1].threads)[0]
-    return max(double, key=lambda ir: ir[1].max)[0] if double else None
+def _peak_row(rows: list[PeakRow]) -> int | None:
+    """The index of the measured peak's all-core row (rpeak.peak_rows, as rpeak.derive uses it)."""
+    _, top = peak_rows(rows)
+    return next((i for i, r in enumerate(rows) if r is top), None)
 
 
 def cpu_facts(ctx: RunContext) -> dict | None:
@@ -148,7 +144,7 @@ class Peakflops(Family):
             basis = PeakBasis(d["isa"], d["fma_units"], d["fma_units_source"], d["fma_units_detail"],
                               d["nominal_gflops"], d["formula"], d["trustworthy"], d["warning"], d["basis"],
                               d["basis_reason"])
-        summary = PeakflopsSummary(rows, _peak_row(rows, basis.isa if basis else None), basis)
+        summary = PeakflopsSummary(rows, _peak_row(rows), basis)
         samples = {f"{r['isa']}/{r['precision']}/{r['threads']}": r["samples"] for r in recs if r.get("validated")}
         err = invalid(recs, lambda r: f"{r['isa']}/{r['precision']}/{r['threads']}")
         if not recs:
@@ -195,6 +191,8 @@ class Peakflops(Family):
         if b is not None:
             if b.fma_units:
                 notes.append(f"FMA units per core: {b.fma_units} ({b.fma_units_source}: {b.fma_units_detail})")
+            elif b.fma_units_source:
+                notes.append(f"FMA units per core: {b.fma_units_detail}")
             if b.formula:
                 notes.append(f"Nominal Rpeak (rmax info): {b.formula}")
             if b.warning:

@@ -161,9 +161,9 @@ class RingFamily(Family):
 
     def metrics(self, s: RingSummary) -> list[Figure]:
         out = [figure(s, (f"{which}_latency",), f"{which}.latency", f"{which} ring latency, {s.lat_size} B", "us",
-                      STATISTIC, scale=1e6, better="lower") for which in ("natural", "random")]
+                      STATISTIC, scale=1e6, better="lower", at=f"{s.lat_size} B") for which in ("natural", "random")]
         out += [figure(s, (f"{which}_bandwidth",), f"{which}.bandwidth", f"{which} ring bandwidth, {s.bw_size} B",
-                       "MB/s", STATISTIC, scale=1e-6) for which in ("natural", "random")]
+                       "MB/s", STATISTIC, scale=1e-6, at=f"{s.bw_size} B") for which in ("natural", "random")]
         return [f for f in out if f]
 
     def view(self, s: RingSummary) -> View:

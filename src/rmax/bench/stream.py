@@ -63,6 +63,11 @@ class StreamSummary(Summary):
         return max(found, key=lambda ir: ir[1].threads, default=None)
 
 
+def _at(s: "StreamSummary") -> str | None:
+    """Arrays inside the caches measure the caches: runs pair only at the same array size."""
+    return f"{human_bytes(s.array_bytes)} arrays" if s.array_bytes else None
+
+
 @register
 class Stream(Family):
     """STREAM Copy, Scale, Add, Triad: the best rate of at least ten repetitions, the first
@@ -105,7 +110,7 @@ class Stream(Family):
         for i, r in enumerate(s.results):
             f = figure(s, ("results", i, "best"), f"{r.kernel}.{r.threads}",
                        f"STREAM {r.kernel.capitalize()} ({r.threads} thread{'s' if r.threads != 1 else ''})",
-                       "GB/s", BEST, scale=1e-3)
+                       "GB/s", BEST, scale=1e-3, at=_at(s))
             out.append(f)
         return [f for f in out if f]
 
@@ -116,7 +121,7 @@ class Stream(Family):
         i, r = found
         f = figure(s, ("results", i, "best"), f"triad.{r.threads}",
                    f"STREAM Triad ({r.threads} thread{'s' if r.threads != 1 else ''})", "GB/s", BEST, scale=1e-3,
-                   role="triad")
+                   role="triad", at=_at(s))
         return [f] if f else []
 
     def view(self, s: StreamSummary) -> View:

@@ -38,6 +38,9 @@ class Figure:
     better: str = "higher"   # or "lower" (latencies, times)
     role: str | None = None  # what it stands for in cross-family reasoning (see ROLES)
     repeats: tuple[float, ...] = ()   # independent repeats of the same figure (same scale), when the run has them
+    # What it was measured at, when that can differ between runs of one key (a working set, a
+    # sweep's range): figures of one key pair (compare, spread across nodes) only at the same `at`.
+    at: str | None = None
 
 
 # The roles a figure may play for readers that combine families (the survey's verdicts, % of peak).
@@ -58,9 +61,10 @@ ROLES = {
 
 
 def figure(summary: Any, path: Path, key: str, metric: str, unit: str, statistic: str, *, scale: float = 1.0,
-           better: str = "higher", role: str | None = None, repeats: Path | None = None) -> Figure | None:
+           better: str = "higher", role: str | None = None, repeats: Path | None = None,
+           at: str | None = None) -> Figure | None:
     """The figure at `path` of `summary`, or None when the field is absent or not a number.
-    `repeats`: the path of the same figure's independent repeats, if any."""
+    `repeats`: the path of the same figure's independent repeats, if any; `at`: see Figure."""
     try:
         value = resolve(summary, path)
     except (KeyError, IndexError, AttributeError, TypeError):
@@ -75,7 +79,14 @@ def figure(summary: Any, path: Path, key: str, metric: str, unit: str, statistic
             reps = ()
     if role is not None and role not in ROLES:
         raise ValueError(f"unknown figure role {role}")
-    return Figure(key, metric, float(value) * scale, unit, statistic, tuple(path), scale, better, role, reps)
+    return Figure(key, metric, float(value) * scale, unit, statistic, tuple(path), scale, better, role, reps, at)
+
+
+def sweep_at(sizes: list[int]) -> str:
+    """The `at` of a figure chosen from a sweep (its best point): the sweep's range and length."""
+    from rmax.sizes import human_bytes
+
+    return f"{human_bytes(min(sizes))}-{human_bytes(max(sizes))}, {len(sizes)} sizes"
 
 
 def cell(value: float | None, spec: str = ".2f") -> str:

@@ -88,7 +88,7 @@ UNITS = {"flops_per_second": (1e9, "GFLOPS"), "bytes_per_second": (1e9, "GB/s"),
 
 def shown(value, unit: str) -> str:
     scale, name = UNITS.get(unit, (1, unit))
-    return f"{fmt(None if value is None else value / scale, '.4g')} {name}"
+    return "—" if value is None else f"{fmt(value / scale, '.4g')} {name}"
 
 
 @command.command("status")
@@ -120,7 +120,7 @@ def status_cmd(config_path, host, as_json, **options):
         state = Text("DRIFT", style="bold red") if r["drift"] else r["state"] + (
             f" {r['n_baseline']}/{cfg.min_history}" if r["state"] == "learning" else "")
         t.add_row(f"{r['probe']}" + (f" to {r['peer']}" if r["peer"] else "") + f" ({r['statistic']})",
-                  shown(r["latest"], r["unit"]), shown(r["baseline"], r["unit"]), f"{fmt(dev, '+.1f')}%",
+                  shown(r["latest"], r["unit"]), shown(r["baseline"], r["unit"]), f"{dev:+.1f}%" if dev is not None else "—",
                   fmt(r["p_value"], ".2g"), state, _when(r["last_probe_at"]))
     console.print(t)
     drifted = [r["probe"] + (f" to {r['peer']}" if r["peer"] else "") for r in view["rates"] if r["drift"]]

@@ -6,7 +6,7 @@ import click
 from rich.text import Text
 
 from rmax.cli.output import console, json_option, print_json
-from rmax.compare import MIN_CHANGE
+from rmax.stats import MIN_CHANGE
 from rmax.params import Number, OutputDir
 
 
@@ -35,14 +35,14 @@ def command(a, b, html_dir, show_all, min_change, as_json):
     from rmax.store import open_store
 
     with open_store() as store:
-        ra, rb, changes = compare(store, a, b, min_change / 100)
+        ra, rb, changes, notes = compare(store, a, b, min_change / 100)
         if html_dir:
             from rmax.report.compare_page import write_compare
 
-            path = write_compare(store, ra, rb, changes, html_dir)
+            path = write_compare(store, ra, rb, changes, html_dir, notes)
     if as_json:
         print_json({"a": [r.id for r in ra], "b": [r.id for r in rb], "min_change": min_change / 100,
-                    "changes": [c.as_dict() for c in changes]})
+                    "changes": [c.as_dict() for c in changes], "notes": notes})
     else:
         from rich.table import Table
 
@@ -63,6 +63,8 @@ def command(a, b, html_dir, show_all, min_change, as_json):
                           "repeats; compare several runs a side (A1,A2,A3 B1,B2,B3)", soft_wrap=True)
         if not show_all and len(shown) < len(changes):
             console.print(f"{len(changes) - len(shown)} metric(s) without a significant change hidden (--all shows them)")
+        for note in notes:
+            console.print(note, soft_wrap=True, markup=False)
     if html_dir:
         if not as_json:
             console.print(f"comparison written: {path}")

@@ -30,6 +30,7 @@ def command(cluster_path, gflops, what_if, nb, alpha, beta, gamma, kappa, tau, a
     Example: rmax cost --cluster cluster.toml --what-if"""
     from rmax.model.cost import cost_figures, read_cluster
     from rmax.model.inputs import best_hpl, node_facts
+    from rmax.model.provenance import Scope
     from rmax.store import open_store
 
     given = given_overhead(kappa, tau)
@@ -41,27 +42,29 @@ def command(cluster_path, gflops, what_if, nb, alpha, beta, gamma, kappa, tau, a
     except RmaxError:
         pass
     rpeak_node = c.rpeak_gflops or (facts.rpeak_gflops if facts else None)
+    scope = Scope.here(nodes=c.nodes)   # HPL and network rates count only when measured on such nodes
     with open_store() as store:
         if gflops is not None:
             measured, source = gflops, "given (--gflops)"
         else:
-            got = best_hpl(store)
+            got = best_hpl(store, scope)
             if not got:
-                raise RmaxError("no HPL run stored: run `rmax hpl run` first", hint="or give --gflops")
+                raise RmaxError(f"no HPL test stored on {scope.describe()} of this machine's kind: run `rmax hpl run` "
+                                f"on the cluster's {c.nodes} node(s) first", hint="or give --gflops")
             measured, source = got
         fig = cost_figures(measured, c.price, c.watts, rpeak_node * c.nodes if rpeak_node else None)
         result = {"cluster": c.name, "nodes": c.nodes, "gflops_source": source, "table2": fig.as_dict(),
                   "rpeak_source": ("cluster.toml" if c.rpeak_gflops else
                                    f"inventory ({facts.rpeak_basis})" if rpeak_node else None)}
         if what_if:
-            result["what_if"] = _what_if(cf, facts, store, nb, alpha, beta, gamma, given)
+            result["what_if"] = _what_if(cf, facts, store, nb, alpha, beta, gamma, given, scope)
     if as_json:
         print_json(result)
         return
     _print(result)
 
 
-def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead) -> dict:
+def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead, scope) -> dict:
     from dataclasses import replace
 
     from rmax.model import hpl_model as hm
@@ -83,13 +86,13 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead) -> dict:
         shapes.append((name, c, rpn, p, q, hm.n_for_memory(c.nodes * mem, nb, p, q)))
     # Each alternative's DGEMM rate at its own trailing-update shape (its N and grid), as `rmax model hpl`.
     _, _, _, p0, q0, n0 = shapes[0]
-    rates = resolve_rates(store, a0, b0, gamma, nb, n=n0, grid=(p0, q0))
+    rates = resolve_rates(store, a0, b0, gamma, nb, scope=scope, n=n0, grid=(p0, q0))
     if alpha is None and base.latency_us is not None:
         rates["alpha"] = replace(rates["alpha"], source="cluster.toml [network] latency_us")
     if beta is None and base.bandwidth_mbps:
         rates["beta"] = replace(rates["beta"], source="cluster.toml [network] bandwidth_MBps")
     a, b = rates["alpha"].value, rates["beta"].value
-    over, over_note, _ = resolve_overhead(store, overhead, False, a, b, rates["gamma3"].value)
+    over, over_note, _ = resolve_overhead(store, overhead, False, a, b, rates["gamma3"].value, scope=scope)
     rows = []
     for i, (name, c, rpn, p, q, n) in enumerate(shapes):
         g3 = rates["gamma3"] if gamma is not None or i == 0 else gamma3_from_store(store, nb, n=n, grid=(p, q))

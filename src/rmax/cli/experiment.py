@@ -8,6 +8,7 @@ from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Count
 from rmax.errors import RmaxError, RunFailed
 from rmax.launch import REGISTRY
+from rmax.stats import MIN_CHANGE
 from rmax.nic.mtu_results import REPEATS, Collector
 
 
@@ -64,15 +65,15 @@ def _add_hpl(col, m: int, hpl: dict) -> None:
 
 
 def _cell(r: dict, key: str, spec: str) -> str:
-    """median [95% CI] over repeats, and the change against the baseline MTU when it is significant."""
+    """median [min-max] over repeats, and the change against the baseline MTU when it is significant."""
     v = r.get(key)
     if v is None:
         return "—"
-    ci = r.get(f"{key}_ci95")
-    text = fmt(v, spec) + (f" [{fmt(ci[0], spec)}, {fmt(ci[1], spec)}]" if ci and len(r[f"{key}_repeats"]) > 1 else "")
+    rg = r.get(f"{key}_range")
+    text = fmt(v, spec) + (f" [{fmt(rg[0], spec)}-{fmt(rg[1], spec)}]" if rg and len(r[f"{key}_repeats"]) > 1 else "")
     d = (r.get("vs_baseline") or {}).get(key)
     if d and d["significant"]:
-        text += f" ({d['change'] * 100:+.0f}%, p={d['p']:.3f})"
+        text += f" ({d['change'] * 100:+.0f}%, p={d['p_adjusted']:.3f} Holm)"
     elif d and d["p"] is not None:
         text += " (no sig. change)"
     return text
@@ -83,8 +84,9 @@ def _print_table(title: str, rows: list[dict], repeats: int) -> None:
 
     trunk = any("trunk_latency_us" in r for r in rows)
     hpl = any("hpl_gflops" in r for r in rows)
-    t = Table(title=title, caption=f"median [95% CI] over {repeats} repeat(s); a change against MTU {rows[0]['mtu']} "
-                                   "is shown only when Welch's t-test over the repeats gives p < 0.05")
+    t = Table(title=title, caption=f"median [min-max] over {repeats} repeat(s); a change against MTU {rows[0]['mtu']} "
+                                   "is shown only when Welch's t-test over the repeats, Holm-adjusted over every "
+                                   f"MTU and metric, gives p < 0.05 and the change is at least {MIN_CHANGE:.0%}")
     cols = [("latency_us", "Latency (us)", ".1f"), ("bandwidth_MBps", "Bandwidth (MB/s)", ".1f")]
     if trunk:
         cols += [("trunk_latency_us", "Trunk latency (us)", ".1f"), ("trunk_bandwidth_MBps", "Trunk bandwidth (MB/s)", ".1f")]
@@ -215,8 +217,9 @@ def _run(state, values, hpl_n, size, timeout, repeats, mt):
 
 def _summary(col: Collector, repeats: int, engine: str, grid, **extra) -> dict:
     return {"results": col.rows(), "repeats": repeats, "baseline_mtu": col.mtus[0], "engine": engine,
-            "grid": list(grid), "statistic": "per MTU: median over repeats, 95% CI of the mean; change against "
-                                             "the baseline MTU only when Welch's t-test over repeats gives p < 0.05",
+            "grid": list(grid), "statistic": "per MTU: median over repeats and their range; change against the "
+                                             "baseline MTU only when Welch's t-test over repeats, Holm-adjusted, "
+                                             f"gives p < 0.05 and it is at least {MIN_CHANGE:.0%}",
             **extra}
 
 

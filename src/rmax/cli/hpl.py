@@ -105,7 +105,9 @@ def check_cmd(dat, as_json, launcher, timeout, **opts):
     from rmax.bench.hpl import admit
 
     cfg = _read(dat, opts["np"])
-    cfg = admit(cfg, spec_from_options([], default_np=cfg.max_ranks, **opts))
+    spec = spec_from_options([], default_np=cfg.max_ranks, **opts)
+    spec.validate()   # the launch a run would make: refused here as it would be there
+    cfg = admit(cfg, spec)
     tests = [{"code": cfg.variant_code(t), **t} for t in islice(cfg.tests(), JSON_LISTED if as_json else LISTED)]
     if as_json:
         print_json({"hpl": cfg.to_dict(), "test_count": cfg.test_count, "tests": tests})

@@ -172,7 +172,11 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, g
     result = {"nodes": nodes, "ranks_per_node": rpn, "grid": [p, q], "scope": scope.describe(),
               "inputs": {k2: v.as_dict() for k2, v in rates.items()},
               "overhead": {**over.as_dict(), "source": over_note, **({"calibration": cal.as_dict()} if cal else {})},
-              "rpeak_gflops": rpeak, "predictions": preds,
+              "rpeak_gflops": rpeak, "rpeak_source": (f"{nodes} node(s) x {facts.rpeak_gflops:.4g} GFLOPS"
+                                                      f"{' x the share of cores used' if p * q < slots else ''}; "
+                                                      f"per node: {facts.rpeak_basis}") if rpeak else
+              "unknown: no peakflops run stored on this node and no nominal Rpeak (`rmax bench peakflops` measures it)",
+              "predictions": preds,
               **({"validation": {"checks": [c.as_dict() for c in checks],
                                  "summary": [summarize_errors(checks), summarize_errors(checks, 4000)]}}
                  if checks is not None else {})}
@@ -203,6 +207,8 @@ def _print_hpl(r: dict, checks) -> None:
         t.add_row(str(x["n"]), str(x["nb"]), fmt(x["time_s"], ".4g"), fmt(x["gflops"], ".1f"),
                   fmt(x["efficiency"], ".1%"), fmt(x["percent_of_rpeak"], ".1f"), fmt(x["memory_fraction"], ".0%"))
     console.print(t)
+    console.print(f"% of Rpeak against {r['rpeak_gflops']:.4g} GFLOPS: {r['rpeak_source']}" if r["rpeak_gflops"]
+                  else f"% of Rpeak {r['rpeak_source']}", style="dim")
     t = Table(title="The predicted time's terms (s)")
     for col in ("N", "DGEMM", "bandwidth", "latency", f"overhead ({o['form']})"):
         t.add_column(col, justify="right")

@@ -35,7 +35,8 @@ from rmax.launch.base import MAX_RANKS
 @click.option("--engine", default=None, metavar="rmax|hpcc|xhpl:PATH",
               help="hpl: engine (default rmax-hpl when built, else hpcc).")
 @click.option("--max-n", type=Count(1, 1 << 24), default=None, help="Extrapolate the fitted speedup up to this count.")
-@click.option("--plot", "plot_path", type=OutputFile(), default=None, help="Write FILE.svg.")
+@click.option("--plot", "plot_path", type=OutputFile(suffix=".svg"), default=None,
+              help="Write the speedup plot to FILE, an SVG (its name ends in .svg).")
 @click.option("--label", default=None, help="A note stored with the study.")
 @launch_options(default_np="set per point")
 @json_option
@@ -172,9 +173,14 @@ def _print(rec, plot_path) -> None:
     console.print(f"chosen (*): {fit['chosen']}, {fit['reason']}")
     console.print(f"± one standard error from the covariance; weights: {chosen['sigma_source']}")
     console.print(f"best count: {chosen['best']['note']}")
+    if chosen.get("saturated"):
+        console.print(f"{chosen['form']} has as many parameters as rank counts were measured: the curve goes through "
+                      "each count's mean, so its fit is no test of the form (R^2 and chi2/dof not shown) and what it "
+                      "predicts beyond them is untested; measure more rank counts")
     beyond = [c for c in s.get("curve", []) if not c["measured"]]
     if beyond:
-        console.print("predicted speedup beyond the measured range: " +
-                      ", ".join(f"{c['ranks']}: {c['speedup']:.3g}" for c in beyond))
+        console.print(("untested (see above) " if chosen.get("saturated") else "")
+                      + "predicted speedup beyond the measured range: "
+                      + ", ".join(f"{c['ranks']}: {c['speedup']:.3g}" for c in beyond))
     if plot_path:
         console.print(f"plot written to {plot_path}")

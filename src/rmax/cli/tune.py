@@ -56,9 +56,14 @@ def _print_summary(s: dict) -> None:
     parts = []
     if b.get("pct_rpeak") is not None:
         parts.append(f"{b['pct_rpeak']:.1f}% of Rpeak ({s['rpeak_gflops']:.1f} GFLOPS, {s.get('rpeak_basis') or '?'})")
+        if b["pct_rpeak"] > 100:
+            parts.append("above the peak, so that peak was measured low: measure it again with `rmax bench peakflops`")
     if b.get("pct_dgemm_bound") is not None:
         parts.append(f"{b['pct_dgemm_bound']:.1f}% of the DGEMM bound ({s['dgemm_bound_gflops']:.1f} GFLOPS: "
                      f"{s.get('dgemm_source')})")
+        if b["pct_dgemm_bound"] > 100:   # HPL cannot run faster than its own update: the bound was measured low
+            parts.append("above the bound, so that DGEMM was measured low (a busy machine?): measure it again "
+                         "with `rmax bench dgemm` on a quiet node")
     else:
         parts.append(f"DGEMM bound unknown: {s.get('dgemm_source')}")
     console.print("; ".join(parts))
@@ -66,9 +71,16 @@ def _print_summary(s: dict) -> None:
     console.print(f"run-to-run noise: {100 * cv:.1f}% (coefficient of variation of repeated candidates)" if cv
                   else "run-to-run noise: not measured (no candidate was repeated)")
     if s["effects"]:
-        eff = ", ".join(f"{e['param']} {100 * e['effect']:.1f}% (best {e['best_value']}, {e['method']})"
-                        for e in s["effects"][:5])
-        console.print(f"what mattered most (GFLOPS spread when it alone changes): {eff}")
+        real = [e for e in s["effects"] if e.get("beyond_noise")]
+        if real:
+            eff = ", ".join(f"{e['param']} {100 * e['effect']:.1f}% (best {e['best_value']}, {e['method']})"
+                            for e in real[:5])
+            console.print(f"what mattered most (GFLOPS spread when it alone changes, beyond the noise): {eff}")
+        rest = ", ".join(e["param"] for e in s["effects"] if not e.get("beyond_noise"))
+        if rest and cv:
+            console.print(f"within the run-to-run noise, so not credited: {rest}")
+        elif rest:
+            console.print(f"not judged, the noise being unmeasured (--repeats 2 or more measures it): {rest}")
     else:
         console.print("what mattered most: not separable from these trials (no parameter changed alone, and "
                       "the parameters changed together)")
@@ -116,7 +128,18 @@ def command(ctx, engine, budget, trials, mem_fraction, force, n, strategy, repea
     echo = (lambda line: None) if as_json else (lambda line: _click.echo(line))
     with open_store() as store:
         if resume_id:
+            # A session continues with the settings it was started with (its trials compare only
+            # under them); only the per-trial watchdog may change, e.g. after one set too short.
+            given = sorted(f"--{name.replace('_', '-')}" for name in ctx.params
+                           if name not in ("resume_id", "as_json", "timeout")
+                           and ctx.get_parameter_source(name).name not in ("DEFAULT", "DEFAULT_MAP"))
+            if given:
+                raise RmaxError(f"--resume continues a session with its stored settings: {', '.join(given)} "
+                                "cannot change them", hint="start a new session to tune with other settings "
+                                "(--timeout alone may be given with --resume)")
             session = Session.resume(store, resume_id, echo)
+            if ctx.get_parameter_source("timeout").name != "DEFAULT":
+                session.set_timeout(timeout)
             _preflight_engine(session.settings.engine)
         else:
             warning = check_mem_fraction(mem_fraction, force)

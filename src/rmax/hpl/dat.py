@@ -127,7 +127,11 @@ def _ask(args: list[str], text: str | None = None, hint: str | None = None) -> H
 
 def read(path: str | Path, ranks: int | None = None) -> HplConfig:
     """The HPL.dat (or rmax-hpl JSON input) at path as rmax-hpl reads it, refused as rmax-hpl
-    refuses it (its grids against `ranks` when given, its memory for one rank per node)."""
+    refuses it (its grids against `ranks` when given, its memory for one rank per node). A path
+    that is no regular file (a FIFO, a device, a folder) is refused here: rmax-hpl would block on it."""
+    from rmax.textfile import check_input
+
+    check_input(path, "HPL.dat")
     return _ask([str(path)] + (["--ranks", str(ranks)] if ranks and ranks > 0 else []), hint=CHECK_HINT)
 
 

@@ -184,6 +184,8 @@ def rpeak_table(inv: dict) -> Group:
     t.add_row("Nominal", r.get("formula") or why(r, "nominal_gflops"))
     if r.get("fma_units") is not None:
         t.add_row("FMA units", f"{r['fma_units']} ({r.get('fma_units_source')}): {r.get('fma_units_detail')}")
+    elif r.get("fma_units_source"):
+        t.add_row("FMA units", f"{DASH} ({r.get('fma_units_detail')})")
     m = r.get("measured")
     parts = []
     if m:
@@ -207,10 +209,10 @@ def rpeak_table(inv: dict) -> Group:
     if m and m.get("rows"):
         rows = Table(box=box.SIMPLE_HEAD, title="Measured by rmax-node peakflops (GFLOPS of n timed blocks; the peak is the maximum)",
                      title_justify="left")
-        for col in ("ISA", "Threads", "Median", "Min", "Max", "n", "Flops/cycle", "Implied clock (GHz)"):
-            rows.add_column(col, justify="left" if col == "ISA" else "right")
+        for col in ("ISA", "Precision", "Threads", "Median", "Min", "Max", "n", "Flops/cycle", "Implied clock (GHz)"):
+            rows.add_column(col, justify="left" if col in ("ISA", "Precision") else "right")
         for x in m["rows"]:
-            rows.add_row(x["isa"] + ("" if x["fused"] else " (mul+add)"), str(x["threads"]),
+            rows.add_row(x["isa"] + ("" if x["fused"] else " (mul+add)"), x["precision"], str(x["threads"]),
                          f"{x['median_gflops']:.1f}", f"{x['min_gflops']:.1f}", f"{x['max_gflops']:.1f}", str(x["n"]),
                          str(x["flops_per_cycle"] or DASH),
                          f"{x['effective_clock_hz'] / 1e9:.2f}" if x.get("effective_clock_hz") else DASH)

@@ -2,10 +2,11 @@
 
 Flops/cycle come from the widest ISA (SSE2 4, AVX 8, AVX2+FMA 16, AVX-512 16 with one
 FMA unit, 32 with two). The FMA-unit count is not in the CPU flags, so it is measured
-(one core's AVX-512 FMA rate over its AVX2 FMA rate: about 2 means two 512-bit units)
-or stated as assumed. In a VM the clock cpuinfo shows may not be the one the cores run
-at; the measured FMA peak exposes that, and `basis` says which peak "% of peak"
-figures should use."""
+(one core's AVX-512 FMA rate over its AVX2 FMA rate: about 2 means two 512-bit units);
+until a measurement decides it, the nominal Rpeak of an AVX-512 CPU is left unknown
+rather than assumed. Single precision does twice the flops per cycle. In a VM the clock
+cpuinfo shows may not be the one the cores run at; the measured FMA peak exposes that,
+and `basis` says which peak "% of peak" figures should use."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import json
 from dataclasses import dataclass
 
 from rmax.inventory.probe import run
+from rmax.inventory.render import plural
 
 DP_FLOPS_PER_CYCLE = {"sse2": 4, "avx": 8, "avx2": 16}
 AVX512_FLOPS_PER_CYCLE = {1: 16, 2: 32}
@@ -35,9 +37,10 @@ def widest_isa(flags: set[str] | list[str]) -> str | None:
     return None
 
 
-def dp_flops_per_cycle(isa: str, fma_units: int | None = None) -> int:
+def dp_flops_per_cycle(isa: str, fma_units: int | None = None) -> int | None:
+    """None for AVX-512 while its FMA-unit count is not known."""
     if isa == "avx512":
-        return AVX512_FLOPS_PER_CYCLE[fma_units or 2]
+        return AVX512_FLOPS_PER_CYCLE.get(fma_units)
     return DP_FLOPS_PER_CYCLE[isa]
 
 
@@ -48,6 +51,30 @@ def fma_units_from_ratio(ratio: float) -> int | None:
     if ratio >= 0.7:
         return 1
     return None
+
+
+def fma_units_from_rows(one512: PeakRow, one256: PeakRow, per_core: float | None = None) -> tuple[int | None, str]:
+    """(units or None, how it was decided) from one core's AVX-512 and AVX2 FMA rows.
+    Decided only when the medians' ratio, the whole 95% interval of that ratio (from the
+    medians' intervals), the fastest blocks' ratio (interference only slows a block) and
+    `per_core`, the same ratio of the fastest per-core rates of every row of the two ISAs
+    (all-core rows too), all give the same count: one busy stretch during a row cannot decide it."""
+    med = one512.median / one256.median
+    fast = one512.max / one256.max if one256.max else None
+    ci = (one512.ci95[0] / one256.ci95[1], one512.ci95[1] / one256.ci95[0]) \
+        if one512.ci95 and one256.ci95 and min(one256.ci95) > 0 else None
+    text = (f"AVX-512 / AVX2 one-core DP FMA rate = {one512.median:.1f} / {one256.median:.1f} = {med:.2f} "
+            f"(medians of {one512.n} and {one256.n} blocks"
+            + (f"; 95% interval of the ratio {ci[0]:.2f}-{ci[1]:.2f}" if ci else "; too few blocks for an interval")
+            + (f"; fastest blocks {fast:.2f}" if fast else "")
+            + (f"; fastest per core over all rows {per_core:.2f}" if per_core else "") + ")")
+    votes = {fma_units_from_ratio(med)} | {fma_units_from_ratio(r) for r in (fast, per_core) if r}
+    if ci:
+        votes |= {fma_units_from_ratio(ci[0]), fma_units_from_ratio(ci[1])}
+    if ci and len(votes) == 1 and None not in votes:
+        return votes.pop(), text
+    return None, (f"not determined: {text} does not settle between one unit (ratio about 1) and two "
+                  "(about 2), a busy machine most likely; measure again when it is quiet")
 
 
 def choose_clock(cpufreq_max_hz: float | None, model_name_ghz: float | None,
@@ -114,6 +141,24 @@ def measure_peak(timeout: float = 60) -> tuple[list[PeakRow] | None, str | None]
     return (rows, None) if rows else (None, "rmax-node peakflops printed no measurements")
 
 
+def peak_rows(rows: list[PeakRow]) -> tuple[PeakRow | None, PeakRow | None]:
+    """The measured peak's rows: the fastest double-precision row on one core and on the most
+    threads, over every ISA (FMA kernels; SSE2's mul+add when no FMA was measured), so that no
+    row of the run beats the peak."""
+    double = [r for r in rows if r.precision == "double"]
+    double = [r for r in double if r.fused] or double
+    if not double:
+        return None, None
+    lo, hi = min(r.threads for r in double), max(r.threads for r in double)
+    return (max((r for r in double if r.threads == lo), key=lambda r: r.max),
+            max((r for r in double if r.threads == hi), key=lambda r: r.max))
+
+
+def _per_core(rows: list[PeakRow], isa: str) -> float | None:
+    rates = [r.max / r.threads for r in rows if r.isa == isa and r.precision == "double" and r.threads]
+    return max(rates) if rates else None
+
+
 def _row(rows: list[PeakRow], isa: str, one_core: bool) -> PeakRow | None:
     cands = [r for r in rows if r.isa == isa and r.precision == "double"]
     if not cands:
@@ -133,28 +178,28 @@ def derive(cpu: dict, rows: list[PeakRow] | None, measure_reason: str | None) ->
     if isa == "avx512":
         one512, one256 = (_row(rows, "avx512", True), _row(rows, "avx2", True)) if rows else (None, None)
         if one512 and one256 and one256.median:
-            ratio = one512.median / one256.median
-            units = fma_units_from_ratio(ratio)
-            units_source = "measured"
-            units_detail = (f"AVX-512 / AVX2 one-core DP FMA rate = {one512.median:.1f} / "
-                            f"{one256.median:.1f} = {ratio:.2f} (medians of {one512.n} and "
-                            f"{one256.n} blocks)")
+            c512, c256 = _per_core(rows, "avx512"), _per_core(rows, "avx2")
+            units, units_detail = fma_units_from_rows(one512, one256, c512 / c256 if c512 and c256 else None)
+        else:
+            units_detail = ("not determined: it needs one core's AVX-512 and AVX2 FMA rates, and "
+                            + (measure_reason or "this measurement has not both (measure every ISA)"))
+        units_source = "measured" if units else "not determined"
         if units is None:
-            units, units_source = 2, "assumed"
-            units_detail = ("assumed 2 (as on most AVX-512 server parts), not measured: "
-                            + (measure_reason or "the AVX-512/AVX2 rate ratio was inconclusive"))
+            reasons["fma_units"] = units_detail
     fpc = dp_flops_per_cycle(isa, units) if isa else None
     clock_hz, clock_source = choose_clock(cpu.get("cpufreq_max_hz"), cpu.get("model_name_ghz"),
                                           cpu.get("cpuinfo_mhz"))
     nominal = None
     if None in (cores, clock_hz, fpc):
         missing = [n for n, v in (("cores", cores), ("clock", clock_hz), ("flops/cycle", fpc)) if v is None]
-        reasons["nominal_gflops"] = f"unknown {', '.join(missing)}"
+        reasons["nominal_gflops"] = f"unknown {', '.join(missing)}" + (
+            ": the AVX-512 FMA-unit count is not determined" if isa == "avx512" and units is None else "")
         formula = None
     else:
         nominal = nominal_gflops(cores, clock_hz, fpc)
         formula = (f"{cores} cores x {clock_hz / 1e9:.3f} GHz ({clock_source}) x {fpc} DP flops/cycle "
                    f"({ISA_LABEL[isa]}" + (f", {units} FMA unit{'s' if units != 1 else ''} {units_source}" if isa == "avx512" else "")
+                   + (", two 256-bit FMA pipes as since Haswell and Zen 2: not measured" if isa == "avx2" else "")
                    + f") = {nominal:.1f} GFLOPS")
     if isa is None:
         reasons["isa"] = "no SSE2 or wider in the CPU flags"
@@ -166,22 +211,25 @@ def derive(cpu: dict, rows: list[PeakRow] | None, measure_reason: str | None) ->
         by_isa = []
         for r in rows:
             per = DP_FLOPS_PER_CYCLE.get(r.isa) if r.isa != "avx512" else (fpc if isa == "avx512" else None)
+            if per and r.precision == "single":
+                per *= 2  # twice the lanes per vector
             # only fused (FMA) kernels map cleanly to flops/cycle; SSE2 mul+add can use extra adders
             eff = r.max * 1e9 / (per * r.threads) if per and r.fused else None
             by_isa.append({"isa": r.isa, "precision": r.precision, "threads": r.threads, "fused": r.fused,
                            "median_gflops": r.median, "n": r.n, "min_gflops": r.min, "max_gflops": r.max,
                            "ci95": r.ci95, "validated": True, "flops_per_cycle": per if r.fused else None,
                            "effective_clock_hz": eff})
-        one, allc = (_row(rows, isa, True), _row(rows, isa, False)) if isa in ("avx512", "avx2", "sse2") else (None, None)
+        one, allc = peak_rows(rows)
+        per_one = (fpc if one.isa == isa else dp_flops_per_cycle(one.isa)) if one and one.fused else None
         measured = {
-            "statistic": "maximum of timed blocks",
-            "isa": isa,
+            "statistic": "maximum of timed blocks (the fastest row of any ISA)",
+            "isa": allc.isa if allc else isa,
             "one_core_gflops": one.max if one else None,
             "one_core_n": one.n if one else None,
             "all_cores_gflops": allc.max if allc else None,
             "all_cores_n": allc.n if allc else None,
             "all_cores_threads": allc.threads if allc else None,
-            "effective_clock_hz": (one.max * 1e9 / fpc) if one and fpc else None,
+            "effective_clock_hz": (one.max * 1e9 / per_one) if one and per_one else None,
             "rows": by_isa,
         }
     else:
@@ -190,14 +238,18 @@ def derive(cpu: dict, rows: list[PeakRow] | None, measure_reason: str | None) ->
     problems = []
     if measured and nominal and measured["all_cores_gflops"] and cores:
         one_nominal = nominal / cores
-        if measured["all_cores_gflops"] > nominal or (measured["one_core_gflops"] or 0) > one_nominal:
-            one_row, all_row = _row(rows, isa, True), _row(rows, isa, False)
-            problems.append(
-                f"the measured {ISA_LABEL[isa]} FMA peak exceeds it: {all_row.max:.1f} GFLOPS on "
-                f"{all_row.threads} threads and {one_row.max:.1f} on one core (fastest of "
-                f"{all_row.n} and {one_row.n} blocks) against {nominal:.1f} nominal "
-                f"({one_nominal:.1f} per core); by FMA throughput the cores run at about "
-                f"{measured['effective_clock_hz'] / 1e9:.2f} GHz, not the {clock_hz / 1e9:.2f} GHz of {clock_source}")
+        one_row, all_row = peak_rows(rows)
+        if all_row.max > nominal:
+            over = (f"the measured {ISA_LABEL[all_row.isa]} FMA peak exceeds it: {all_row.max:.1f} GFLOPS on "
+                    f"{plural(all_row.threads, 'thread')} (fastest of {all_row.n} blocks) against {nominal:.1f} nominal")
+        elif one_row.max > one_nominal:
+            over = (f"one core's measured {ISA_LABEL[one_row.isa]} FMA peak exceeds its share: {one_row.max:.1f} GFLOPS "
+                    f"(fastest of {one_row.n} blocks) against {one_nominal:.1f} nominal per core")
+        else:
+            over = None
+        if over:
+            problems.append(f"{over}; by FMA throughput the cores run at about "
+                            f"{measured['effective_clock_hz'] / 1e9:.2f} GHz, not the {clock_hz / 1e9:.2f} GHz of {clock_source}")
     if cpu.get("hypervisor_flag") and not cpu.get("cpufreq_max_hz"):
         problems.append("this is a VM (hypervisor flag) without cpufreq, so the clock it shows is the "
                         "hypervisor's figure, not a measured one")
@@ -211,11 +263,17 @@ def derive(cpu: dict, rows: list[PeakRow] | None, measure_reason: str | None) ->
         basis = "measured"
         reason = ("the measured all-core FMA peak (fastest block) exceeds the nominal Rpeak, so % of peak uses it"
                   if nominal else f"nominal Rpeak is unknown ({reasons.get('nominal_gflops')}), so the measured peak is used")
+    elif nominal is None:
+        basis, reason = "nominal", (f"no peak is known: nominal Rpeak is unknown ({reasons.get('nominal_gflops')}) "
+                                    f"and nothing was measured ({measure_reason or 'no measurement'})")
     elif trustworthy:
         basis, reason = "nominal", "no reason to doubt the nominal clock"
     elif m_all:
-        basis, reason = "nominal", (f"nominal Rpeak is doubtful, but the measured peak ({m_all:.1f} GFLOPS) is below "
-                                    "it (a busy machine measures low), so % of peak uses the larger, nominal figure")
+        used = measured["all_cores_threads"]
+        why_low = (f"it ran on {plural(used, 'thread')} for {cores} cores" if cores and used and used < cores
+                   else "a busy machine measures low")
+        basis, reason = "nominal", (f"nominal Rpeak is doubtful, but the measured all-core peak ({m_all:.1f} GFLOPS) "
+                                    f"is below it ({why_low}), so % of peak uses the larger, nominal figure")
     else:
         basis, reason = "nominal", ("nominal Rpeak is doubtful but nothing was measured "
                                     f"({measure_reason or 'no measurement'})")

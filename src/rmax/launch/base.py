@@ -78,6 +78,11 @@ class LaunchSpec:
             where = ", ".join(f"{h.name}:{h.slots}" for h in self.hosts) if self.hosts else f"this host has {self.slots}"
             raise RmaxError(f"{self.np} ranks requested but only {self.slots} slots ({where})",
                             hint="use fewer ranks, add hosts, or pass --oversubscribe")
+        if not self.oversubscribe and self.bind == "core" and self.np * self.blas_threads > self.slots:
+            # each rank is bound to as many cores as it has BLAS threads: mpirun would refuse the mapping
+            raise RmaxError(f"{self.np} ranks x {self.blas_threads} BLAS threads need {self.np * self.blas_threads} "
+                            f"cores bound, but only {self.slots} slots",
+                            hint="use fewer ranks or threads, --bind none, or pass --oversubscribe")
 
 
 class Launcher(ABC):
@@ -85,6 +90,7 @@ class Launcher(ABC):
     command: ClassVar[str]        # the executable looked up on PATH
     package: ClassVar[str]        # the Debian package that provides it
     summary: ClassVar[str]
+    mpi: ClassVar[str | None] = None   # the MPI whose programs it starts as one job (None: any, or none)
 
     def path(self) -> str:
         found = shutil.which(self.command)
@@ -105,12 +111,24 @@ class Launcher(ABC):
         """A specific error for a job of this launcher that failed with stderr `text`, or None."""
         return None
 
+    def check_program(self, program: list[str]) -> None:
+        """Refuse a program built with another MPI: this launcher would start each of its ranks
+        as a job of one (each rank 0 of 1), and the run would fail far from the cause."""
+        from rmax.launch.srun_mpi import linked_mpi
+
+        built = linked_mpi(program[0]) if self.mpi and program else None
+        if built and built != self.mpi:
+            other = next((c.name for c in REGISTRY.values() if c.mpi == built), None)
+            raise RmaxError(f"{program[0]} is built with {built}, but the {self.name} launcher starts {self.mpi} jobs",
+                            hint=f"use --launcher {other}" if other else f"launch it with {built}'s own launcher")
+
     @abstractmethod
     def prefix(self, spec: LaunchSpec) -> list[str]:
         """The launcher's argv up to (not including) the program."""
 
     def argv(self, spec: LaunchSpec) -> list[str]:
         spec.validate()
+        self.check_program(spec.program)
         return [*_unique_mca([*self.prefix(spec), *spec.extra_args]), *spec.program]
 
 

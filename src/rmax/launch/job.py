@@ -104,7 +104,7 @@ class JobResult:
         if self.timed_out:
             step = f" in step '{self.last_step}'" if self.last_step else " before its first step"
             who = self.culprits()
-            return RunFailed(f"{what} timed out after {self.duration:.0f} s{step}{'; ' + who if who else ''}; "
+            return RunFailed(f"{what} timed out after {self.duration:.3g} s{step}{'; ' + who if who else ''}; "
                              "the job was killed", hint="raise --timeout, or check the hosts and network")
         text = "\n".join(self.stderr_tail)
         from rmax.launch.base import diagnose

@@ -11,6 +11,7 @@ class MpichExec(Launcher):
     command = "mpiexec.mpich"
     package = "mpich"
     summary = "MPICH's mpiexec (Hydra)"
+    mpi = "MPICH"
 
     def prefix(self, spec: LaunchSpec) -> list[str]:
         net = spec.network()

@@ -15,6 +15,7 @@ class OpenMpiRun(Launcher):
     command = "mpirun"
     package = "openmpi-bin"
     summary = "Open MPI's mpirun (default outside Slurm)"
+    mpi = "Open MPI"
 
     def prefix(self, spec: LaunchSpec) -> list[str]:
         return self.confined(spec, spec.network())

@@ -39,7 +39,7 @@ class Fit:
     params: dict[str, float]            # ts (including Tip), tp, tis
     stderr: dict[str, float | None]     # one standard error from the covariance
     covariance: list[list[float]]
-    r2: float                           # weighted R^2 of the times
+    r2: float | None                    # weighted R^2 of the times (None when saturated)
     chi2: float
     chi2_red: float | None              # chi^2 / dof; None without degrees of freedom
     aicc: float
@@ -48,6 +48,9 @@ class Fit:
     sigma_source: str
     best: BestN | None = None
     best_n_stderr: float | None = None
+    # As many distinct rank counts as parameters: the curve goes through every count's mean,
+    # so R^2 and chi2/dof test nothing (left None) and its predictions beyond them are untested.
+    saturated: bool = False
 
     def time(self, n):
         p = self.params
@@ -180,7 +183,10 @@ def fit_scaling(n, t, forms=FORMS, max_n: int | None = None) -> Selection:
         if len(t) <= k and not absolute:
             skipped[form] = f"needs more than {k} samples to estimate the scatter"
             continue
-        fits.append(fit_form(n, t, form, sigma, absolute, source, max_n=max_n))
+        fit = fit_form(n, t, form, sigma, absolute, source, max_n=max_n)
+        if distinct == k:
+            fit.saturated, fit.r2, fit.chi2_red = True, None, None
+        fits.append(fit)
     if not fits:
         return Selection([], None, "no form could be fitted: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()),
                          skipped)

@@ -173,6 +173,10 @@ def cost_figures(gflops: float, price: float, watts: float, rpeak_gflops: float 
         raise RmaxError(f"price must be >= 0 and watts > 0 (price {price}, watts {watts})")
     fig = CostFigures(gflops, price, watts, rpeak_gflops, price / gflops, gflops * 1000.0 / watts,
                       100.0 * gflops / rpeak_gflops if rpeak_gflops else None)
+    if fig.percent_of_peak is not None and fig.percent_of_peak > 100.0:
+        raise RmaxError(f"{gflops:.4g} GFLOPS is {fig.percent_of_peak:.0f}% of the cluster's Rpeak "
+                        f"({rpeak_gflops:.4g} GFLOPS): no HPL beats its peak",
+                        hint="the rate was measured on other machines, or rpeak_gflops in cluster.toml is too low")
     # Results that overflow or vanish would print as "—" or 0: refuse them instead.
     values = [v for v in asdict(fig).values() if v is not None]
     if not all(math.isfinite(v) for v in values) or (price > 0 and fig.dollars_per_gflops == 0):

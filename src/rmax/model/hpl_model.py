@@ -304,6 +304,10 @@ def calibration_warnings(fit: FormFit, obs: list[Observation]) -> tuple[str, ...
     out = []
     o = fit.overhead
     sym = OVERHEADS[o.form].symbol
+    if len(obs) < 3:
+        # one coefficient through one or two tests fits them (nearly) exactly: its error says nothing
+        out.append(f"calibrated on only {len(obs)} HPL test(s): {sym} has no uncertainty and its rms error "
+                   "proves nothing; predictions beyond those N are untested (run `rmax hpl run` at 3 or more N)")
     if fit.rms_rel_error > POOR_FIT:
         out.append(f"poor fit: rms error {fit.rms_rel_error:.0%} over {len(obs)} test(s)")
     if o.value and fit.stderr is not None and fit.stderr > UNDETERMINED * o.value:

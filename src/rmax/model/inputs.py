@@ -146,12 +146,16 @@ def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None =
 def _hockney(s) -> tuple[float, float, str] | None:
     """alpha (s) and beta (bytes/s) from a net run's Hockney fit (s: its typed summary): the blocking
     MPI ping-pong layer when it has a fit (the closest to HPL's messages), else the first other MPI
-    layer, else any."""
+    layer, else any; the layer's name says when its own fit was poor."""
     fitted = [x for x in s.layers if x.fit and x.fit.alpha >= 0 and x.fit.beta > 0]
     exact = [x for x in fitted if x.name == "mpi"]
     mpi = [x for x in fitted if "mpi" in x.name]
     best = (exact or mpi or fitted or [None])[0]
-    return (best.fit.alpha, best.fit.beta, best.name) if best else None
+    if best is None:
+        return None
+    poor = (f"; a poor fit by its own test: relative RMS residual {best.fit.rms_rel_residual:.2f}"
+            if best.fit.quality != "good" else "")
+    return best.fit.alpha, best.fit.beta, best.name + poor
 
 
 def network_from_store(store: Store, scope: Scope | None = None) -> tuple[Measured, Measured]:
@@ -276,20 +280,11 @@ def hpl_observations(store: Store, alpha: float, beta: float, gamma3: float, lim
     machine is shared: its speed drifts)."""
     scope = scope or Scope.here()
     out = []
-    parents: dict[str, RunRecord | None] = {}
-    for t in store.list(kind="hpl-test", status="ok", limit=HISTORY):
+    for t, par in _tests_in(store, scope, HISTORY):
         if len(out) >= limit:
             break
         s = _test(t)
         if s is None or not s.time_s:
-            continue
-        if t.parent and t.parent not in parents:
-            try:
-                parents[t.parent] = store.get(t.parent)
-            except RmaxError:
-                parents[t.parent] = None
-        par = parents.get(t.parent) if t.parent else None
-        if not scope.matches(t, par.fingerprint if par else None):
             continue
         g = gamma3
         star = _float(_hpcc_block(par).get("StarDGEMM_Gflops")) if paired else None
@@ -346,12 +341,32 @@ def resolve_overhead(store: Store | None, given, no_calibration: bool, alpha: fl
                           f"{cal.rms_rel_error_uncalibrated:.1%})"), cal
 
 
-def best_hpl(store: Store) -> tuple[float, str] | None:
-    """The highest GFLOPS of any ok HPL test stored, with a description of it."""
+def _tests_in(store: Store, scope: Scope, limit: int) -> Iterator[tuple[RunRecord, RunRecord | None]]:
+    """The ok HPL tests (newest first) run where the scope is, each with its parent HPL run (whose
+    fingerprint a test shares)."""
+    parents: dict[str, RunRecord | None] = {}
+    for t in store.list(kind="hpl-test", status="ok", limit=limit):
+        if t.parent and t.parent not in parents:
+            try:
+                parents[t.parent] = store.get(t.parent)
+            except RmaxError:
+                parents[t.parent] = None
+        par = parents.get(t.parent) if t.parent else None
+        if scope.matches(t, par.fingerprint if par else None):
+            yield t, par
+
+
+def best_hpl(store: Store, scope: Scope) -> tuple[float, str] | None:
+    """The highest GFLOPS of the ok HPL tests run where the scope is (this machine's hardware
+    and software, on exactly its number of nodes), with a description of it."""
+    from rmax.model.provenance import run_hosts
+
     best = None
-    for t in store.list(kind="hpl-test", status="ok", limit=500):
+    for t, _ in _tests_in(store, scope, 500):
+        if len(run_hosts(t)) != scope.nodes:
+            continue
         s = _test(t)
         if s is not None and (best is None or s.gflops > best[0]):
-            best = (float(s.gflops), f"hpl-test {t.id[:8]} ({t.started_at[:10]}): N={s.n} NB={s.nb} "
-                                     f"grid {s.p} x {s.q}, best of the stored ok tests")
+            best = (float(s.gflops), f"hpl-test {t.id[:8]} ({t.started_at[:10]}, {scope.describe()}): N={s.n} "
+                                     f"NB={s.nb} grid {s.p} x {s.q}, best of the ok tests stored there")
     return best

@@ -1,14 +1,15 @@
 """The MTU experiment's figures from its repeats: per MTU and metric the median over
-repeats with a 95% confidence interval, and against the first MTU (the baseline) a
-change that counts only when Welch's t-test over the repeats says it is significant
-(stats.differ_significantly, the test `rmax compare` uses). Each repeat is a separate
-measurement (its own probe or rmax-net run), stored as a child run and named here."""
+repeats with their range (min-max: a handful of repeats gives no 95 % interval for a
+median), and against the first MTU (the baseline) a change that counts as `rmax compare`
+counts one: Welch's t-test over the repeats, Holm-adjusted over every MTU and metric
+tested, and at least stats.MIN_CHANGE. Each repeat is a separate measurement (its own
+probe or rmax-net run), stored as a child run and named here."""
 
 from __future__ import annotations
 
 import math
 
-from rmax.stats import differ_significantly, spread
+from rmax.stats import MIN_CHANGE, differ_significantly, holm, spread
 
 # metric -> how a row shows it; all collected per repeat in the units shown
 METRICS = ("latency_us", "bandwidth_MBps", "trunk_latency_us", "trunk_bandwidth_MBps", "hpl_gflops")
@@ -37,7 +38,7 @@ class Collector:
 
     def rows(self) -> list[dict]:
         base = self.mtus[0]
-        out = []
+        out, tested = [], []
         for m in self.mtus:
             row: dict = {"mtu": m, "runs": self.runs[m], **self.extra[m]}
             if m in self.errors:
@@ -49,13 +50,18 @@ class Collector:
                         row[k] = None
                     continue
                 sp = spread(vals)
-                row.update({k: sp["median"], f"{k}_ci95": sp["ci95"], f"{k}_repeats": vals})
+                row.update({k: sp["median"], f"{k}_range": [sp["min"], sp["max"]], f"{k}_repeats": vals})
                 if m != base and self.values[base].get(k):
                     b = self.values[base][k]
-                    sig, p = differ_significantly(b, vals)
+                    _, p = differ_significantly(b, vals)
                     ref = spread(b)["median"]
-                    row.setdefault("vs_baseline", {})[k] = {
-                        "baseline_mtu": base, "change": (sp["median"] - ref) / ref if ref else None,
-                        "p": None if math.isnan(p) else p, "significant": None if math.isnan(p) else sig}
+                    d = {"baseline_mtu": base, "change": (sp["median"] - ref) / ref if ref else None,
+                         "p": None if math.isnan(p) else p, "p_adjusted": None, "significant": None}
+                    row.setdefault("vs_baseline", {})[k] = d
+                    tested.append(d)
             out.append(row)
+        for d, pa in zip(tested, holm([math.nan if d["p"] is None else d["p"] for d in tested])):
+            if not math.isnan(pa):
+                d["p_adjusted"] = pa
+                d["significant"] = pa < 0.05 and d["change"] is not None and abs(d["change"]) >= MIN_CHANGE
         return out

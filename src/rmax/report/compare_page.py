@@ -16,9 +16,9 @@ def _names(runs) -> str:
     return f"{runs[0].kind} {','.join(r.id[:8] for r in runs)}"
 
 
-def write_compare(store, a, b, changes, out_dir) -> Path:
-    """index.html and data/ of the comparison: the metric table, then each paired family's
-    curves with A and B overlaid."""
+def write_compare(store, a, b, changes, out_dir, notes: list[str] = ()) -> Path:
+    """index.html and data/ of the comparison: the metric table (and what was not compared,
+    with why), then each paired family's curves with A and B overlaid."""
     rows = [[c.kind, c.host, c.metric, f"{c.a:.4g}", f"{c.b:.4g}", c.unit, f"{100 * c.change:+.1f}%",
              f"{c.n_a}/{c.n_b}", f"{c.p_adjusted:.3g}" if c.p_adjusted is not None else "—", VERDICT[c.significant]]
             for c in changes]
@@ -27,6 +27,7 @@ def write_compare(store, a, b, changes, out_dir) -> Path:
                                  "p (Welch, Holm-adjusted)", "Significant (p < 0.05)"], rows,
                                 "samples are independent repeats: several runs on a side, or one run's own "
                                 "repeats; blocks timed inside one run are not")],
+                  notes=list(notes),
                   data={"comparison": [c.as_dict() for c in changes]})
     sections = [sec] + [Section(key=f"curves-{i}", title=title, order=10 + i, plots=[svg.render(p) for p in ps])
                         for i, (title, ps) in enumerate(curves(paired(store, a, b)))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rmax.report.section import Section, Table
 from rmax.store.runs import RunRecord
-from rmax.survey.headline import by_role, cluster_peak, headline, peak_beaten, percent_of_peak
+from rmax.survey.headline import by_role, cluster_peak, headline, peak_beaten, percent_of_peak, shown_metric
 
 
 def what_limits(rows: list[dict], runs: list[RunRecord]) -> list[str]:
@@ -54,9 +54,11 @@ def summary_section(survey: RunRecord, runs: list[RunRecord]) -> Section:
         rows.append(pct)
     sec = Section(key="summary", title="Cluster summary", order=0)
     s = survey.summary
-    sec.notes.append(f"{len(s.get('nodes', []))} node(s): {', '.join(s.get('nodes', []))}; {s.get('ranks')} ranks.")
+    nodes = s.get("nodes") or sorted({h for r in runs for h in r.hosts})
+    sec.notes.append(f"{len(nodes)} node(s): {', '.join(nodes) or 'none recorded'}"
+                     + (f"; {s['ranks']} ranks." if s.get("ranks") else "; ranks not recorded (the survey did not finish)."))
     sec.tables.append(Table(["Metric", "Value", "Unit", "Statistic"],
-                            [[r["metric"], f"{r['value']:.4g}", r["unit"], r["statistic"]] for r in rows]))
+                            [[shown_metric(r, rows), f"{r['value']:.4g}", r["unit"], r["statistic"]] for r in rows]))
     limits = what_limits(rows, runs)
     sec.tables.append(Table(["What limits this cluster"], [[t] for t in limits] or [["Not enough measurements to say."]]))
     sec.data["headline"] = rows

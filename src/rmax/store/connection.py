@@ -13,7 +13,7 @@ from rmax.errors import RmaxError
 
 # Result codes (https://www.sqlite.org/rescode.html), primary code = low byte.
 BUSY_TIMEOUT = 30.0  # seconds a statement waits for another process's lock
-_BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 5, 6, 8, 10, 11, 13, 14, 26
+_BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _CONSTRAINT, _NOTADB = 5, 6, 8, 10, 11, 13, 14, 19, 26
 
 
 class StoreBusy(RmaxError):
@@ -40,6 +40,9 @@ def store_error(path: Path, e: sqlite3.DatabaseError) -> RmaxError:
         return RmaxError(f"no space left to write the results store {path}", hint="free disk space and retry")
     if code in (_READONLY, _IOERR, _CANTOPEN):
         return RmaxError(f"cannot read or write the results store {path} ({e})", hint="set RMAX_DB to a writable path")
+    if code == _CONSTRAINT:  # a sound file: what this write refers to is gone (a run deleted meanwhile)
+        return RmaxError(f"cannot store into {path}: the run this result belongs to is no longer there ({e})",
+                         hint="was it deleted (rmax runs delete) while it ran? The store itself is sound")
     return damaged(path, str(e))
 
 

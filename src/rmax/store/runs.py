@@ -142,7 +142,8 @@ def new_record(kind: str, **fields: Any) -> RunRecord:
                      pid=os.getpid(), hostname=socket.gethostname(), proc_start=process_identity(), **fields)
 
 
-def _alive(pid: int, identity: str | None) -> bool:
+def alive(pid: int, identity: str | None) -> bool:
+    """Whether the process that started a run (pid and its identity) still runs."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -176,7 +177,7 @@ def reap_orphans(store: "Store") -> int:
                              (host,)).fetchall()
     reaped = 0
     for r in rows:
-        if r["pid"] and not _alive(r["pid"], r["proc_start"]):
+        if r["pid"] and not alive(r["pid"], r["proc_start"]):
             store.con.execute(
                 "UPDATE runs SET status = 'interrupted', error = ? WHERE id = ? AND status = 'running'",
                 (f"process {r['pid']} ended without finishing the run (killed or crashed)", r["id"]))

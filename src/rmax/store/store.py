@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
+from rmax.errors import RmaxError
 from rmax.store.connection import damaged
 from rmax.store.db import connect, default_path
-from rmax.store.runs import JSON_COLUMNS, Run, RunRecord, new_record, reap_orphans, resolve_id
+from rmax.store.runs import JSON_COLUMNS, Run, RunRecord, alive, new_record, reap_orphans, resolve_id
 
 
 class Store:
@@ -68,8 +70,18 @@ class Store:
         return [self._record(r) for r in rows]
 
     def delete(self, id_or_prefix: str) -> str:
-        """Delete a run and the runs grouped under it; returns the full id."""
+        """Delete a run and the runs grouped under it; returns the full id. A run still running
+        (or with a step running) is refused: its process would lose what it stores next."""
         run_id = resolve_id(self, id_or_prefix)
+        rows = self.con.execute(
+            "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT runs.id FROM runs JOIN tree ON runs.parent = tree.id) "
+            "SELECT id, pid, proc_start, hostname FROM runs WHERE id IN tree AND status = 'running'", (run_id,))
+        running = next((r for r in rows if r["hostname"] == socket.gethostname() and r["pid"]
+                        and alive(r["pid"], r["proc_start"])), None)
+        if running:
+            raise RmaxError(f"run {running['id'][:8]} is still running (process {running['pid']} on "
+                            f"{running['hostname']}): not deleted",
+                            hint="stop it first (Ctrl-C or kill its rmax process), then delete it")
         self.con.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         return run_id
 

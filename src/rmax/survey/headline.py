@@ -116,6 +116,13 @@ def _family_rows(r: RunRecord) -> list[dict] | None:
             for f in fam.headline(s)]
 
 
+def shown_metric(row: dict, rows: list[dict]) -> str:
+    """A row's metric as shown: with its host when another host has a row of the same metric
+    (a survey of several nodes has one peak per node)."""
+    hosts = {r.get("host") for r in rows if r["metric"] == row["metric"]}
+    return f"{row['metric']} on {row['host']}" if len(hosts) > 1 and row.get("host") else row["metric"]
+
+
 def headline(runs: list[RunRecord]) -> list[dict]:
     rows = []
     for r in runs:

@@ -1,6 +1,9 @@
 """Spread across nodes: a synchronous code runs at the pace of its slowest node
 (Richard et al., I-Cluster), so every per-node metric is compared across nodes and slow nodes
-are flagged."""
+are flagged. One value per node has no repeats to test, so a node is flagged only when it stands
+out from the others, not from noise: at least three nodes, more than 10 % worse than the median
+node, and at least 3 robust standard deviations (1.4826 x MAD, at least 2 % of the median) of the
+other nodes away from them. With two nodes neither is "the slow one": they are shown, not flagged."""
 
 from __future__ import annotations
 
@@ -8,23 +11,44 @@ import statistics
 
 from rmax.store.runs import RunRecord
 
-SLOW = 0.10   # flagged when this much worse than the median node
+SLOW = 0.10         # flagged when this much worse than the median node
+OUTLIER_Z = 3.0     # and this many robust sds of the other nodes away from their median
+MAD_TO_SD = 1.4826
+MIN_SPREAD = 0.02   # the other nodes' sd is taken as at least this fraction of their median
+RULE = ("flagged: at least 3 nodes, more than 10% worse than the median node and 3 robust sds "
+        "(1.4826 x MAD) beyond the other nodes")
+
+
+def _slow(nodes: dict[str, float], lower_is_better: bool) -> list[str]:
+    if len(nodes) < 3:
+        return []
+    mid = statistics.median(nodes.values())
+    out = []
+    for h, x in nodes.items():
+        others = [v for k, v in nodes.items() if k != h]
+        om = statistics.median(others)
+        sd = max(MAD_TO_SD * statistics.median(abs(v - om) for v in others), MIN_SPREAD * abs(om))
+        worse = (x - om) if lower_is_better else (om - x)
+        if mid and worse > OUTLIER_Z * sd and ((x > mid * (1 + SLOW)) if lower_is_better else (x < mid * (1 - SLOW))):
+            out.append(h)
+    return out
 
 
 def run_metrics(r: RunRecord) -> list[tuple[str, float, str, bool]]:
-    """(metric, value, unit, lower_is_better) of one run: its family's figures (Family.metrics);
-    none for a run of no family."""
+    """(metric, value, unit, lower_is_better) of one run: its family's figures (Family.metrics),
+    a figure's point of measurement (Figure.at) in its name, so that nodes measured at different
+    points are not set against each other; none for a run of no family."""
     from rmax.bench.family import loaded
 
     got = loaded(r)
     if got is None:
         return []
     fam, s = got
-    return [(f.key, f.value, f.unit, f.better == "lower") for f in fam.metrics(s)]
+    return [(f.key + (f" at {f.at}" if f.at else ""), f.value, f.unit, f.better == "lower") for f in fam.metrics(s)]
 
 
 def node_spread(runs: list[RunRecord]) -> dict:
-    """Per benchmark kind and metric: value on each node, median, and the nodes more than 10% worse.
+    """Per benchmark kind and metric: value on each node, median, and the nodes flagged slow (RULE).
 
     "Worse" is lower for rates and bandwidths and higher for times and latencies."""
     by_kind: dict[str, list[RunRecord]] = {}
@@ -43,10 +67,7 @@ def node_spread(runs: list[RunRecord]) -> dict:
             nodes = v["nodes"]
             if len(nodes) < 2:
                 continue
-            mid = statistics.median(nodes.values())
-            lower_is_better = v["lower"]
-            slow = [h for h, x in nodes.items()
-                    if mid and ((x > mid * (1 + SLOW)) if lower_is_better else (x < mid * (1 - SLOW)))]
-            out[f"{kind}:{metric}"] = {"unit": v["unit"], "median": mid, "nodes": nodes, "slow": slow,
+            out[f"{kind}:{metric}"] = {"unit": v["unit"], "median": statistics.median(nodes.values()), "nodes": nodes,
+                                       "slow": _slow(nodes, v["lower"]), "rule": RULE,
                                        "statistic": "each node's figure; median across nodes"}
     return out

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from rmax.store import open_store
 from rmax.store.runs import RunRecord
-from rmax.survey.headline import headline, peak_beaten, percent_of_peak
+from rmax.survey.headline import headline, peak_beaten, percent_of_peak, shown_metric
 
 
 def render_inventory(rec: RunRecord, console) -> None:
@@ -32,11 +32,13 @@ def render_summary(rec: RunRecord, console) -> None:
     for col in ("Metric", "Value", "Unit", "Statistic"):
         t.add_column(col, justify="right" if col == "Value" else "left")
     for r in rows:
-        t.add_row(r["metric"], f"{r['value']:.4g}", r["unit"], r["statistic"])
+        t.add_row(shown_metric(r, rows), f"{r['value']:.4g}", r["unit"], r["statistic"])
     steps = rec.summary.get("steps", [])
     counts = {st: sum(s["status"] == st for s in steps) for st in ("ok", "skipped")}
     others = len(steps) - counts["ok"] - counts["skipped"]
-    title = (f"survey {rec.id[:8]}: {len(rec.summary.get('nodes', []))} node(s), {rec.summary.get('ranks')} ranks; "
+    ranks = rec.summary.get("ranks")
+    title = (f"survey {rec.id[:8]}: {len(rec.summary.get('nodes', []))} node(s), "
+             + (f"{ranks} ranks; " if ranks else "ranks not recorded; ") +
              f"steps {counts['ok']} ok, {counts['skipped']} skipped" + (f", {others} not ok" if others else "")
              + f"; {rec.status}")
     console.print(Panel(t, title=title, expand=False))
@@ -46,4 +48,5 @@ def render_summary(rec: RunRecord, console) -> None:
     slow = {k: v["slow"] for k, v in (rec.summary.get("spread") or {}).items() if v["slow"]}
     for metric, nodes in slow.items():
         console.print(Text.assemble(("slow node(s)", "yellow"),
-                                    f" for {metric}: {', '.join(nodes)} (more than 10% worse than the median node)"))
+                                    f" for {metric}: {', '.join(nodes)} (more than 10% worse than the median node, and an "
+                                    "outlier among the nodes)"))

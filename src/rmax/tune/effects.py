@@ -7,12 +7,17 @@ spread between its best and worst value, relative to the best: "changing NB
 alone moved GFLOPS by 18%". Where no such pair exists (a Bayesian search rarely
 makes them), the spread of the parameter's marginal means is used instead, and
 the method says so, but only when the trials separate the parameter from every
-other one: if another parameter changed whenever this one did (the stock and the
-best configuration, say), the effect cannot be told apart and none is claimed. Dividing by the measured run-to-run noise tells whether an
-effect is larger than the noise at all."""
+other one: each of its values must meet the same values of every other parameter
+(a crossed design); if another parameter moved with it (the stock and the best
+configuration, or one grid tried only at one NB), the effect cannot be told apart
+and none is claimed. An effect is larger than the noise only when it exceeds what
+two trials differ by at 95 % from the measured run-to-run noise alone
+(1.96 x sqrt(2) x CV, less over several contexts); without a measured noise it is
+not judged."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 from rmax.tune.space import PARAMS, describe, key
@@ -29,8 +34,8 @@ def _means(trials) -> dict:
 
 
 def _confounded(param: str, cands: list[dict]) -> bool:
-    """True when some other parameter is a function of `param` over these candidates and takes
-    different values with its values: their effects cannot be separated."""
+    """True unless every value of `param` met the same values of every other parameter over
+    these candidates: otherwise a marginal mean carries another parameter's effect."""
     values = {describe(c, param) for c in cands}
     if len(values) < 2:
         return True
@@ -40,9 +45,19 @@ def _confounded(param: str, cands: list[dict]) -> bool:
         seen: dict = {}
         for c in cands:
             seen.setdefault(describe(c, param), set()).add(describe(c, other))
-        if all(len(v) == 1 for v in seen.values()) and len({next(iter(v)) for v in seen.values()}) > 1:
+        if len({frozenset(v) for v in seen.values()}) > 1:
             return True
     return False
+
+
+NOISE_FACTOR = 1.96 * math.sqrt(2)   # two trials' difference at 95 % from noise alone, in units of the CV
+
+
+def beyond_noise(effect: float, noise_cv: float | None, contexts: int) -> bool | None:
+    """Whether an effect is larger than the run-to-run noise makes; None when it was not measured."""
+    if not noise_cv:
+        return None
+    return effect > NOISE_FACTOR * noise_cv / math.sqrt(max(contexts, 1))
 
 
 def effect_sizes(trials: list[tuple[dict, float]], noise_cv: float | None = None) -> list[dict]:
@@ -84,5 +99,6 @@ def effect_sizes(trials: list[tuple[dict, float]], noise_cv: float | None = None
         effect = sum(spreads) / len(spreads)
         out.append({"param": param, "effect": effect, "method": method, "contexts": len(spreads),
                     "best_value": max(best_votes, key=best_votes.get),
-                    "in_noise_units": effect / noise_cv if noise_cv else None})
+                    "in_noise_units": effect / noise_cv if noise_cv else None,
+                    "beyond_noise": beyond_noise(effect, noise_cv, len(spreads))})
     return sorted(out, key=lambda e: -e["effect"])

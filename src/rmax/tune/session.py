@@ -149,10 +149,8 @@ class Session:
     @classmethod
     def create(cls, store: Store, settings: Settings, echo, check=None) -> "Session":
         """Plan the session (facts, space); `check(space, facts)` may refuse it before anything is stored."""
-        from rmax.bench.dgemm import hpl_update_shape
         from rmax.launch.request import spec_from_options
-        from rmax.tune import own_dgemm
-        from rmax.tune.facts import dgemm_bound, gather, with_bound
+        from rmax.tune.facts import gather
         from rmax.tune.nb_seed import nb_candidates
 
         spec = spec_from_options([], np=settings.np, hosts=settings.hosts, hostfile=settings.hostfile,
@@ -166,36 +164,58 @@ class Session:
         space = build_space(settings, facts, spec.np, nbs, nb_source)
         if check:
             check(space, facts)     # refused on what is stored, before the session measures anything
-        ran = []        # the dgemm runs this session makes for itself
+        # Stored from here on, so that a session stopped while it seeds NB and the DGEMM bound
+        # (seconds of DGEMM) is in the store, interrupted and resumable, with its plan so far.
+        run = store.start_run("tune", params={"settings": settings.to_dict(), "space": space.to_dict(),
+                                             "facts": facts}, label=f"rmax tune ({settings.strategy})")
+        try:
+            space = cls._seed(store, settings, spec.np, threads, facts, space, sweep, run)
+        except KeyboardInterrupt:
+            run.finish("interrupted", "stopped while seeding NB and the DGEMM bound")
+            raise
+        except BaseException as e:
+            run.finish("failed", f"seeding NB and the DGEMM bound: {e}")
+            raise
+        run.update(params={"settings": settings.to_dict(), "space": space.to_dict(), "facts": facts})
+        return cls(store, run, settings, space, facts, echo)
+
+    @staticmethod
+    def _seed(store: Store, settings: Settings, np: int, threads, facts: dict, space, sweep, run) -> "Space":
+        """NB candidates and the DGEMM bound from this session's own DGEMM runs (stored under
+        the session) when none are stored; the space planned with them."""
+        from rmax.bench.dgemm import hpl_update_shape
+        from rmax.tune import own_dgemm
+        from rmax.tune.facts import dgemm_bound, with_bound
+        from rmax.tune.nb_seed import nb_candidates
+
+        def own(rid: str) -> None:      # measured for this session: part of it
+            Run(store, store.get(rid)).update(parent=run.id)
+
         if sweep is None:
             # No full k sweep stored here: measure one now (it seeds NB and gives the DGEMM bound).
             got, what = own_dgemm.k_sweep(store, threads)
+            nbs, nb_source, used = nb_candidates(store)
             if got:
-                ran.append(got)
-                nbs, nb_source, used = nb_candidates(store)
+                own(got)
                 if used == got:
                     nb_source = f"{nb_source}, which this session ran first"
-                with_bound(facts, spec.np, *dgemm_bound(store, spec.np, threads, nbs[0])[:2])
+                with_bound(facts, np, *dgemm_bound(store, np, threads, nbs[0])[:2])
             else:
                 nb_source = f"{nb_source}; {what}"
-            space = build_space(settings, facts, spec.np, nbs, nb_source)
+            space = build_space(settings, facts, np, nbs, nb_source)
         # The bound at the shape of HPL's trailing update: the start's NB and grid at the full N,
         # measured now when no stored DGEMM has that k.
         h, n = space.heuristic(), space.n_at(True)
-        bound, source, at_shape = dgemm_bound(store, spec.np, threads, h["nb"], n, h["grid"])
+        bound, source, at_shape = dgemm_bound(store, np, threads, h["nb"], n, h["grid"])
         if not at_shape:
             got, what = own_dgemm.hpl_shape(store, threads, hpl_update_shape(n, h["nb"], *h["grid"]))
             if got:
-                ran.append(got)
-                bound, source, _ = dgemm_bound(store, spec.np, threads, h["nb"], n, h["grid"])
+                own(got)
+                bound, source, _ = dgemm_bound(store, np, threads, h["nb"], n, h["grid"])
             else:
                 source = f"{source}; {what}"
         facts["dgemm_bound_gflops"], facts["dgemm_source"] = bound, source
-        run = store.start_run("tune", params={"settings": settings.to_dict(), "space": space.to_dict(),
-                                             "facts": facts}, label=f"rmax tune ({settings.strategy})")
-        for rid in ran:
-            Run(store, store.get(rid)).update(parent=run.id)    # measured for this session: part of it
-        return cls(store, run, settings, space, facts, echo)
+        return space
 
     @classmethod
     def resume(cls, store: Store, run_id: str, echo) -> "Session":
@@ -219,6 +239,11 @@ class Session:
         p = rec.params
         return cls(store, run, Settings.from_dict(p["settings"]), Space.from_dict(p["space"]), p["facts"], echo,
                    dict(replay))
+
+    def set_timeout(self, seconds: float) -> None:
+        """A new per-trial watchdog for the rest of the session, stored with its settings."""
+        self.settings.timeout = seconds
+        self.run.update(params={**self.run.record.params, "settings": self.settings.to_dict()})
 
     # --- output ---------------------------------------------------------------------------------
     def show(self, cand: dict, m: Measurement, note: str = "") -> None:

@@ -18,7 +18,11 @@ def family_section(fam: Family, runs: list[RunRecord]) -> list[Section]:
         try:
             got.append((host, r, fam.load(r)))
         except StaleSummary as e:
-            sec.notes.append(f"run {r.id[:8]} ({r.status}) is not shown: {e} (stored by another rmax version)")
+            if not r.summary and r.status != "ok":    # it ended before it had a result to store
+                sec.notes.append(f"run {r.id[:8]} is not shown: it is {r.status} and stored no result"
+                                 + (f" ({r.error})" if r.error else ""))
+            else:
+                sec.notes.append(f"run {r.id[:8]} ({r.status}) is not shown: {e} (stored by another rmax version)")
     several = len(got) > 1
     merged: dict[tuple, Table] = {}
     for host, r, s in got:

@@ -44,9 +44,12 @@ def tuning(runs: list[RunRecord]) -> list[Section]:
             sec.tables.append(Table(list(STEP_COLUMNS), [step_cells(x) for x in steps], STEP_TITLE))
         effects = r.summary.get("effects") or []
         if effects:
-            sec.tables.append(Table(["Parameter", "Effect (GFLOPS spread)", "Best value"],
-                                    [[e["param"], f"{100 * e['effect']:.1f}%", str(e["best_value"])] for e in effects],
-                                    "what mattered most"))
+            sec.tables.append(Table(["Parameter", "Effect (GFLOPS spread)", "Best value", "Beyond the noise"],
+                                    [[e["param"], f"{100 * e['effect']:.1f}%", str(e["best_value"]),
+                                      {True: "yes", False: "no"}.get(e.get("beyond_noise"), "not judged (noise "
+                                                                                           "not measured)")]
+                                     for e in effects],
+                                    "what mattered most: an effect counts only beyond the run-to-run noise"))
         if r.status != "ok":
             sec.notes.append(f"session {r.id[:8]} is {r.status}: {r.error or ''} (rmax tune --resume {r.id[:8]})")
     sec.data["tuning_trials"] = data
