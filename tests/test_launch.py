@@ -16,7 +16,8 @@ def test_parse_hosts_and_merge():
 
 
 @pytest.mark.parametrize("text, words", [("a:0", "at least one slot"), ("a:x", "not a whole number"),
-                                         ("a,,b", "empty host"), ("bad host", "not a valid host name")])
+                                         ("a,,b", "empty host"), ("bad host", "not a valid host name"),
+                                         ("localhost:", "no slot count")])
 def test_parse_hosts_errors(text, words):
     with pytest.raises(RmaxError, match=words):
         parse_hosts(text)

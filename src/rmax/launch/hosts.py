@@ -48,7 +48,9 @@ def parse_hosts(text: str) -> list[Host]:
         item = item.strip()
         if not item:
             raise RmaxError(f"--hosts '{text}': empty host name", hint="use name:slots,name:slots")
-        name, _, slots = item.partition(":")
+        name, colon, slots = item.partition(":")
+        if colon and not slots:
+            raise RmaxError(f"--hosts '{text}': host {name} has a ':' but no slot count", hint="use name:slots or name")
         hosts.append(_host(name, slots, "--hosts"))
     return _merge(hosts)
 
