@@ -21,3 +21,24 @@ def test_only_a_real_change_counts_and_the_median_shows_its_range():
         t.add(9000, [], bandwidth_MBps=1003.0 + 0.01 * i)
     d = t.rows()[1]["vs_baseline"]["bandwidth_MBps"]
     assert d["p_adjusted"] < 0.05 and d["significant"] is False
+
+
+def test_the_report_shows_the_experiment_as_the_terminal_does(db, tmp_path):
+    import json
+
+    from cliutil import run_cli
+    from rmax.store import open_store
+
+    c = Collector([1500, 9000])
+    for i in range(3):
+        c.add(1500, ["a"], latency_us=10 + i, bandwidth_MBps=100 + i)
+        c.add(9000, ["b"], latency_us=10 + i, bandwidth_MBps=200 + i)
+    with open_store() as s:
+        with s.start_run("experiment-mtu", params={"repeats": 3}) as run:
+            run.update(summary={"results": c.rows(), "repeats": 3, "baseline_mtu": 1500})
+    out = tmp_path / "rep"
+    run_cli("report", run.id, "--out", str(out), check=True)
+    html = (out / "index.html").read_text()
+    assert "MTU experiment" in html and "101.0 [100.0-102.0]" in html and "p=" in html and "Holm" in html
+    data = json.loads((out / "data" / "experiment_mtu.json").read_text())
+    assert [d["mtu"] for d in data] == [1500, 9000] and data[1]["bandwidth_MBps"] == 201.0

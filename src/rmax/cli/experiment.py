@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rmax.cli.output import console, fmt, json_option, print_json
+from rmax.cli.output import console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Count
 from rmax.errors import RmaxError, RunFailed
 from rmax.launch import REGISTRY
@@ -64,39 +64,17 @@ def _add_hpl(col, m: int, hpl: dict) -> None:
         col.extra[m]["hpl_status"] = hpl["hpl_status"]
 
 
-def _cell(r: dict, key: str, spec: str) -> str:
-    """median [min-max] over repeats, and the change against the baseline MTU when it is significant."""
-    v = r.get(key)
-    if v is None:
-        return "—"
-    rg = r.get(f"{key}_range")
-    text = fmt(v, spec) + (f" [{fmt(rg[0], spec)}-{fmt(rg[1], spec)}]" if rg and len(r[f"{key}_repeats"]) > 1 else "")
-    d = (r.get("vs_baseline") or {}).get(key)
-    if d and d["significant"]:
-        text += f" ({d['change'] * 100:+.0f}%, p={d['p_adjusted']:.3f} Holm)"
-    elif d and d["p"] is not None:
-        text += " (no sig. change)"
-    return text
-
-
 def _print_table(title: str, rows: list[dict], repeats: int) -> None:
     from rich.table import Table
 
-    trunk = any("trunk_latency_us" in r for r in rows)
-    hpl = any("hpl_gflops" in r for r in rows)
-    t = Table(title=title, caption=f"median [min-max] over {repeats} repeat(s); a change against MTU {rows[0]['mtu']} "
-                                   "is shown only when Welch's t-test over the repeats, Holm-adjusted over every "
-                                   f"MTU and metric, gives p < 0.05 and the change is at least {MIN_CHANGE:.0%}")
-    cols = [("latency_us", "Latency (us)", ".1f"), ("bandwidth_MBps", "Bandwidth (MB/s)", ".1f")]
-    if trunk:
-        cols += [("trunk_latency_us", "Trunk latency (us)", ".1f"), ("trunk_bandwidth_MBps", "Trunk bandwidth (MB/s)", ".1f")]
-    if hpl:
-        cols.append(("hpl_gflops", "HPL (GFLOPS)", ".3f"))
-    t.add_column("MTU")
-    for _, name, _ in cols:
-        t.add_column(name)
-    for r in rows:
-        t.add_row(str(r["mtu"]), *(_cell(r, k, spec) for k, _, spec in cols))
+    from rmax.nic.mtu_results import table
+
+    columns, cells, caption = table(rows, repeats)
+    t = Table(title=title, caption=caption)
+    for c in columns:
+        t.add_column(c)
+    for row in cells:
+        t.add_row(*row)
     console.print(t)
     for r in rows:
         if r.get("error"):

@@ -65,3 +65,35 @@ class Collector:
                 d["p_adjusted"] = pa
                 d["significant"] = pa < 0.05 and d["change"] is not None and abs(d["change"]) >= MIN_CHANGE
         return out
+
+
+COLUMNS = (("latency_us", "Latency (us)", ".1f"), ("bandwidth_MBps", "Bandwidth (MB/s)", ".1f"),
+           ("trunk_latency_us", "Trunk latency (us)", ".1f"), ("trunk_bandwidth_MBps", "Trunk bandwidth (MB/s)", ".1f"),
+           ("hpl_gflops", "HPL (GFLOPS)", ".3f"))
+
+
+def _cell(r: dict, key: str, spec: str) -> str:
+    """median [min-max] over repeats, and the change against the baseline MTU when it is significant."""
+    v = r.get(key)
+    if v is None:
+        return "—"
+    rg = r.get(f"{key}_range")
+    text = format(v, spec) + (f" [{format(rg[0], spec)}-{format(rg[1], spec)}]"
+                              if rg and len(r[f"{key}_repeats"]) > 1 else "")
+    d = (r.get("vs_baseline") or {}).get(key)
+    if d and d["significant"]:
+        text += f" ({d['change'] * 100:+.0f}%, p={d['p_adjusted']:.3f} Holm)"
+    elif d and d["p"] is not None:
+        text += " (no sig. change)"
+    return text
+
+
+def table(rows: list[dict], repeats: int) -> tuple[list[str], list[list[str]], str]:
+    """(columns, cells, caption) of an experiment's results, as the terminal and the report show them:
+    the metrics some MTU measured."""
+    cols = [c for c in COLUMNS if any(c[0] in r for r in rows)]
+    caption = (f"median [min-max] over {repeats} repeat(s); a change against MTU {rows[0]['mtu']} is shown only when "
+               f"Welch's t-test over the repeats, Holm-adjusted over every MTU and metric, gives p < 0.05 and the "
+               f"change is at least {MIN_CHANGE:.0%}")
+    return (["MTU"] + [name for _, name, _ in cols],
+            [[str(r["mtu"]), *(_cell(r, k, spec) for k, _, spec in cols)] for r in rows], caption)
