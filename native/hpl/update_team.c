@@ -93,9 +93,12 @@ void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first
     const int ncc = rest <= 0 ? 0 : rest / side_len < 1 ? 1 : (int)lround(rest / side_len);
     const int nrt = m / side_len < 1 ? 1 : (int)lround(m / side_len);
     const int nrt0 = m / TILE_MIN < 1 ? 1 : m / TILE_MIN < T ? m / TILE_MIN : T;
+    const int fine = m / (TILE_MIN / 2) < nrt * TAIL_TILES ? m / (TILE_MIN / 2) : nrt * TAIL_TILES;
+    const int nrt_last = fine > nrt ? fine : nrt;   /* the last chunk's row tiles */
     const int nchunks = (first > 0) + ncc;
-    task *tk = malloc((size_t)(2 + nrt0 + (size_t)ncc * (1 + nrt * TAIL_TILES)) * sizeof *tk);
-    int *chunk_of = malloc((size_t)(2 + nrt0 + (size_t)ncc * (1 + nrt * TAIL_TILES)) * sizeof *chunk_of);
+    const size_t ntasks_max = 2 + (size_t)nrt0 + (size_t)ncc * (1 + nrt) + (size_t)(nrt_last - nrt);
+    task *tk = malloc(ntasks_max * sizeof *tk);
+    int *chunk_of = malloc(ntasks_max * sizeof *chunk_of);
     atomic_int *ready = malloc((size_t)(nchunks > 0 ? nchunks : 1) * sizeof *ready);
     double *swap_s = calloc((size_t)T, sizeof *swap_s);
     if (!tk || !chunk_of || !ready || !swap_s)
@@ -111,9 +114,8 @@ void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first
     for (int i = 0; i < ncc; i++, ch++) {
         const int c = first + (int)((long long)i * rest / ncc);
         const int n0 = ntasks;
-        const int fine = m / (TILE_MIN / 2) > nrt * TAIL_TILES ? nrt * TAIL_TILES : m / (TILE_MIN / 2);
-        const int nr = i == ncc - 1 && fine > nrt ? fine : nrt;
-        ntasks = add_chunk(tk, ntasks, c, first + (int)((long long)(i + 1) * rest / ncc) - c, m, nr);
+        ntasks = add_chunk(tk, ntasks, c, first + (int)((long long)(i + 1) * rest / ncc) - c, m,
+                           i == ncc - 1 ? nrt_last : nrt);
         for (int t = n0; t < ntasks; t++)
             chunk_of[t] = ch;
     }

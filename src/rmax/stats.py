@@ -91,6 +91,16 @@ def shifted(a, b, worse: str, alpha: float = 0.01) -> tuple[bool, float]:
     return p < alpha, p
 
 
+MAD_TO_SD = 1.4826     # the median absolute deviation of a normal sample times this estimates its sd
+
+
+def robust_sd(x) -> float:
+    """1.4826 x the median absolute deviation: the SD of normal samples, not inflated by the few a
+    shared node disturbs (one preempted chase can make a 30 ns point's SD 50 ns)."""
+    x = np.asarray(x, dtype=float)
+    return float(MAD_TO_SD * np.median(np.abs(x - np.median(x))))
+
+
 STABLE_SPREAD = 0.10   # repeats whose range exceeds 10% of their median do not agree on one figure
 MIN_CHANGE = 0.05      # the smallest relative change a before/after verdict calls significant (rmax compare
                        # --min-change): with enough repeats Welch's test separates a percent or two

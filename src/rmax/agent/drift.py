@@ -12,9 +12,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from rmax.stats import shifted
-
-MAD_TO_SD = 1.4826   # the median absolute deviation of a normal sample times this estimates its sd
+from rmax.stats import robust_sd, shifted
 
 
 @dataclass
@@ -39,7 +37,7 @@ def judge(values: list[float], higher_is_better: bool, recent: int, history: int
     now, before = values[-recent:], values[:-recent][-history:]
     learning = len(before) < min_history
     baseline = statistics.median(before) if before else math.nan
-    noise = MAD_TO_SD * statistics.median(abs(v - baseline) for v in before) if before else math.nan
+    noise = robust_sd(before) if before else math.nan
     deviation = latest / baseline - 1 if baseline else math.nan
     if learning:
         return Verdict(latest, baseline, noise, deviation, math.nan, "learning", len(before))

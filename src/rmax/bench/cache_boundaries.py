@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rmax.sizes import human_bytes
-from rmax.stats import differ_significantly
+from rmax.stats import differ_significantly, robust_sd
 
 NO_BOUNDARY = "no boundary found"
 ALPHA = 0.01          # Welch's test level for a step between two plateaus
@@ -88,8 +88,7 @@ def _noise(z: np.ndarray) -> float:
     """Robust noise scale of a curve: the MAD of its second differences (insensitive to steps)."""
     if len(z) < 4:
         return 0.01
-    d = np.diff(z, 2)
-    return max(float(np.median(np.abs(d - np.median(d)))) * 1.4826 / math.sqrt(6), 0.005)
+    return max(robust_sd(np.diff(z, 2)) / math.sqrt(6), 0.005)
 
 
 def _finite(sizes, values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -128,18 +127,11 @@ def plateaus(sizes, values, *, rising: bool = False, min_change: float = MIN_CHA
     return out
 
 
-def _robust_sd(x) -> float:
-    """1.4826 x the median absolute deviation: the SD of normal samples, not inflated by the few a
-    shared node disturbs (one preempted chase can make a 30 ns point's SD 50 ns)."""
-    x = np.asarray(x, dtype=float)
-    return float(1.4826 * np.median(np.abs(x - np.median(x))))
-
-
 def _plateau_samples(sizes: np.ndarray, samples: list, p: Plateau) -> tuple[list[float], float]:
     """A plateau's samples pooled over its points, and the median of its points' robust sample SD."""
     idx = [i for i, x in enumerate(sizes) if p.first_bytes <= x <= p.last_bytes]
     pooled = [float(v) for i in idx for v in samples[i]]
-    sds = [_robust_sd(samples[i]) for i in idx if len(samples[i]) > 1]
+    sds = [robust_sd(samples[i]) for i in idx if len(samples[i]) > 1]
     return pooled, float(np.median(sds)) if sds else 0.0
 
 

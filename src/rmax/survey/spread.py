@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import statistics
 
+from rmax.stats import robust_sd
 from rmax.store.runs import RunRecord
 
 SLOW = 0.10         # flagged when this much worse than the median node
 OUTLIER_Z = 3.0     # and this many robust sds of the other nodes away from their median
-MAD_TO_SD = 1.4826
 MIN_SPREAD = 0.02   # the other nodes' sd is taken as at least this fraction of their median
 RULE = ("flagged: at least 3 nodes, more than 10% worse than the median node and 3 robust sds "
         "(1.4826 x MAD) beyond the other nodes")
@@ -27,7 +27,7 @@ def _slow(nodes: dict[str, float], lower_is_better: bool) -> list[str]:
     for h, x in nodes.items():
         others = [v for k, v in nodes.items() if k != h]
         om = statistics.median(others)
-        sd = max(MAD_TO_SD * statistics.median(abs(v - om) for v in others), MIN_SPREAD * abs(om))
+        sd = max(robust_sd(others), MIN_SPREAD * abs(om))
         worse = (x - om) if lower_is_better else (om - x)
         if mid and worse > OUTLIER_Z * sd and ((x > mid * (1 + SLOW)) if lower_is_better else (x < mid * (1 - SLOW))):
             out.append(h)
