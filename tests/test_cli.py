@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from cliutil import assert_one_line_error, run_cli
 
 from rmax.store import open_store
@@ -37,7 +39,7 @@ def test_bench_peakflops_is_stored_and_shown(db):
     rows = {(r["isa"], r["precision"], r["threads"]): r for r in rec["summary"]["results"]}
     assert set(rows) == {("sse2", "double", 1), ("sse2", "double", 2), ("sse2", "single", 1),
                          ("sse2", "single", 2)} or len(os.sched_getaffinity(0)) == 1
-    assert rec["summary"]["schema"] == "rmax.peakflops/2" and rec["summary"]["statistic"].startswith("maximum")
+    assert rec["summary"]["schema"] == "rmax.peakflops/3" and rec["summary"]["statistic"].startswith("maximum")
     one = rows[("sse2", "double", 1)]
     assert one["min"] <= one["median"] <= one["max"]
     assert len(rec["samples"]["sse2/double/1"]) == one["n"]
@@ -139,3 +141,11 @@ def test_text_that_looks_like_markup_is_shown_as_written(db):
     shown = run_cli("runs", "show", "latest", check=True).stdout
     assert f"label: {label}" in shown and "n[1]" in shown
     assert "n[1]" in run_cli("runs", "list", check=True, env={"COLUMNS": "200"}).stdout
+
+
+@pytest.mark.parametrize("cmd", [["survey", "--steps", "inventory"], ["hpl", "run", "--np", "1"], ["scale", "--ranks", "1,2", "hpl"]])
+def test_a_label_with_a_terminal_escape_is_refused_before_anything_runs(db, cmd):
+    # a label is printed back by `runs show`: an escape sequence in a shared store would drive the reader's terminal
+    proc = run_cli(*cmd, "--label", "x\x1b]0;pwned\x07")
+    assert_one_line_error(proc, 2, "--label", "control character")
+    assert "no runs" in run_cli("runs", "list").stdout

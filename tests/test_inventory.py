@@ -354,7 +354,34 @@ def test_rpeak_warning_names_the_figure_that_exceeds_nominal():
     r = rpeak.derive(_cpu(), rpeak.parse_peakflops(one), None)
     assert "one core's measured AVX-512 FMA peak exceeds its share: 87.8 GFLOPS" in r["warning"]
     assert "73.6 nominal per core" in r["warning"]
-    assert r["basis"] == "nominal" and "it ran on 1 thread for 2 cores" in r["basis_reason"]
+    # the nominal clock is proven low: 2 x the one core's peak is the largest peak known
+    assert r["basis"] == "measured per core" and r["gflops"] == pytest.approx(2 * 87.8)
+    assert "ran on 1 thread for 2 cores" in r["basis_reason"]
+
+
+def test_a_disturbed_all_core_row_does_not_lower_the_peak_below_what_one_core_proves():
+    # Zen 4 in a VM, 'cpu MHz' 2.6 GHz: one core reached 58.7 (3.67 GHz), the 2-thread row only 64.6
+    # on a busy machine; nominal 83.1 would put HPL at 24.8 % of a peak the cores are known to beat
+    rows = _rows(("avx512", 1, 58.0, 58.7), ("avx512", 2, 60.0, 64.6), ("avx2", 1, 57.5, 58.0), ("avx2", 2, 60, 63.0))
+    r = rpeak.derive(_cpu(cpuinfo_mhz=2596.15, hypervisor_flag=False), rows, None)
+    assert r["nominal_gflops"] == pytest.approx(83.08, abs=0.01) and not r["trustworthy"]
+    assert r["basis"] == "measured per core" and r["gflops"] == pytest.approx(117.4)
+    assert "55% of 2 x one core's" in r["basis_reason"] and "nominal Rpeak 83.1" in r["basis_reason"]
+    # undisturbed, the all-core row itself is the peak
+    rows[1] = _rows(("avx512", 2, 115.0, 116.7))[0]
+    r = rpeak.derive(_cpu(cpuinfo_mhz=2596.15, hypervisor_flag=False), rows, None)
+    assert r["basis"] == "measured" and r["gflops"] == 116.7
+
+
+def test_a_measurement_without_the_widest_isa_is_no_peak():
+    # SSE2 alone on an AVX-512 CPU: far below the peak, so % of peak against it would be flattered
+    rows = _rows(("sse2", 1, 13.0, 13.4), ("sse2", 2, 26.0, 26.7))
+    r = rpeak.derive(_cpu(hypervisor_flag=False, cpufreq_max_hz=3.0e9), rows, None)
+    assert r["nominal_gflops"] is None and r["gflops"] is None
+    assert "did not include AVX-512" in r["basis_reason"]
+    # with the nominal Rpeak known (no AVX-512), the nominal figure stands
+    r = rpeak.derive(_cpu(flags=["sse2", "avx", "avx2", "fma"], hypervisor_flag=False, cpufreq_max_hz=3.0e9), rows, None)
+    assert r["basis"] == "nominal" and r["gflops"] == pytest.approx(96.0)
 
 
 def test_rpeak_vm_without_cpufreq_is_not_trusted():
@@ -402,7 +429,11 @@ def test_collect_measured_matches_schema():
         if "avx512f" in inv["cpu"]["flags"] and r["fma_units"] is None:
             # a busy machine may leave the unit count undecided: then it says why, and no clock is implied
             assert r["reasons"]["fma_units"].startswith("not determined")
-            assert r["measured"]["effective_clock_hz"] is None and r["nominal_gflops"] is None
+            assert r["nominal_gflops"] is None
+            # a clock is implied only by the fastest one-core row when it is not AVX-512's (units unknown)
+            one = max((x for x in r["measured"]["rows"] if x["threads"] == 1 and x["precision"] == "double"
+                       and x["fused"]), key=lambda x: x["max_gflops"])
+            assert (r["measured"]["effective_clock_hz"] is None) == (one["isa"] == "avx512")
         else:
             assert r["fma_units_source"] == ("measured" if r["fma_units"] else None)
             assert r["measured"]["effective_clock_hz"] > 0

@@ -62,6 +62,16 @@ def test_mpiexec_and_srun_argv(monkeypatch):
     monkeypatch.setenv("SLURM_JOB_ID", "42")
     s = get_launcher("srun").argv(spec)
     assert "--ntasks" in s and "--cpus-per-task=2" in s and "--nodelist" in s
+    # the ranks' listeners confined as under mpirun (networks space-separated: --export splits on commas)
+    routed = LaunchSpec(program=["p"], np=2, hosts=[Host("localhost", 1), Host("192.0.2.1", 1)], net_if="lo")
+    export = next(a for a in get_launcher("srun").argv(routed) if a.startswith("--export=ALL,"))
+    assert "librmax-bindaddr.so" in export and "RMAX_BIND_NET=127.0.0.0/8 192.0.2.1/32" in export
+    # exactly the nodes and ranks asked for: --nodelist alone lets srun add nodes and spread the ranks
+    one = get_launcher("srun").argv(LaunchSpec(program=["p"], np=2, hosts=[Host("localhost", 2), Host("192.0.2.1", 2)]))
+    assert one[one.index("--nodes") + 1] == "1" and one[one.index("--nodelist") + 1] == "localhost"
+    assert one[one.index("--ntasks-per-node") + 1] == "2"
+    with pytest.raises(RmaxError, match="same number of ranks on every node it uses, not localhost:1, 192.0.2.1:3"):
+        get_launcher("srun").argv(LaunchSpec(program=["p"], np=4, hosts=[Host("localhost", 1), Host("192.0.2.1", 3)]))
 
 
 def test_default_launcher_follows_slurm(monkeypatch):

@@ -7,7 +7,7 @@
  * PRRTE for Open MPI 5), and MPICH's Hydra binds its control port to 0.0.0.0
  * whatever -iface says. Measured with `ss -ltnp` on Debian 12.
  *
- * RMAX_BIND_NET=A.B.C.D/LEN[,...] names the networks the job may use: a bind()
+ * RMAX_BIND_NET=A.B.C.D/LEN[,...] (commas or spaces) names the networks the job may use: a bind()
  * to 0.0.0.0 becomes a bind() to this host's address inside them (the
  * loopback address for 127.0.0.0/8), and a bind() to [::] becomes [::1]. A
  * socket that listen()s without a bind() (the kernel would bind it to the
@@ -58,7 +58,7 @@ static in_addr_t chosen_address(void)
         return loopback;
     in_addr_t found = 0;
     char *save = NULL;
-    for (char *item = strtok_r(text, ",", &save); item && !found; item = strtok_r(NULL, ",", &save)) {
+    for (char *item = strtok_r(text, ", ", &save); item && !found; item = strtok_r(NULL, ", ", &save)) {
         char *slash = strchr(item, '/');
         long len = 32;
         if (slash) {

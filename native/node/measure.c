@@ -3,15 +3,30 @@
 #include "rmx_timer.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void node_parse(node_run *r, int argc, char **argv, const rmx_arg *spec, size_t nspec)
 {
-    rmx_args_parse(r->k->prog, r->k->about, argc, argv, 2, spec, nspec);
+    /* --check-args is taken out before the table parse, so that every command has it
+     * (argv is the process's own array: dropping an entry in place is allowed) */
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i >= 2 && strcmp(argv[i], "--check-args") == 0)
+            r->check_only = 1;
+        else
+            argv[n++] = argv[i];
+    }
+    argv[n] = NULL;
+    rmx_args_parse(r->k->prog, r->k->about, n, argv, 2, spec, nspec);
 }
 
 void node_open(node_run *r)
 {
+    if (r->check_only) {
+        fflush(stdout);
+        exit(0);
+    }
     r->jf = NULL;
     r->table = 1;
     if (r->json) {

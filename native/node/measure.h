@@ -36,6 +36,7 @@ typedef struct {
     rmx_json j;
     int table;         /* a table on stdout (unless the JSON goes there) */
     int failed;        /* some validation failed */
+    int check_only;    /* --check-args: refuse bad input as a run would, then exit 0 without measuring */
     /* a sweep over sizes: what ended it (NULL: not a sweep), its start and
      * points, and the last point's size and cost, to estimate the next one's */
     const char *stopped;
@@ -57,10 +58,14 @@ typedef struct {
      1e18, NULL},                                                                                                    \
     {"points-per-octave", RMX_ARG_INT, (per_octave), "sizes per doubling (default 4)", 1, 64, NULL}
 
+/* Parses the command's options. "--check-args" (any command, not in --help) makes
+ * node_open exit 0: the input is refused or accepted exactly as a run would, so
+ * that a caller can refuse it before it stores a run (rmax.bench.node_kernel). */
 void node_parse(node_run *r, int argc, char **argv, const rmx_arg *spec, size_t nspec);
 
 /* Opens the JSON output and prints the table's header: called once the command
- * has refused bad input, so that a refused run writes nothing. */
+ * has refused bad input, so that a refused run writes nothing (with --check-args
+ * it exits 0 here instead). */
 void node_open(node_run *r);
 
 /* Prints the footer (and what ended a sweep), closes the output, and warns on

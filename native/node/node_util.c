@@ -1,5 +1,7 @@
 #include "node_util.h"
 
+#include "rmx_threads.h"
+
 #include "rmx_args.h"
 
 #include <dirent.h>
@@ -225,4 +227,13 @@ unsigned long long node_rand(node_rng *r)
     r->s ^= r->s << 25;
     r->s ^= r->s >> 27;
     return r->s * 2685821657736338717ULL;
+}
+
+int node_threads(const char *prog, long long threads)
+{
+    int allowed = rmx_cpus_allowed();
+    if (threads > allowed)
+        rmx_die(2, prog, "--threads %lld is more than the %d CPUs this process may run on: threads sharing a CPU "
+                "do not measure all cores", threads, allowed);
+    return threads > 0 ? (int)threads : allowed;
 }

@@ -22,6 +22,10 @@ size_t node_total_cache_bytes(void);
  * one error line naming `what`, exit 2 (bad input, not a failed run). */
 void node_check_size(const char *prog, const char *what, size_t bytes, size_t count);
 
+/* The threads of an all-core run: `threads` (0: every CPU allowed); more than the CPUs
+ * allowed is refused, since threads that share a CPU do not measure all cores' rate. */
+int node_threads(const char *prog, long long threads);
+
 /* The size range of a sweep over working sets (cpurate, memcopy, memlat): an unset
  * max_size becomes 4x the last-level cache (1 GiB when unknown), capped at a quarter of
  * the available memory; then both ends are checked for `count` buffers and their order.

@@ -7,6 +7,7 @@
 #include "node_commands.h"
 #include "peakflops_kernels.h"
 
+#include "node_util.h"
 #include "rmx_threads.h"
 #include "rmx_timer.h"
 
@@ -117,7 +118,7 @@ int cmd_peakflops(int argc, char **argv)
         NODE_ARG_CORRUPT(&r, "spoil the expected answer"),
     };
     node_parse(&r, argc, argv, spec, sizeof spec / sizeof spec[0]);
-    int all = threads > 0 ? (int)threads : rmx_cpus_allowed();
+    int all = node_threads(K.prog, threads);
     const rmx_peak_kernel *chosen[16];
     int nk = 0;
     for (const rmx_peak_kernel *const *kp = rmx_peak_kernels; *kp && nk < 16; kp++)

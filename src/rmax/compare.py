@@ -154,8 +154,9 @@ def compare(store: Store, a_ids: str, b_ids: str,
         raise RmaxError("A and B have no run of the same kind on the same host: " + "; ".join(only[:6]),
                         hint="runs pair by kind and host (and HPL tests by N, NB and grid)")
     changes: list[Change] = []
+    # an HPL run is compared through its tests, which pair by N, NB and grid (and say when alone)
     skipped = [f"not compared: {_where(k)}: only in {'A' if ra else 'B'}" for k, (ra, rb) in groups.items()
-               if not (ra and rb) and k[0] not in ("info", "hpl", "hpl-test")]
+               if not (ra and rb) and k[0] not in ("info", "hpl")]
     for key, (ra, rb) in groups.items():
         if not ra or not rb:
             continue
@@ -198,7 +199,7 @@ def _adjust(changes: list[Change], min_change: float = MIN_CHANGE, alpha: float 
 def _family_changes(kind: str, host: str, ra: list[RunRecord], rb: list[RunRecord], out: list[Change],
                     skipped: list[str]) -> None:
     """The changes of a family's runs (none for runs of no family: an inventory, a tuning session);
-    a figure measured at different points (Figure.at) goes to `skipped`."""
+    a figure measured at different points (Figure.at), or on one side only, goes to `skipped`."""
     from rmax.bench.family import loaded
 
     sides = []
@@ -209,6 +210,11 @@ def _family_changes(kind: str, host: str, ra: list[RunRecord], rb: list[RunRecor
             for f in (got[0].metrics(got[1]) if got else []):
                 figs.setdefault(f.key, []).append(f)
         sides.append(figs)
+    for side, mine, other in (("A", sides[0], sides[1]), ("B", sides[1], sides[0])):
+        alone = sorted({mine[k][-1].metric for k in mine.keys() - other.keys()})
+        if alone:
+            skipped.append(f"not compared: {kind} on {host}: only in {side}: " + "; ".join(alone[:4])
+                           + (f" and {len(alone) - 4} more" if len(alone) > 4 else ""))
     for key in sides[0].keys() & sides[1].keys():
         fa, fb = sides[0][key], sides[1][key]
         at_a, at_b = {f.at for f in fa}, {f.at for f in fb}

@@ -231,6 +231,24 @@ class Interface(click.ParamType):
         return str(value)
 
 
+class Label(click.ParamType):
+    """A note stored with a run: one line of printable text, since it is printed back to terminals
+    (an escape sequence in a shared store would drive the reader's terminal)."""
+
+    name = "TEXT"
+    MAX = 200
+
+    def convert(self, value, param, ctx):
+        text = str(value)
+        bad = next((c for c in text if not c.isprintable()), None)
+        if bad is not None:
+            self.fail(f"'{text.encode('unicode_escape').decode()[:60]}' holds a control character "
+                      f"({bad.encode('unicode_escape').decode()}): a label is one line of printable text", param, ctx)
+        if len(text) > self.MAX:
+            self.fail(f"a label is at most {self.MAX} characters, not {len(text)}", param, ctx)
+        return text
+
+
 class InputFile(click.ParamType):
     """A text file rmax reads: it must exist, be a regular readable UTF-8 file, and pass `check`
     (a reader such as read_hostfile, so its content is refused while parsing too)."""

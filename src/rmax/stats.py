@@ -66,6 +66,20 @@ def differ_significantly(a, b, alpha: float = 0.05) -> tuple[bool, float]:
     return p < alpha, p
 
 
+def differ_paired(a, b, alpha: float = 0.05) -> tuple[bool, float]:
+    """A paired t-test on the log ratios a[i] / b[i] of positive rates measured side by side (in
+    turn, pair by pair): the load a pair shares cancels, and a ratio is what a rate's change is.
+    (significant, p-value); fewer than two pairs, or unequal lengths: (False, nan)."""
+    a, b = list(a), list(b)
+    if len(a) != len(b) or len(a) < 2 or min(a + b) <= 0:
+        return False, math.nan
+    logs = [math.log(x / y) for x, y in zip(a, b)]
+    if max(logs) - min(logs) < 1e-12 * max(1.0, max(map(abs, logs))):
+        return logs[0] != 0, 0.0 if logs[0] != 0 else 1.0
+    p = float(_st().ttest_1samp(logs, 0.0).pvalue)
+    return p < alpha, p
+
+
 def holm(p_values: list[float]) -> list[float]:
     """Holm's step-down adjustment of p-values tested together (Holm, Scand. J. Statistics 1979):
     comparing the adjusted values with alpha keeps the chance of any false "significant" among

@@ -1,5 +1,6 @@
 """Text files a user names (hostfiles, cluster.toml, HPL.dat): read whole, or refused
-in one line: missing, a folder, a device, unreadable, too large, or not UTF-8 text."""
+in one line: missing, a folder, a device, unreadable, too large, or not UTF-8 text;
+and files rmax writes for users, whole or not at all."""
 
 from __future__ import annotations
 
@@ -110,4 +111,23 @@ def check_output_dir(path: str | Path, what: str = "output folder") -> Path:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise RmaxError(f"cannot create {what} {p}: {e.strerror}") from None
+    return p
+
+
+def write_atomic(path: str | Path, text: str, what: str = "file") -> Path:
+    """Write `text` to `path` whole or not at all: into a temporary file beside it, then renamed
+    over it, so that a full disk or a kill leaves the earlier file (or none), never half of one."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except OSError as e:
+        raise RmaxError(f"cannot write {what} {p}: {e.strerror}") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
     return p

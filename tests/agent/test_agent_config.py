@@ -52,7 +52,7 @@ def test_bad_config_files(db, tmp_path):
         with pytest.raises(RmaxError) as e:
             build(read_file(cfg))
         assert all(w in str(e.value) for w in words), e.value
-    with pytest.raises(RmaxError, match="does not exist"):
+    with pytest.raises(RmaxError, match="not found"):
         read_file(tmp_path / "none.toml")
 
 
@@ -120,3 +120,36 @@ def test_install_writes_a_quoted_unit(tmp_path):
     (cfg / "agent.toml").write_text("interval = -1\n")
     assert_one_line_error(run_cli("agent", "install", "--output", str(tmp_path / "b.service"), "--config",
                                   str(cfg / "agent.toml")), 2, "interval")
+
+
+def test_fleet_gives_up_on_a_server_that_answers_a_byte_at_a_time():
+    """A socket timeout bounds each read only: a server that drips its answer must not hold `agent
+    fleet` for ever; the whole answer has a deadline."""
+    import socket
+    import threading
+    import time
+
+    from rmax.agent.fleet import _read
+
+    srv = socket.create_server(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+
+    def drip():
+        conn, _ = srv.accept()
+        conn.recv(4096)
+        conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n")
+        try:
+            for _ in range(20):
+                conn.sendall(b" ")
+                time.sleep(0.2)
+        except OSError:
+            pass
+        conn.close()
+
+    t = threading.Thread(target=drip, daemon=True)
+    t.start()
+    start = time.monotonic()
+    with pytest.raises(RmaxError, match="did not finish its answer within 1 s"):
+        _read(f"http://127.0.0.1:{port}/rates.json", 1.0)
+    assert time.monotonic() - start < 3
+    srv.close()

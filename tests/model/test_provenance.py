@@ -3,6 +3,8 @@
 import json
 import os
 
+import pytest
+
 from cliutil import assert_one_line_error, run_cli
 from rmax.bench.hpl import HplTestSummary
 from rmax.bench.net import Fit, Layer, NetSummary
@@ -200,7 +202,8 @@ def test_each_what_if_takes_the_dgemm_rate_at_its_own_shape(db, tmp_path):
 
 def test_a_dgemm_faster_than_the_measured_peak_becomes_the_basis_named(db):
     """A peak a real kernel beats is no peak: 16-thread DGEMM 917 GFLOPS against an FMA peak measured at
-    702 (a 16-vCPU guest whose threads did not all run at once) makes 917 the basis, both runs named."""
+    702 makes 917 the basis, both runs named; where one core's peak shows that the all-core row ran
+    apart (a 16-vCPU guest), 16 x one core's is the peak."""
     from rmax.bench.dgemm import DgemmPoint, DgemmSummary
     from rmax.bench.family import get
     from rmax.model.inputs import peak_basis
@@ -212,7 +215,8 @@ def test_a_dgemm_faster_than_the_measured_peak_becomes_the_basis_named(db):
                 for t, v in ((1, one), (16, all16))]
 
     cpu = {"flags": ["sse2", "avx", "avx2", "fma", "avx512f"], "cores": 16, "cpuinfo_mhz": 1000.0}  # nominal 512
-    s = get("peakflops").parse(peak_records(63.1, 702.0), cpu).summary
+    # an all-core row that ran together (88% of 16 x one core's) is the measured peak
+    s = get("peakflops").parse(peak_records(50.0, 702.0), cpu).summary
     assert s.rpeak.basis == "measured"
     peak = _store("peakflops", [HERE], s.to_dict())
     with open_store() as st:
@@ -228,6 +232,14 @@ def test_a_dgemm_faster_than_the_measured_peak_becomes_the_basis_named(db):
         value, basis = peak_basis(st, {})
     assert value == 917.0 and faster[:8] in basis and peak[:8] in basis and slower[:8] not in basis
     assert "DGEMM on 16 threads" in basis and "above the FMA peak of 702.0 GFLOPS" in basis
+    # an all-core row at 70% of 16 x one core's (its threads did not all run at once): 16 x 63.1 is
+    # the peak, and the DGEMM does not beat it
+    s = get("peakflops").parse(peak_records(63.1, 702.0), cpu).summary
+    assert s.rpeak.basis == "measured per core" and s.rpeak.gflops == pytest.approx(16 * 63.1)
+    _store("peakflops", [HERE], s.to_dict())
+    with open_store() as st:
+        value, basis = peak_basis(st, {})
+    assert value == pytest.approx(16 * 63.1) and "per core x cores" in basis
 
 
 def test_cost_takes_hpl_only_from_the_clusters_nodes_and_never_above_its_peak(db, tmp_path):

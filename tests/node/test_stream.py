@@ -28,6 +28,14 @@ def test_a_wrong_answer_is_caught():
     assert recs and all(r["validated"] is False for r in recs)
 
 
+def test_the_check_holds_over_many_repetitions():
+    # STREAM's scalar 3 grows the arrays 15x a repetition: a spoilt element fell below the tolerance
+    # after ~12 repetitions and every value was infinite (so anything passed) after 263
+    args = ("stream", "--size", "16K", "--budget", "0", "--mode", "one", "--ntimes", "400")
+    assert all(r["validated"] is False for r in records(*args, "--self-test-corrupt"))
+    assert all(r["validated"] is True and r["repetitions"] == 400 for r in records(*args))
+
+
 def test_bad_sizes_are_one_line_errors():
     for args, words in ((["--size", "0"], "greater than zero"), (["--size", "-8M"], "not a size"),
                         (["--size", "1000G"], "does not fit"), (["--ntimes", "3"], "out of range")):

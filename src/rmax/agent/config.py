@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from rmax.errors import RmaxError
+from rmax.textfile import read_text
 
 DEFAULT_PORT = 9477
 NODE_PROBES = ("peakflops", "dgemm", "stream", "memlat")
@@ -159,13 +160,10 @@ def parse_listen(text: str, what: str = "--listen") -> tuple[str, int]:
 def read_file(path: str | Path) -> dict:
     """The [agent] table of a TOML file (or the whole file when it has no such table)."""
     p = Path(path)
+    text = read_text(p, "configuration file")    # a regular file of sane size: not /dev/zero or a FIFO
     try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise RmaxError(f"configuration file {p} does not exist") from None
-    except OSError as e:
-        raise RmaxError(f"cannot read configuration file {p}: {e.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
         raise RmaxError(f"configuration file {p} is not valid TOML: {e}") from None
     table = data.get("agent", data)
     if not isinstance(table, dict):

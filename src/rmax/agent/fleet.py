@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,12 +21,29 @@ from rmax.errors import RmaxError
 from rmax.stats import shifted
 
 
+MAX_ANSWER = 16 << 20   # bytes: an agent's rates are a few KiB
+
+
+def _read(url: str, timeout: float) -> bytes:
+    """The answer's body within `timeout` seconds in all: the socket's timeout bounds each read, so a
+    server that sends a byte now and then would otherwise hold the command for ever."""
+    deadline = time.monotonic() + timeout
+    body = bytearray()
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        while chunk := r.read1(65536):
+            body += chunk
+            if len(body) > MAX_ANSWER:
+                raise RmaxError(f"{url} answered more than {MAX_ANSWER >> 20} MiB: not an rmax agent's rates")
+            if time.monotonic() > deadline:
+                raise RmaxError(f"{url} did not finish its answer within {timeout:g} s")
+    return bytes(body)
+
+
 def _fetch(url: str, timeout: float) -> dict:
     if not url.rstrip("/").endswith(".json"):
         url = url.rstrip("/").removesuffix("/metrics") + "/rates.json"
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            data = json.loads(r.read())
+        data = json.loads(_read(url, timeout))
     except urllib.error.HTTPError as e:
         raise RmaxError(f"{url} answered HTTP {e.code}", hint="give an agent's address, e.g. http://node:9477") from None
     except (urllib.error.URLError, OSError) as e:

@@ -68,7 +68,8 @@ class AgentCollector(Collector):
                                        labels=[*keys, "unit"]),
             "deviation": GaugeMetricFamily("rmax_rate_deviation_ratio", "Latest value / baseline - 1", labels=keys),
             "drift": GaugeMetricFamily("rmax_rate_drift", "1 when the recent values are significantly worse than "
-                                       "the baseline (one-sided Mann-Whitney U test)", labels=keys),
+                                       "the baseline (one-sided Mann-Whitney U test), 0 when tested and not; NaN "
+                                       "while learning (no verdict yet)", labels=keys),
             "p_value": GaugeMetricFamily("rmax_rate_drift_p_value", "p-value of the drift test (NaN while learning)",
                                          labels=keys),
             "n_baseline": GaugeMetricFamily("rmax_rate_baseline_samples", "Number of values in the baseline",
@@ -80,7 +81,7 @@ class AgentCollector(Collector):
             k = [r["probe"], r["peer"]]
             rate.add_metric([*k, r["statistic"], r["unit"]], _num(r["latest"]))
             for field, fam in per_rate.items():
-                value = float(r[field]) if field == "drift" else _num(r[field])
+                value = (float(r[field]) if r["state"] != "learning" else math.nan) if field == "drift" else _num(r[field])
                 fam.add_metric([*k, r["unit"]] if field in ("baseline", "noise") else k, value)
         yield rate
         yield from per_rate.values()

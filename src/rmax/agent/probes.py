@@ -127,7 +127,7 @@ class MemoryLatency(Probe):
 
     def rates(self, record):
         f = headline_figure(record, "memory_latency")
-        return [Rate("memory_latency", "", "seconds", "median", False, f.value * 1e-9)] if f else []
+        return [Rate("memory_latency", "", "seconds", "min", False, f.value * 1e-9)] if f else []
 
 
 @register

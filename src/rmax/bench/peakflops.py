@@ -12,17 +12,13 @@ from rmax.bench.family import Family, RunContext, Summary, SurveyPlan, option, r
 from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, cell, figure
-from rmax.inventory.rpeak import PeakRow, derive, peak_rows, peakflops_row, widest_isa
+from rmax.inventory.rpeak import TOGETHER, PeakRow, derive, peak_rows, peakflops_row, widest_isa
 from rmax.native import executable
 from rmax.params import Count, Seconds
 
 # Interference (another process, a lower clock under load) only ever lowers a block's rate, so
 # the peak is the fastest timed block; the median is shown beside it.
 PEAK = "maximum of timed blocks"
-# An all-core peak below this share of threads x the one-core peak is worth a word: a lower
-# all-core clock explains some of it, threads that did not all run at once (other work, a VM's
-# vCPUs) the rest. A 16-vCPU guest measured 64-70% while its DGEMM reached 91%.
-TOGETHER = 0.85
 
 
 @dataclass
@@ -47,13 +43,15 @@ class PeakBasis:
     formula: str | None
     trustworthy: bool
     warning: str | None
-    basis: str                          # measured | nominal: which peak % of peak uses
+    basis: str                          # rpeak.BASES: which peak % of peak uses
     basis_reason: str
+    gflops: float | None = None         # that peak (None in rmax.peakflops/2 runs: their basis is not used)
 
 
 @dataclass
 class PeakflopsSummary(Summary):
-    SCHEMA = "rmax.peakflops/2"
+    SCHEMA = "rmax.peakflops/3"
+    READS = ("rmax.peakflops/2",)       # /2 lacks rpeak.gflops: chosen by an older rule, it is not used
     results: list[PeakRow]
     peak_row: int | None = None         # the all-core row of the widest ISA, double: the measured peak
     rpeak: PeakBasis | None = None      # None: the CPU facts of the node were not at hand
@@ -143,7 +141,7 @@ class Peakflops(Family):
             d = derive_from_rows(cpu, rows)
             basis = PeakBasis(d["isa"], d["fma_units"], d["fma_units_source"], d["fma_units_detail"],
                               d["nominal_gflops"], d["formula"], d["trustworthy"], d["warning"], d["basis"],
-                              d["basis_reason"])
+                              d["basis_reason"], d["gflops"])
         summary = PeakflopsSummary(rows, _peak_row(rows), basis)
         samples = {f"{r['isa']}/{r['precision']}/{r['threads']}": r["samples"] for r in recs if r.get("validated")}
         err = invalid(recs, lambda r: f"{r['isa']}/{r['precision']}/{r['threads']}")
@@ -166,13 +164,14 @@ class Peakflops(Family):
             b = s.rpeak
             out.append(figure(s, ("rpeak", "nominal_gflops"), "rpeak_nominal", "Rpeak (nominal)", "GFLOPS",
                               "cores x clock x flops/cycle", role="rpeak_nominal"))
-            # the basis is the measured peak's own field when measured, so the two rows cannot disagree
+            # a measured basis is the peak's own field, so the two rows cannot disagree
             if b.basis == "measured" and peak is not None:
-                out.append(figure(s, peak.path, "peak_basis", "Peak used for % of peak", "GFLOPS",
-                                  f"basis: measured, {peak.statistic}", role="peak_basis"))
+                path, stat = peak.path, f"basis: measured, {peak.statistic}"
+            elif b.basis == "measured per core":
+                path, stat = ("rpeak", "gflops"), "basis: measured per core x cores, fastest of one core's blocks"
             else:
-                out.append(figure(s, ("rpeak", "nominal_gflops"), "peak_basis", "Peak used for % of peak", "GFLOPS",
-                                  "basis: nominal", role="peak_basis"))
+                path, stat = ("rpeak", "nominal_gflops"), "basis: nominal"
+            out.append(figure(s, path, "peak_basis", "Peak used for % of peak", "GFLOPS", stat, role="peak_basis"))
         return [f for f in out if f]
 
     def metrics(self, s: PeakflopsSummary) -> list[Figure]:

@@ -110,7 +110,7 @@ def status_cmd(config_path, host, as_json, **options):
     if not view["rates"]:
         console.print(f"no agent probes of {view['host']} in the store yet (rmax agent run measures them)")
         return
-    from rich.table import Table
+    from rmax.terminal import Table
 
     t = Table(title=f"rmax agent: {view['host']} against its own history (alpha {cfg.alpha:g})")
     for c in ("rate (statistic)", "latest", "baseline", "change", "p", "state", "last probe"):
@@ -124,7 +124,14 @@ def status_cmd(config_path, host, as_json, **options):
                   fmt(r["p_value"], ".2g"), state, _when(r["last_probe_at"]))
     console.print(t)
     drifted = [r["probe"] + (f" to {r['peer']}" if r["peer"] else "") for r in view["rates"] if r["drift"]]
-    console.print(f"drift: {', '.join(drifted)}" if drifted else "no drift")
+    learning = sum(r["state"] == "learning" for r in view["rates"])
+    if drifted:
+        console.print(f"drift: {', '.join(drifted)}")
+    elif learning == len(view["rates"]):
+        console.print("no verdict yet: every rate is still learning its baseline")
+    else:
+        console.print("no drift" + (f" in the {len(view['rates']) - learning} rates tested; {learning} still learning "
+                                    "their baseline" if learning else ""))
 
 
 @command.command("fleet")
@@ -143,7 +150,7 @@ def fleet_cmd(sources, config_path, as_json, **options):
     if as_json:
         print_json({"nodes": [v["host"] for v in views], "alpha": cfg.alpha, "rates": ranking})
         return
-    from rich.table import Table
+    from rmax.terminal import Table
 
     for r in ranking:
         t = Table(title=f"{r['probe']} ({r['statistic']}, median of the latest {cfg.recent}), best first")

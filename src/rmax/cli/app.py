@@ -82,12 +82,28 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+def _redeliver(unraisable, default=sys.unraisablehook) -> None:
+    """A stop raised while a destructor or weakref callback runs is ignored by Python (printed, and
+    the command goes on to exit 0): send the signal again, to land in the command itself."""
+    exc = unraisable.exc_value
+    if isinstance(exc, KeyboardInterrupt):
+        name = exc.args[0] if exc.args and exc.args[0] in signal.Signals.__members__ else "SIGINT"
+        signal.raise_signal(signal.Signals[name])
+        return
+    default(unraisable)
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv or os.environ.get("RMAX_DEBUG") == "1"
     # SIGTERM and SIGHUP end a run like Ctrl-C does, so it is stored as interrupted.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_interrupt)
+    sys.unraisablehook = _redeliver
+    # A terminal whose locale cannot encode "—" or "…" (ISO-8859-1) gets "?" for them, not a crash.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure") and "utf" not in (stream.encoding or "utf").lower():
+            stream.reconfigure(errors="replace")
     try:
         cli.main(args=argv, prog_name="rmax", standalone_mode=False)
     except click.exceptions.Exit as e:

@@ -44,7 +44,7 @@ def command(a, b, html_dir, show_all, min_change, as_json):
         print_json({"a": [r.id for r in ra], "b": [r.id for r in rb], "min_change": min_change / 100,
                     "changes": [c.as_dict() for c in changes], "notes": notes})
     else:
-        from rich.table import Table
+        from rmax.terminal import Table
 
         shown = [c for c in changes if show_all or c.significant is not False]
         t = Table(title=f"{_side(ra)} -> {_side(rb)} ({len(changes)} metrics paired, "
@@ -57,6 +57,9 @@ def command(a, b, html_dir, show_all, min_change, as_json):
             t.add_row(c.kind, c.host, c.metric, f"{c.a:.4g} {c.unit}", f"{c.b:.4g} {c.unit}", f"{100 * c.change:+.1f}%",
                       f"{c.n_a}/{c.n_b}", f"{c.p_adjusted:.3g}" if c.p_adjusted is not None else "—", sig)
         console.print(t)
+        console.print("A, B: each side's figure (its own statistic: `rmax runs show ID`), the median of the "
+                      "figure over a side's runs when it has several; Change: B against A; p: Welch's t-test "
+                      "over the repeats, Holm-adjusted over every metric", soft_wrap=True, style="dim")
         undecided = sum(c.significant is None for c in changes)
         if undecided:
             console.print(f"{undecided} metric(s) undecided, {VERDICT[None]}: one run a side has no independent "

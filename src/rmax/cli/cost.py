@@ -128,7 +128,7 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead, scope) -> dict:
 
 
 def _print(r: dict) -> None:
-    from rich.table import Table
+    from rmax.terminal import Table
 
     f = r["table2"]
     t = Table(title=f"Cost-benefit of {r['cluster']} ({r['nodes']} nodes), as Kronos's Table Two")

@@ -65,7 +65,7 @@ def _add_hpl(col, m: int, hpl: dict) -> None:
 
 
 def _print_table(title: str, rows: list[dict], repeats: int) -> None:
-    from rich.table import Table
+    from rmax.terminal import Table
 
     from rmax.nic.mtu_results import table
 

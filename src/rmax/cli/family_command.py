@@ -54,7 +54,7 @@ def _params(family: Family) -> list[click.Parameter]:
 
 def render(view: View, title: str) -> None:
     """A family's view on the terminal: each table under its caption, then the notes."""
-    from rich.table import Table as RichTable
+    from rmax.terminal import Table as RichTable
 
     for i, t in enumerate(view.tables):
         rt = RichTable(title=f"{title}: {t.caption}" if (i == 0 and t.caption) else (t.caption or title))

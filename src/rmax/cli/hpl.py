@@ -9,7 +9,7 @@ import click
 from rmax.cli.launch_options import launch_options
 from rmax.launch.request import spec_from_options
 from rmax.cli.output import console, json_option, print_json
-from rmax.params import TOPOLOGY
+from rmax.params import TOPOLOGY, Label
 from rmax.errors import RmaxError
 
 
@@ -34,7 +34,7 @@ def _read(dat: str | None, np: int | None):
 @click.option("--engine", default="rmax", show_default=True, metavar="rmax|hpcc|xhpl:PATH",
               help="Which HPL implementation runs the tests.")
 @click.option("--blas", default=None, metavar="NAME|PATH", help="BLAS for this run: openblas, blis, atlas, reference or a path.")
-@click.option("--label", default=None, help="A note stored with the run.")
+@click.option("--label", default=None, type=Label(), help="A note stored with the run.")
 @click.option("--placement", type=click.Choice(["natural", "topology"]), default="natural", show_default=True,
               help="natural: ranks in hostfile order; topology: process rows (flat grids) or columns inside switches.")
 @click.option("--topology", "topology_file", type=TOPOLOGY, default=None,
@@ -112,7 +112,7 @@ def check_cmd(dat, as_json, launcher, timeout, **opts):
     if as_json:
         print_json({"hpl": cfg.to_dict(), "test_count": cfg.test_count, "tests": tests})
         return
-    from rich.table import Table
+    from rmax.terminal import Table
 
     console.print(f"{dat or 'HPL.dat'}: {cfg.test_count} test(s) on up to {cfg.max_ranks} rank(s); nothing was run")
     t = Table()

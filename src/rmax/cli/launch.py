@@ -41,7 +41,7 @@ def check(as_json: bool, launcher: str | None, timeout: float, **opts) -> None:
     if as_json:
         print_json(record.as_dict())
         return
-    from rich.table import Table
+    from rmax.terminal import Table
 
     t = Table(title=f"{record.summary['ranks']} ranks via {record.params['launcher']} (run {record.id[:8]})")
     for col in ("Rank", "Host", "PID", "CPUs", "BLAS threads"):

@@ -72,7 +72,7 @@ def speedup_cmd(ts, tp, tis, tip, quadratic, max_n, plot_path, as_json):
         print_json({"model": "S(N) = (Ts + Tp) / (Ts + g(N) Tis + Tp/N + Tip)", "form": form, "curves": data,
                     "plot": plot_path})
         return
-    from rich.table import Table
+    from rmax.terminal import Table
 
     t = Table(title=f"Speedup S(N), Tis {'x N^2' if quadratic else 'x N'} (Brown, eq. 3)")
     t.add_column("N", justify="right")
@@ -154,15 +154,20 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, g
             store.close()
 
     rpeak = facts.rpeak_gflops * nodes * min(1.0, p * q / slots) if facts and facts.rpeak_gflops else None
-    preds = []
+    preds, warnings = [], []
     for n in ns:
         terms = hm.hpl_terms(n, nb, p, q, a, b, g, over)
         ref = hm.hpl_terms(n, nb, p, q, a, b, g)
         gf = hm.predicted_gflops(n, terms.total_s)
+        if rpeak and gf > rpeak and not warnings:
+            # a rate above the peak: the DGEMM rate or the peak is wrong, and a % above 100 would hide which
+            warnings.append(f"the prediction at N={n} ({gf:.1f} GFLOPS) is above the peak used for % of Rpeak "
+                            f"({rpeak:.1f} GFLOPS): gamma3 ({rates['gamma3'].source}) and that peak cannot both be "
+                            "right, so no % of Rpeak is given above 100")
         preds.append({"n": n, "nb": nb, "p": p, "q": q, "terms": terms.as_dict(), "time_s": terms.total_s,
                       "gflops": gf, "efficiency": hm.efficiency(terms),
                       "reference_time_s": ref.total_s, "reference_gflops": hm.predicted_gflops(n, ref.total_s),
-                      "percent_of_rpeak": 100 * gf / rpeak if rpeak else None,
+                      "percent_of_rpeak": 100 * gf / rpeak if rpeak and gf <= rpeak else None,
                       "memory_fraction": 8.0 * n * n / (nodes * mem) if mem else None})
     checks = None
     if validate:
@@ -176,7 +181,7 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, g
                                                       f"{' x the share of cores used' if p * q < slots else ''}; "
                                                       f"per node: {facts.rpeak_basis}") if rpeak else
               "unknown: no peakflops run stored on this node and no nominal Rpeak (`rmax bench peakflops` measures it)",
-              "predictions": preds,
+              "predictions": preds, "warnings": warnings,
               **({"validation": {"checks": [c.as_dict() for c in checks],
                                  "summary": [summarize_errors(checks), summarize_errors(checks, 4000)]}}
                  if checks is not None else {})}
@@ -187,7 +192,7 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, g
 
 
 def _print_hpl(r: dict, checks) -> None:
-    from rich.table import Table
+    from rmax.terminal import Table
 
     inp = r["inputs"]
     console.print(f"alpha  = {inp['alpha']['value'] * 1e6:.3f} us per message   ({inp['alpha']['source']})")
@@ -209,6 +214,8 @@ def _print_hpl(r: dict, checks) -> None:
     console.print(t)
     console.print(f"% of Rpeak against {r['rpeak_gflops']:.4g} GFLOPS: {r['rpeak_source']}" if r["rpeak_gflops"]
                   else f"% of Rpeak {r['rpeak_source']}", style="dim")
+    for w in r["warnings"]:
+        console.print(Text.assemble(("warning:", "yellow"), f" {w}"))
     t = Table(title="The predicted time's terms (s)")
     for col in ("N", "DGEMM", "bandwidth", "latency", f"overhead ({o['form']})"):
         t.add_column(col, justify="right")

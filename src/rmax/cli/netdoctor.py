@@ -103,7 +103,7 @@ def doctor_cmd(vcluster_name, hosts, hostfile, launcher, timeout, as_json):
     if as_json:
         print_json(rec.as_dict())
         return
-    from rich.table import Table
+    from rmax.terminal import Table
 
     t = Table(title=f"NICs of {len(nodes)} node(s) (run {rec.id[:8]})")
     for col in ("Node", "Interface", "MTU", "Speed (Mb/s)", "Driver", "rx-usecs", "Adaptive RX", "Networks"):

@@ -5,13 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import sys
 
 import click
 from rich.text import Text
 
-from rmax.cli.output import console, json_option, print_json
+from rmax.cli.output import console, json_option, plain, print_json
 from rmax.params import Count, OutputFile
+from rmax.textfile import write_atomic
 from rmax.errors import RmaxError
 from rmax.store import STATUSES, open_store
 
@@ -30,11 +32,16 @@ def _headline(run) -> str:
     if got is not None:
         fam, s = got
         figs = fam.headline(s) or fam.metrics(s)[:2]
-        return "; ".join(f"{f.metric} {f.value:.4g} {f.unit}" for f in figs[:2])
+        # the statistic's first words (median, best, maximum of N blocks): `runs show` has the rest
+        return "; ".join(f"{f.metric} {plain(f.value)} {f.unit} ({re.split('[;,(]', f.statistic)[0].strip()})"
+                         for f in figs[:2])
+    t = run.summary
+    if run.kind == "hpl-test" and isinstance(t.get("gflops"), (int, float)):
+        return f"{t.get('code')} N={t.get('n')} NB={t.get('nb')} {t.get('p')}x{t.get('q')}: {plain(t['gflops'])} GFLOPS (one test)"
     parts = []
-    for k, v in list(run.summary.items())[:2]:
+    for k, v in [(k, v) for k, v in run.summary.items() if k != "schema"][:2]:
         if isinstance(v, dict) and "median" in v:
-            parts.append(f"{k} {v['median']:.4g}" + (f" {v['unit']}" if v.get("unit") else ""))
+            parts.append(f"{k} {plain(v['median'])}" + (f" {v['unit']}" if v.get("unit") else "") + " (median)")
         elif isinstance(v, (int, float, str)) and not isinstance(v, bool):
             parts.append(f"{k}={v}")
     return "; ".join(parts)
@@ -57,7 +64,7 @@ def list_cmd(kind, status, limit, as_json):
     if not runs:
         console.print("no runs stored yet")
         return
-    from rich.table import Table
+    from rmax.terminal import Table
 
     t = Table()
     for col in ("ID", "Kind", "Status", "Started (UTC)", "Duration (s)", "Hosts", "Summary"):
@@ -134,11 +141,7 @@ def export(run_ids, fmt, kind, out):
                 w.writerow([r.id, r.kind, r.status, r.started_at, name, stat, v, _unit(r.summary, name)])
         text = buf.getvalue()
     if out:
-        try:
-            with open(out, "w") as f:
-                f.write(text)
-        except OSError as e:
-            raise RmaxError(f"cannot write {out}: {e.strerror}") from None
+        write_atomic(out, text, "the export")
     else:
         sys.stdout.write(text)
 

@@ -11,7 +11,7 @@ from rich.text import Text
 from rmax.cli.launch_options import launch_options
 from rmax.launch.request import spec_from_options
 from rmax.cli.output import console, err_console, fmt, json_option, print_json
-from rmax.params import Count, NumberList, OutputFile
+from rmax.params import Count, Label, NumberList, OutputFile
 from rmax.errors import RmaxError
 from rmax.launch.base import MAX_RANKS
 
@@ -37,7 +37,7 @@ from rmax.launch.base import MAX_RANKS
 @click.option("--max-n", type=Count(1, 1 << 24), default=None, help="Extrapolate the fitted speedup up to this count.")
 @click.option("--plot", "plot_path", type=OutputFile(suffix=".svg"), default=None,
               help="Write the speedup plot to FILE, an SVG (its name ends in .svg).")
-@click.option("--label", default=None, help="A note stored with the study.")
+@click.option("--label", default=None, type=Label(), help="A note stored with the study.")
 @launch_options(default_np="set per point")
 @json_option
 def command(program, ranks, max_ranks, by, repeats, no_warmup, keep_launch_time, weak, n, nb, engine, max_n,
@@ -112,7 +112,7 @@ def _plot(rec, path: str) -> None:
 
 
 def _print(rec, plot_path) -> None:
-    from rich.table import Table
+    from rmax.terminal import Table
 
     s = rec.summary
     weak = s["mode"] == "weak"

@@ -6,7 +6,7 @@ import click
 from rich.text import Text
 
 from rmax.cli.output import console, err_console, json_option, print_json
-from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Duration, OutputDir, Seconds
+from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Duration, Label, OutputDir, Seconds
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
 from rmax.cli.launch_options import use_vcluster
@@ -27,7 +27,7 @@ from rmax.launch.allocation import allocation_hosts
 @click.option("--vcluster", metavar="NAME", default=None, callback=use_vcluster,
               help="Survey the nodes of this virtual cluster (its hostfile, through --launcher vcluster).")
 @click.option("--timeout", type=TIMEOUT, default=900.0, show_default=True, help="Watchdog per step job (s).")
-@click.option("--label", default=None, help="A note stored with the survey.")
+@click.option("--label", default=None, type=Label(), help="A note stored with the survey.")
 @click.option("--out", type=OutputDir(), default=None, help="Also write the HTML report here.")
 @json_option
 def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, vcluster, timeout, label, out, as_json):

@@ -172,7 +172,7 @@ def probe_cmd(name, size, pings, as_json):
 
 
 def print_matrix(m: dict, title: str) -> None:
-    from rich.table import Table
+    from rmax.terminal import Table
 
     t = Table(title=title)
     t.add_column("from \\ to")
@@ -183,3 +183,5 @@ def print_matrix(m: dict, title: str) -> None:
                         f" / {fmt(m['bandwidth_Bps'][i][j] / 1e6 if m['bandwidth_Bps'][i][j] else None, '.1f')} MB/s")
                        for j in range(len(m["hosts"]))))
     console.print(t)
+    if m.get("latency_statistic"):
+        console.print(f"latency: {m['latency_statistic']}; bandwidth: {m.get('bandwidth_statistic')}", style="dim")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Group
-from rich.table import Table
+from rmax.terminal import Table
 from rich.text import Text
 
 

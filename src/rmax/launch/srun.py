@@ -6,7 +6,37 @@ import os
 
 from rmax.errors import RmaxError, RunFailed
 from rmax.launch import srun_mpi
+from rmax.launch.allocation import allocation_hosts
 from rmax.launch.base import LaunchSpec, Launcher, register
+from rmax.launch.hosts import Host
+from rmax.launch.netscope import job_network
+
+
+def placement(spec: LaunchSpec) -> list[tuple[Host, int]]:
+    """The hosts that get ranks and how many each, filling the hosts' slots in order as mpirun's
+    by-slot mapping does (beyond them, with --oversubscribe, one more each in turn). srun puts the
+    same number on every node it uses, so any other placement is refused."""
+    counts = [0] * len(spec.hosts)
+    left = spec.np
+    for i, h in enumerate(spec.hosts):
+        counts[i] = min(h.slots, left)
+        left -= counts[i]
+    i = 0
+    while left > 0:
+        counts[i % len(counts)] += 1
+        left, i = left - 1, i + 1
+    used = [(h, c) for h, c in zip(spec.hosts, counts) if c]
+    if len({c for _, c in used}) > 1:
+        asked = ", ".join(f"{h.name}:{c}" for h, c in used)
+        raise RmaxError(f"srun puts the same number of ranks on every node it uses, not {asked}",
+                        hint="give every host the same slot count (e.g. --hosts a:2,b:2), or use --launcher mpirun")
+    have = {h.name: h.slots for h in allocation_hosts() or []}
+    short = [(h.name, c, have[h.name]) for h, c in used if h.name in have and c > have[h.name]]
+    if short and not spec.oversubscribe:
+        name, c, n = short[0]
+        raise RmaxError(f"{c} ranks on {name}, but the allocation has {n} task slot{'s' if n != 1 else ''} there",
+                        hint="ask Slurm for more (salloc --ntasks-per-node), or spread the ranks over more nodes")
+    return used
 
 
 @register
@@ -24,14 +54,26 @@ class SlurmRun(Launcher):
         plugin, _ = srun_mpi.choose(argv[0], spec.program, os.environ)
         if plugin:
             argv.append(f"--mpi={plugin}")
-        if spec.hosts:
-            argv += ["--nodelist", ",".join(h.name for h in spec.hosts)]
+        # --nodelist alone is a minimum set: srun adds the allocation's other nodes and spreads the
+        # ranks its own way, so the nodes and the ranks on each are given exactly
+        if spec.hosts and spec.ranks_per_node:
+            nodes = spec.hosts[:-(-spec.np // spec.ranks_per_node)]
+            argv += ["--nodes", str(len(nodes)), "--nodelist", ",".join(h.name for h in nodes)]
+        elif spec.hosts:
+            used = placement(spec)
+            argv += ["--nodes", str(len(used)), "--nodelist", ",".join(h.name for h, _ in used),
+                     "--ntasks-per-node", str(used[0][1])]
         if spec.ranks_per_node:
             argv += ["--ntasks-per-node", str(spec.ranks_per_node)]
         if spec.oversubscribe:
             argv.append("--overcommit")
         argv.append("--cpu-bind=" + {"core": "cores", "socket": "sockets", "none": "none"}[spec.bind])
-        env = ",".join(f"{k}={v}" for k, v in spec.rank_env().items())
+        # the ranks' listeners confined to the job's network as under mpirun (netscope); srun and
+        # slurmstepd are Slurm's own and keep theirs. --export splits on commas: the networks
+        # go space-separated, which bindaddr reads too.
+        net = job_network([h.name for h in (spec.hosts or allocation_hosts() or [])], spec.net_if)
+        bind = {k: v.replace(",", " ") for k, v in net.bind_env().items()}
+        env = ",".join(f"{k}={v}" for k, v in {**spec.rank_env(), **bind}.items())
         argv.append(f"--export=ALL,{env}")
         return argv
 

@@ -16,6 +16,7 @@ from rmax.report.section import BUILDERS, Section, Table
 from rmax.report.sections.generic import generic_section
 from rmax.store import Store
 from rmax.store.runs import RunRecord
+from rmax.textfile import write_atomic
 
 NUMBER = re.compile(r"^-?[0-9][0-9.,eE+\-]*( x -?[0-9]+)?$")
 STATUS_WORDS = ("ok", "failed", "invalid", "interrupted", "skipped", "running")
@@ -70,7 +71,7 @@ def _write_data(out: Path, sections: list[Section]) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     for s in sections:
         for name, rows in s.data.items():
-            (data_dir / f"{name}.json").write_text(json.dumps(rows, indent=1, default=str))
+            write_atomic(data_dir / f"{name}.json", json.dumps(rows, indent=1, default=str))
             keys = list(dict.fromkeys(k for r in rows for k in r))
             with open(data_dir / f"{name}.csv", "w", newline="") as f:
                 w = csv.DictWriter(f, fieldnames=keys)
@@ -111,8 +112,7 @@ def write_report(store: Store, run_id: str, out_dir: str | Path) -> Path:
     html = _env().get_template("report.html.j2").render(
         title=title, subtitle=subtitle, sections=sections, version=__version__, store=str(store.path),
         status_words=STATUS_WORDS)
-    (out / "index.html").write_text(html)
-    return out / "index.html"
+    return write_atomic(out / "index.html", html, "the report")
 
 
 __all__ = ["write_report", "collect_sections", "Section", "Table"]

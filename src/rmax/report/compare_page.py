@@ -10,6 +10,7 @@ from rmax.compare import VERDICT, curves, paired
 from rmax.report import plots as svg
 from rmax.report.build import STATUS_WORDS, _env, _write_data
 from rmax.report.section import Section, Table
+from rmax.textfile import write_atomic
 
 
 def _names(runs) -> str:
@@ -40,7 +41,7 @@ def write_compare(store, a, b, changes, out_dir, notes: list[str] = ()) -> Path:
             subtitle="; ".join(f"{x}: " + ", ".join(f"{r.id} ({r.started_at})" for r in runs)
                                for x, runs in (("A", a), ("B", b))), sections=sections,
             version=__version__, store=str(store.path), status_words=STATUS_WORDS)
-        (out / "index.html").write_text(html)
+        write_atomic(out / "index.html", html, "the comparison")
     except OSError as e:
         raise RmaxError(f"cannot write the comparison into {out}: {e.strerror}") from None
     return out / "index.html"

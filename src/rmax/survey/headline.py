@@ -189,6 +189,9 @@ def percent_of_peak(rows: list[dict]) -> dict | None:
     else the inventories'); None when HPL beat that peak (peak_beaten says so)."""
     hpl, peak = by_role(rows, "hpl_rmax"), cluster_peak(rows)
     if hpl and peak and peak["value"] and not peak_beaten(rows):
+        runs = [r for r in (hpl.get("run"), peak.get("run")) if r]
         return {"metric": "HPL % of peak", "value": 100 * hpl["value"] / peak["value"], "unit": "%",
-                "statistic": f"{hpl['value']:.1f} / {peak['value']:.1f} GFLOPS ({peak['statistic']})"}
+                "statistic": f"{hpl['value']:.1f} / {peak['value']:.1f} GFLOPS ({peak['statistic']})"
+                             + (f"; runs {', '.join(r[:8] for r in runs)}" if runs else ""),
+                "runs": runs}
     return None

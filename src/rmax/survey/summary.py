@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rich.panel import Panel
-from rich.table import Table
+from rmax.terminal import Table
 from rich.text import Text
 
 from rmax.store import open_store
@@ -41,7 +41,8 @@ def render_summary(rec: RunRecord, console) -> None:
              + (f"{ranks} ranks; " if ranks else "ranks not recorded; ") +
              f"steps {counts['ok']} ok, {counts['skipped']} skipped" + (f", {others} not ok" if others else "")
              + f"; {rec.status}")
-    console.print(Panel(t, title=title, expand=False))
+    console.print(title)    # its own line: a panel's title is cut to the panel's width
+    console.print(Panel(t, expand=False))
     beaten = peak_beaten(rows)
     if beaten:
         console.print(beaten, style="yellow")

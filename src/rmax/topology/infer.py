@@ -116,7 +116,7 @@ def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[s
         odd = [(hosts[i], hosts[j]) for (i, j), d in dist.items() if where[i] == where[j] and d >= cut_log]
         groups = [[hosts[i] for i in comp] for comp in comps]
         note = (f"{len(groups)} groups split by {best.metric}: near pairs {_show(best.metric, best.near)}, "
-                f"far pairs {_show(best.metric, best.far)} ({best.ratio:.2f}x)")
+                f"far pairs {_show(best.metric, best.far)} (medians over the pairs; {best.ratio:.2f}x)")
         found.append(Inference(groups, best.metric, cuts, odd, note))
     if found:
         return min(found, key=lambda f: len(f.inconsistent_pairs) > 0)   # stable: the widest clean one
