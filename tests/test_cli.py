@@ -100,12 +100,16 @@ def test_sigterm_marks_the_run_interrupted(db):
 
 
 def test_bad_run_ids_and_stores(db, tmp_path):
+    # a reading command creates no store: without one it says so, with one it looks the id up
+    assert_one_line_error(run_cli("runs", "show", "deadbeef"), 2, "no results store at")
+    with open_store():
+        pass
     assert_one_line_error(run_cli("runs", "show", "deadbeef"), 2, "no run with id deadbeef")
     bad = tmp_path / "corrupt.db"
     bad.write_bytes(b"garbage" * 1000)
     assert_one_line_error(run_cli("runs", "list", env={"RMAX_DB": str(bad)}), 2, "damaged", "mv ")
     assert bad.read_bytes() == b"garbage" * 1000
-    assert_one_line_error(run_cli("runs", "list", env={"RMAX_DB": "/dev/null/x.db"}), 2, "cannot create")
+    assert_one_line_error(run_cli("bench", "oslat", "--quick", env={"RMAX_DB": "/dev/null/x.db"}), 2, "cannot create")
 
 
 def test_launch_errors(db):

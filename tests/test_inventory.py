@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import shutil
+import subprocess
+import sys
 import time
 
 import jsonschema
@@ -486,3 +490,16 @@ def test_the_measured_peak_is_no_lower_than_any_row_and_one_slowed_row_decides_n
     assert r["basis"] == "measured" and r["gflops"] == 116.9
     from rmax.bench.peakflops import _peak_row
     assert _peak_row(rows) == 3
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="a network namespace needs root")
+def test_interfaces_are_this_network_namespaces_not_sysfs_mounts():
+    """In a namespace entered for its network only (a virtual cluster's node), /sys/class/net still
+    shows the host's interfaces: the inventory must list the namespace's own (here only lo)."""
+    code = ("import json; from rmax.inventory import nics; "
+            "print(json.dumps([nics.sysfs_is_ours(), nics.interface_names(), nics.collect_nic('lo')]))")
+    out = subprocess.run(["unshare", "--net", sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    ours, names, lo = json.loads(out.stdout)
+    assert ours is False and names == ["lo"]
+    assert lo["kind"] == "loopback" and lo["mtu"] == 65536 and lo["operstate"] in ("unknown", "down")

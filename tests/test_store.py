@@ -1,4 +1,5 @@
 import hashlib
+import json
 import multiprocessing
 import os
 import signal
@@ -274,3 +275,54 @@ def test_reaping_a_dead_run_removes_its_scratch_and_nothing_else(db, tmp_path):
         assert s.get(run_id).status == "interrupted"
     assert not mine_dir.exists() and not mine_file.exists()
     assert (other / "f").exists() and link.is_symlink() and Path("/etc").exists()
+
+
+def test_reading_commands_read_a_store_they_may_not_write_and_create_none(tmp_path, monkeypatch):
+    """A shared store on a read-only mount (or another user's) is still listed, shown and compared;
+    a mistyped path for a reading command creates no folder and no empty store."""
+    from rmax.store import db as store_db
+
+    path = tmp_path / "r.db"
+    with open_store(path) as s:
+        with s.start_run("stream", params={}) as run:
+            run.update(summary={"x": 1})
+        rid = run.id
+    path.with_name("r.db-shm").unlink(missing_ok=True)       # as a copy onto read-only media has none
+    path.with_name("r.db-wal").unlink(missing_ok=True)
+    monkeypatch.setattr(store_db, "writable", lambda p: False)
+    import rmax.store.store as store_mod
+    monkeypatch.setattr(store_mod, "writable", lambda p: False)
+    with open_store(path, reading=True) as s:
+        assert s.readonly and s.get(rid[:8]).status == "ok"
+        with pytest.raises(RmaxError):
+            s.start_run("stream", params={})
+    typo = tmp_path / "no" / "such" / "x.db"
+    for args in (["runs", "list"], ["runs", "show", "latest"], ["compare", "a", "b"]):
+        proc = run_cli("--db", str(typo), *args)
+        assert (proc.returncode == 0 and "no runs stored yet" in proc.stdout) if args[1] == "list" else \
+            "no results store at" in proc.stderr, (args, proc.stdout, proc.stderr)
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_a_full_disk_is_named_and_the_runs_on_it_stay_readable(tmp_path):
+    """On a full disk, a command that stores says the disk is full (SQLite calls it an I/O error
+    when its WAL index cannot grow), and the runs already stored are still listed."""
+    mnt = tmp_path / "full"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
+    try:
+        env = {"RMAX_DB": str(mnt / "x.db")}
+        run_cli("bench", "oslat", "--quick", "--tests", "null", env=env, check=True)
+        with open(mnt / "filler", "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        assert_one_line_error(run_cli("bench", "oslat", "--quick", "--tests", "null", env=env), 2, "no space left")
+        listed = run_cli("runs", "list", "--json", env=env)
+        assert listed.returncode == 0 and [r["kind"] for r in json.loads(listed.stdout)] == ["oslat"], listed.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)

@@ -290,6 +290,21 @@ class OutputFile(click.ParamType):
         return str(check_output(value, _name(param), self.make_parents))
 
 
+class StorePath(click.ParamType):
+    """The results store's path (--db or RMAX_DB): whether it may be created, written or read is
+    the store's to say when a command opens it (rmax.store.db), and a command that only reads
+    creates nothing."""
+
+    name = "FILE"
+
+    def convert(self, value, param, ctx):
+        from pathlib import Path
+
+        if not str(value):
+            raise RmaxError("the results store's path (--db or RMAX_DB) is empty")
+        return str(Path(str(value)).expanduser())
+
+
 class OutputDir(click.ParamType):
     """A folder rmax creates or writes into."""
 

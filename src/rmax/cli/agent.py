@@ -102,7 +102,7 @@ def status_cmd(config_path, host, as_json, **options):
     from rmax.store import open_store
 
     cfg = load_config(config_path, options)
-    with open_store() as store:
+    with open_store(reading=True) as store:
         view = node_view(store, cfg, host)
     if as_json:
         print_json(view)

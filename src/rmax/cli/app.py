@@ -13,7 +13,7 @@ import sys
 import click
 
 from rmax import __version__
-from rmax.params import OutputFile
+from rmax.params import StorePath
 from rmax.errors import RmaxError
 
 # name -> module that defines a click command of that name; imported lazily so
@@ -60,7 +60,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="rmax")
 @click.option("--debug", is_flag=True, help="Show tracebacks and launcher commands.")
-@click.option("--db", "db_path", type=OutputFile(make_parents=True), envvar="RMAX_DB",
+@click.option("--db", "db_path", type=StorePath(), envvar="RMAX_DB",
               help="Results store (default $RMAX_DB or $XDG_DATA_HOME/rmax/results.db).")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, db_path: str | None) -> None:
@@ -75,7 +75,9 @@ def cli(ctx: click.Context, debug: bool, db_path: str | None) -> None:
 
 def _one_line(text: str) -> str:
     """A message quotes user input: a newline or escape sequence in it must not add lines or drive the terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    from rmax.cli.output import printable
+
+    return printable(text)
 
 
 def _raise_interrupt(signum, frame):

@@ -34,7 +34,7 @@ def command(a, b, html_dir, show_all, min_change, as_json):
     from rmax.compare import VERDICT, compare
     from rmax.store import open_store
 
-    with open_store() as store:
+    with open_store(reading=True) as store:
         ra, rb, changes, notes = compare(store, a, b, min_change / 100)
         if html_dir:
             from rmax.report.compare_page import write_compare

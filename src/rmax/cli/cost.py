@@ -43,7 +43,7 @@ def command(cluster_path, gflops, what_if, nb, alpha, beta, gamma, kappa, tau, a
         pass
     rpeak_node = c.rpeak_gflops or (facts.rpeak_gflops if facts else None)
     scope = Scope.here(nodes=c.nodes)   # HPL and network rates count only when measured on such nodes
-    with open_store() as store:
+    with open_store(reading=True) as store:
         if gflops is not None:
             measured, source = gflops, "given (--gflops)"
         else:

@@ -140,7 +140,7 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, g
         ns = [hm.n_for_memory(nodes * mem, nb, p, q)]
 
     scope = Scope.here(nodes)
-    store = open_store() if None in (alpha, beta, gamma) or (given is None and not no_calibration) or validate else None
+    store = open_store(reading=True) if None in (alpha, beta, gamma) or (given is None and not no_calibration) or validate else None
     try:
         # one DGEMM rate for every N: the shape of the largest (m and n are capped, so they mostly agree)
         rates = resolve_rates(store, alpha, beta, gamma, nb, scope, n=max(ns), grid=(p, q))

@@ -67,6 +67,12 @@ def run_and_show(name: str, start, show, as_json: bool) -> None:
         raise RunFailed(f"{record.kind} run {record.id[:8]} is {record.status}: {record.error}")
 
 
+def printable(text: str) -> str:
+    """Stored or quoted text as one line: a newline or escape sequence in it (a label, a kernel's
+    error) must not add lines or drive the terminal of whoever reads it."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def plain(value: float) -> str:
     """Four significant digits without an exponent for everyday magnitudes (112700, not 1.127e+05)."""
     if value == 0 or not math.isfinite(value) or not 1e-3 <= abs(value) < 1e15:

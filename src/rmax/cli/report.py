@@ -20,7 +20,7 @@ def command(run_id, out):
     from rmax.report.build import write_report
     from rmax.store import open_store
 
-    with open_store() as store:
+    with open_store(reading=True) as store:
         if run_id == "latest-survey":
             surveys = store.list(kind="survey", limit=1)
             if not surveys:

@@ -11,11 +11,12 @@ import sys
 import click
 from rich.text import Text
 
-from rmax.cli.output import console, json_option, plain, print_json
+from rmax.cli.output import console, json_option, plain, print_json, printable
 from rmax.params import Count, OutputFile
 from rmax.textfile import write_atomic
 from rmax.errors import RmaxError
 from rmax.store import STATUSES, open_store
+from rmax.store.db import NoStore
 
 
 @click.group("runs")
@@ -56,8 +57,11 @@ def list_cmd(kind, status, limit, as_json):
     """List stored runs, newest first.
 
     Example: rmax runs list --kind peakflops --status ok"""
-    with open_store() as store:
-        runs = store.list(kind=kind, status=status, limit=limit)
+    try:
+        with open_store(reading=True) as store:
+            runs = store.list(kind=kind, status=status, limit=limit)
+    except NoStore:
+        runs = []
     if as_json:
         print_json([r.as_dict() for r in runs])
         return
@@ -83,7 +87,7 @@ def show(run_id, as_json):
     """Everything stored about one run (an id prefix or 'latest').
 
     Example: rmax runs show latest"""
-    with open_store() as store:
+    with open_store(reading=True) as store:
         rec = store.get(run_id)
         children = store.children(rec.id)
     d = rec.as_dict()
@@ -94,13 +98,13 @@ def show(run_id, as_json):
     for k in ("id", "kind", "status", "started_at", "ended_at", "duration_s", "hosts", "label", "parent",
               "fingerprint", "error"):
         if d.get(k) not in (None, [], ""):
-            console.print(Text.assemble((k, "bold"), f": {d[k]}"))
+            console.print(Text.assemble((k, "bold"), f": {printable(str(d[k]))}"))
     for k in ("params", "summary", "environment"):
         if d[k]:
             console.print(Text(k, style="bold") + ":")
             console.print_json(json.dumps(d[k], default=str))
     if rec.argv:
-        console.print(Text.assemble(("argv", "bold"), f": {' '.join(rec.argv)}"))
+        console.print(Text.assemble(("argv", "bold"), f": {printable(' '.join(rec.argv))}"))
     if children:
         console.print(Text.assemble(("runs in it", "bold"),
                                     f": {', '.join(c.id[:8] + ' ' + c.kind for c in children)}"))
@@ -120,7 +124,7 @@ def export(run_ids, fmt, kind, out):
     Example: rmax runs export --format csv --out runs.csv"""
     from rmax.bench.family import loaded
 
-    with open_store() as store:
+    with open_store(reading=True) as store:
         runs = [store.get(i) for i in run_ids] if run_ids else store.list(kind=kind)
     if fmt == "json":
         text = json.dumps([r.as_dict() for r in runs], indent=2, default=str) + "\n"

@@ -1,8 +1,17 @@
-"""Network interfaces: name, driver, link speed, MTU and interrupt coalescing."""
+"""Network interfaces: name, driver, link speed, MTU and interrupt coalescing.
+
+/sys/class/net shows the interfaces of the network namespace sysfs was mounted in, not
+necessarily this process's: a virtual cluster's node (or a container entered with
+`nsenter --net`) sees the host's there. When sysfs's interfaces are not this namespace's
+(socket.if_nameindex asks the kernel for ours), each interface is read through netlink
+(`ip -j -d link`) and ethtool, which answer for this namespace."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import socket
 
 from rmax.inventory.probe import int_or_none, listdir, read_value, run
 
@@ -53,7 +62,7 @@ def link_speed(name: str, root: str = SYS_NET) -> tuple[int | None, str | None]:
     return speed, None
 
 
-def collect_nic(name: str, root: str = SYS_NET) -> dict:
+def collect_sysfs(name: str, root: str = SYS_NET) -> dict:
     d = f"{root}/{name}"
     reasons: dict[str, str] = {}
     has_device = os.path.exists(f"{d}/device")
@@ -90,5 +99,55 @@ def collect_nic(name: str, root: str = SYS_NET) -> dict:
     return entry
 
 
+def sysfs_is_ours(root: str = SYS_NET) -> bool:
+    """Whether sysfs's interfaces (names and indexes) are this network namespace's."""
+    try:
+        ours = {name: idx for idx, name in socket.if_nameindex()}
+    except OSError:
+        return True
+    return ours == {n: int_or_none(read_value(f"{root}/{n}/ifindex")[0]) for n in listdir(root)}
+
+
 def interface_names(root: str = SYS_NET) -> list[str]:
-    return listdir(root)
+    if sysfs_is_ours(root):
+        return listdir(root)
+    return sorted(name for _, name in socket.if_nameindex())
+
+
+def collect_nic(name: str, root: str = SYS_NET) -> dict:
+    return collect_sysfs(name, root) if sysfs_is_ours(root) else collect_netlink(name)
+
+
+def collect_netlink(name: str) -> dict:
+    """One interface of this namespace read through netlink and ethtool (sysfs shows another's)."""
+    reasons: dict[str, str] = {}
+    text, why = run(["ip", "-j", "-d", "link", "show", "dev", name], timeout=3)
+    try:
+        link = (json.loads(text) or [{}])[0] if text else {}
+    except ValueError:
+        link, why = {}, "ip -j printed no JSON"
+    info_text, why_info = run(["ethtool", "-i", name], timeout=3)
+    info = parse_ethtool_info(info_text) if info_text else {}
+    virtual_kind = (link.get("linkinfo") or {}).get("info_kind")
+    kind = "loopback" if link.get("link_type") == "loopback" else ("virtual" if virtual_kind else "device")
+    driver = info.get("driver") or virtual_kind
+    if driver is None:
+        reasons["driver"] = why_info or "not reported"
+    speed_text, why_speed = run(["ethtool", name], timeout=3)
+    m = re.search(r"Speed:\s*(\d+)\s*Mb/s", speed_text or "")
+    speed = int(m.group(1)) if m else None
+    if speed is None:
+        reasons["speed_mbps"] = why_speed or "driver reports no link speed (usual for virtual links)"
+    co_text, why_co = run(["ethtool", "-c", name], timeout=3)
+    coalesce = parse_ethtool_coalesce(co_text) if co_text else None
+    if coalesce is None:
+        reasons["coalesce"] = why_co
+    entry = {"name": name, "kind": kind, "driver": driver, "bus_info": info.get("bus-info") or None,
+             "speed_mbps": speed, "mtu": link.get("mtu"), "operstate": (link.get("operstate") or "").lower() or None,
+             "address": link.get("address"), "coalesce": coalesce, "reasons": reasons}
+    if entry["bus_info"] is None:
+        reasons["bus_info"] = "not on a bus: virtual interface" if kind != "device" else (why_info or "not reported")
+    for field in ("mtu", "operstate", "address"):
+        if entry[field] is None:
+            reasons[field] = why or f"ip link shows no {field}"
+    return entry

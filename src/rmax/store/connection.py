@@ -6,6 +6,7 @@ happens, so no command ever dies with an internal DatabaseError."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -30,13 +31,22 @@ def damaged(path: Path, detail: str) -> RmaxError:
     return RmaxError(f"results store {path} is damaged ({detail})", hint=recover_hint(path))
 
 
+def _disk_full(path: Path) -> bool:
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
+
+
 def store_error(path: Path, e: sqlite3.DatabaseError) -> RmaxError:
     """The one-line error for an SQLite failure on the store at path."""
     code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
     if code in (_BUSY, _LOCKED):
         return StoreBusy(f"results store {path} is locked by another process ({e})",
                          hint="wait for the other rmax to finish, or set RMAX_DB to another file")
-    if code == _FULL:
+    if code == _FULL or (code == _IOERR and _disk_full(path)):
+        # SQLite reports a full disk met while growing its WAL index as an I/O error
         return RmaxError(f"no space left to write the results store {path}", hint="free disk space and retry")
     if code in (_READONLY, _IOERR, _CANTOPEN):
         return RmaxError(f"cannot read or write the results store {path} ({e})", hint="set RMAX_DB to a writable path")
@@ -95,9 +105,11 @@ class StoreConnection(sqlite3.Connection):
         return self.cursor().executescript(*args)
 
 
-def open_connection(path: Path) -> StoreConnection:
+def open_connection(path: Path, uri: str | None = None) -> StoreConnection:
+    """A connection to path (or to the `uri` given for it: file:...?mode=ro)."""
     try:
-        con = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT, isolation_level=None, factory=StoreConnection)
+        con = sqlite3.connect(uri or str(path), timeout=BUSY_TIMEOUT, isolation_level=None, factory=StoreConnection,
+                              uri=uri is not None)
     except sqlite3.DatabaseError as e:
         raise store_error(path, e) from None
     con.path = path

@@ -12,6 +12,7 @@ import sqlite3
 import stat
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from rmax.errors import RmaxError
 from rmax.store import schema
@@ -59,6 +60,62 @@ def _check_location(path: Path) -> os.stat_result | None:
         raise RmaxError(f"cannot create the results store {path}: folder not writable",
                         hint="set RMAX_DB to a writable path")
     return None
+
+
+class NoStore(RmaxError):
+    """A command that only reads found no store at the path: it creates none."""
+
+
+def writable(path: Path) -> bool:
+    """Whether this process may write the store at path (the file, and its folder for the WAL's files)."""
+    try:
+        return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) and \
+            not os.statvfs(path.parent).f_flag & os.ST_RDONLY
+    except OSError:
+        return False
+
+
+def connect_readonly(path: Path) -> StoreConnection:
+    """A read-only connection to an existing store this process may not write (a read-only mount,
+    another user's file): checked like a writable one, but nothing is created, migrated or reaped.
+    SQLite needs the WAL's index file to read a WAL store; where it cannot exist (a read-only
+    folder) the file is read as immutable, which is sound since nobody can write it there."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise NoStore(f"no results store at {path}: nothing has been stored there",
+                      hint="set RMAX_DB (or --db) to the store you measured into") from None
+    except OSError as e:
+        raise RmaxError(f"cannot use the results store {path}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise RmaxError(f"results store {path} is {file_kind(st.st_mode)}, not a regular file")
+    if not os.access(path, os.R_OK):
+        raise RmaxError(f"results store {path} is not readable by this user")
+    if st.st_size > 0:
+        _check_header(path, st.st_size)
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    con = None
+    if path.with_name(path.name + "-shm").exists():
+        try:
+            con = open_connection(path, uri)
+            con.execute("PRAGMA user_version").fetchone()
+        except RmaxError:   # an index file it cannot use (left empty by a full disk)
+            if con is not None:
+                con.close()
+            con = None
+    con = con or open_connection(path, uri + "&immutable=1")
+    try:
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        if version != schema.LATEST:
+            raise RmaxError(f"results store {path} has schema version {version}, and this rmax reads "
+                            f"{schema.LATEST}; it cannot change a store it may not write",
+                            hint="open it once where it is writable (any rmax command that stores a run)")
+        if st.st_size > 0:
+            _quick_check(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
 
 
 def _check_header(path: Path, size: int) -> None:

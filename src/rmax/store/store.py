@@ -9,15 +9,32 @@ from typing import Any
 
 from rmax.errors import RmaxError
 from rmax.store.connection import damaged
-from rmax.store.db import connect, default_path
+from rmax.store.db import connect, connect_readonly, default_path, writable
 from rmax.store.runs import JSON_COLUMNS, Run, RunRecord, alive, new_record, reap_orphans, resolve_id
 
 
 class Store:
-    def __init__(self, path: Path | str | None = None):
+    def __init__(self, path: Path | str | None = None, reading: bool = False):
+        """`reading`: for a command that only reads: no store is created where there is none, and
+        one this process may not write is opened read-only (its orphans are left to a writer)."""
         self.path = Path(path) if path else default_path()
-        self.con = connect(self.path)
-        reap_orphans(self)
+        self.readonly = reading and (not self.path.exists() or not writable(self.path))
+        if self.readonly:
+            self.con = connect_readonly(self.path)
+            return
+        self.con = None
+        try:
+            self.con = connect(self.path)
+            reap_orphans(self)
+        except RmaxError as first:
+            if self.con is not None:
+                self.con.close()
+            if not reading:
+                raise
+            try:   # a full disk refuses the writes that opening does: a reader still reads
+                self.con, self.readonly = connect_readonly(self.path), True
+            except RmaxError:
+                raise first from None
 
     def close(self) -> None:
         self.con.close()
@@ -86,5 +103,5 @@ class Store:
         return run_id
 
 
-def open_store(path: Path | str | None = None) -> Store:
-    return Store(path)
+def open_store(path: Path | str | None = None, reading: bool = False) -> Store:
+    return Store(path, reading)
