@@ -153,3 +153,23 @@ def test_a_label_with_a_terminal_escape_is_refused_before_anything_runs(db, cmd)
     proc = run_cli(*cmd, "--label", "x\x1b]0;pwned\x07")
     assert_one_line_error(proc, 2, "--label", "control character")
     assert "no runs" in run_cli("runs", "list").stdout
+
+
+def test_every_command_that_takes_a_launcher_takes_vcluster_name():
+    """Named virtual clusters: wherever --launcher vcluster can be given, --vcluster NAME can be too."""
+    import click
+
+    from rmax.cli.app import cli
+
+    def walk(cmd, path):
+        if isinstance(cmd, click.Group):
+            ctx = click.Context(cmd)
+            for name in cmd.list_commands(ctx):
+                yield from walk(cmd.get_command(ctx, name), [*path, name])
+        else:
+            yield path, {o for p in cmd.params for o in getattr(p, "opts", [])}
+
+    seen = list(walk(cli, []))
+    assert len(seen) > 20
+    missing = [" ".join(p) for p, opts in seen if "--launcher" in opts and "--vcluster" not in opts]
+    assert missing == []

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from rich.text import Text
 
+from rmax.cli.launch_options import vcluster_option
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.errors import RmaxError
 
@@ -59,6 +60,7 @@ def command():
 @click.option("--peers", default=None, metavar="HOSTS", help="Ping-pong latency and bandwidth to these hosts.")
 @click.option("--launcher", default=None, metavar="NAME", help="MPI launcher for the ping-pong [mpirun; srun "
               "under Slurm].")
+@vcluster_option
 @click.option("--slurm", default=None, metavar="MODE", help="auto | on | off: skip nodes running Slurm jobs [auto].")
 @click.option("--sets", default=None, metavar="N", help="Stop after N complete probe sets [0: never].")
 @click.option("--probe-timeout", default=None, metavar="SECONDS", help="Kill a probe that takes longer [120].")

@@ -77,13 +77,14 @@ def _grid(text: str) -> tuple[int, int]:
               help="cluster.toml with [[switch]] groups (default: the latest `topology infer`).")
 @click.option("--hosts", type=HOSTS, default=None, help="Hosts and slots.")
 @click.option("--hostfile", type=HOSTFILE, default=None, help="Hostfile.")
-@click.option("--vcluster", "use_vcluster", is_flag=True, help="Use the virtual cluster's hosts and declared switches.")
+@click.option("--vcluster", "vcluster_name", default=None, is_flag=False, flag_value="", metavar="[NAME]",
+              help="Use a virtual cluster's hosts and declared switches (NAME, else $RMAX_VCLUSTER or the only one up).")
 @click.option("--rankfile", type=OutputFile(), default=None, help="Write an Open MPI rankfile here.")
 @json_option
-def place_cmd(grid, pmap, keep, order, topology_file, hosts, hostfile, use_vcluster, rankfile, as_json):
+def place_cmd(grid, pmap, keep, order, topology_file, hosts, hostfile, vcluster_name, rankfile, as_json):
     """Rank placement: an HPL grid with process rows inside switches, or a collective order.
 
-    Example: rmax topology place --grid 2x2 --vcluster --rankfile ranks.txt"""
+    Example: rmax topology place --grid 2x2 --vcluster NAME --rankfile ranks.txt"""
     from rmax.launch import parse_hosts, read_hostfile
     from rmax.topology import placement as pl
     from rmax.topology.sources import groups_for
@@ -91,11 +92,11 @@ def place_cmd(grid, pmap, keep, order, topology_file, hosts, hostfile, use_vclus
     if bool(grid) == bool(order):
         raise RmaxError("give either --grid PxQ or --order block|cyclic|serpentine")
     cpus = None
-    if use_vcluster:
+    if vcluster_name is not None:
         from rmax.launch import local_slots
         from rmax.vcluster import find
 
-        st = find(None, "RMAX_VCLUSTER=NAME")
+        st = find(vcluster_name or None, "--vcluster NAME")
         host_list = read_hostfile(st.hostfile)
         groups, source = groups_for(topology_file, "vcluster")
         cpus = f"0-{local_slots() - 1}"   # virtual nodes share this machine's cores: do not pin
