@@ -84,13 +84,23 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+_pending: list[str] = []   # a stop Python swallowed, still to be raised in the command
+
+
+def _raise_pending(signum, frame):
+    if _pending:
+        raise KeyboardInterrupt(_pending[0])
+
+
 def _redeliver(unraisable, default=sys.unraisablehook) -> None:
     """A stop raised while a destructor or weakref callback runs is ignored by Python (printed, and
-    the command goes on to exit 0): send the signal again, to land in the command itself."""
+    the command goes on to exit 0): raise it again 10 ms later, by then in the command itself
+    (anything done here, a re-sent signal included, would land in this hook again)."""
     exc = unraisable.exc_value
     if isinstance(exc, KeyboardInterrupt):
-        name = exc.args[0] if exc.args and exc.args[0] in signal.Signals.__members__ else "SIGINT"
-        signal.raise_signal(signal.Signals[name])
+        _pending[:] = [exc.args[0] if exc.args else "SIGINT"]
+        signal.signal(signal.SIGALRM, _raise_pending)
+        signal.setitimer(signal.ITIMER_REAL, 0.01)
         return
     default(unraisable)
 
@@ -108,6 +118,8 @@ def main(argv: list[str] | None = None) -> None:
             stream.reconfigure(errors="replace")
     try:
         cli.main(args=argv, prog_name="rmax", standalone_mode=False)
+        if _pending:    # the command finished before the swallowed stop could be raised again
+            raise KeyboardInterrupt(_pending[0])
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.UsageError as e:   # click's own refusals, in the same one line as rmax's
