@@ -503,3 +503,13 @@ def test_interfaces_are_this_network_namespaces_not_sysfs_mounts():
     ours, names, lo = json.loads(out.stdout)
     assert ours is False and names == ["lo"]
     assert lo["kind"] == "loopback" and lo["mtu"] == 65536 and lo["operstate"] in ("unknown", "down")
+
+
+def test_the_schema_names_every_peak_basis():
+    def find(node):
+        if isinstance(node, dict) and "enum" in node.get("properties", {}).get("basis", {}):
+            return node["properties"]["basis"]["enum"]
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else []
+        return next((got for got in map(find, children) if got), None)
+
+    assert tuple(find(SCHEMA)) == rpeak.BASES

@@ -4,6 +4,7 @@ would refuse, or sizes the machine cannot hold, before a run is stored."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from typing import Callable
 
@@ -25,8 +26,6 @@ def check_fits(what: str, nbytes: int, count: int = 1) -> None:
 def check_args(argv: list[str], env: dict | None = None) -> None:
     """Refuse, before a run is stored, what the kernel itself would refuse: it parses and checks
     argv with --check-args and exits without measuring, so its limits live in one place."""
-    import os
-
     try:
         done = subprocess.run([*argv, "--check-args"], capture_output=True, text=True, timeout=60,
                               env={**os.environ, **(env or {})})

@@ -19,6 +19,12 @@ from rmax.inventory.render import plural
 DP_FLOPS_PER_CYCLE = {"sse2": 4, "avx": 8, "avx2": 16}
 AVX512_FLOPS_PER_CYCLE = {1: 16, 2: 32}
 ISA_LABEL = {"sse2": "SSE2", "avx": "AVX", "avx2": "AVX2+FMA", "avx512": "AVX-512"}
+# The peaks "% of peak" may be computed against (choose_basis); the info schema lists the same.
+BASES = ("nominal", "measured", "measured per core")
+# An all-core peak below this share of threads x the one-core peak is worth a word: a lower
+# all-core clock explains some of it, threads that did not all run at once (other work, a VM's
+# vCPUs) the rest. A 16-vCPU guest measured 64-70% while its DGEMM reached 91%.
+TOGETHER = 0.85
 
 # rmax-node peakflops settings: short blocks so the whole measurement takes about 1 s
 PEAKFLOPS_ARGS = ["--precision", "double", "--budget", "0.05", "--sample-time", "0.01"]
@@ -281,13 +287,6 @@ def derive(cpu: dict, rows: list[PeakRow] | None, measure_reason: str | None) ->
     return out
 
 
-BASES = ("nominal", "measured", "measured per core")
-# An all-core peak below this share of threads x the one-core peak is worth a word: a lower
-# all-core clock explains some of it, threads that did not all run at once (other work, a VM's
-# vCPUs) the rest. A 16-vCPU guest measured 64-70% while its DGEMM reached 91%.
-TOGETHER = 0.85
-
-
 def choose_basis(nominal: float | None, trustworthy: bool, why_no_nominal: str | None, isa: str | None,
                  cores: int | None, rows: list[PeakRow] | None, measure_reason: str | None
                  ) -> tuple[str, float | None, str]:
@@ -295,8 +294,8 @@ def choose_basis(nominal: float | None, trustworthy: bool, why_no_nominal: str |
     % of peak must never be flattered: a trusted nominal Rpeak is the basis; otherwise the largest
     peak known is: nominal, the all-core measurement (on every core) and, when that one is missing
     or below TOGETHER x cores x one core's (threads that did not all run at once), cores x one
-    core's measurement (one core is the least disturbed by other work). A measurement stands for the node's peak only when it included the CPU's widest
-    ISA: an SSE2 rate alone is far below the peak."""
+    core's measurement (one core is the least disturbed by other work). A measurement stands for
+    the node's peak only when it included the CPU's widest ISA: an SSE2 rate alone is far below."""
     if nominal is not None and trustworthy:
         return "nominal", nominal, "no reason to doubt the nominal clock"
     doubt = "nominal Rpeak is doubtful" if nominal is not None else f"nominal Rpeak is unknown ({why_no_nominal})"

@@ -103,7 +103,13 @@ def connect_readonly(path: Path) -> StoreConnection:
             if con is not None:
                 con.close()
             con = None
-    con = con or open_connection(path, uri + "&immutable=1")
+    if con is None:
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            # immutable reads the main file only: runs still in the log would be missing, unsaid
+            raise RmaxError(f"results store {path} has runs in its write-ahead log ({wal.name}) that a read-only "
+                            "open cannot see", hint="open it once where it is writable, which folds the log in")
+        con = open_connection(path, uri + "&immutable=1")
     try:
         version = con.execute("PRAGMA user_version").fetchone()[0]
         if version != schema.LATEST:
