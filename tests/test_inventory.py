@@ -497,7 +497,7 @@ def test_interfaces_are_this_network_namespaces_not_sysfs_mounts():
     """In a namespace entered for its network only (a virtual cluster's node), /sys/class/net still
     shows the host's interfaces: the inventory must list the namespace's own (here only lo)."""
     code = ("import json; from rmax.inventory import nics; "
-            "print(json.dumps([nics.sysfs_is_ours(), nics.interface_names(), nics.collect_nic('lo')]))")
+            "names, collect = nics.interfaces(); print(json.dumps([nics.sysfs_is_ours(), names, collect('lo')]))")
     out = subprocess.run(["unshare", "--net", sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     ours, names, lo = json.loads(out.stdout)

@@ -24,9 +24,9 @@ def _blas() -> dict:
 
 
 def _nics() -> dict:
-    names = nics.interface_names()
+    names, collect_one = nics.interfaces()
     with ThreadPoolExecutor(max_workers=8) as pool:
-        found = list(pool.map(nics.collect_nic, names))
+        found = list(pool.map(collect_one, names))
     return {"interfaces": found, "reasons": {} if names else {"interfaces": "/sys/class/net is empty"}}
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import socket
+from typing import Callable
 
 from rmax.inventory.probe import int_or_none, listdir, read_value, run
 
@@ -62,6 +63,15 @@ def link_speed(name: str, root: str = SYS_NET) -> tuple[int | None, str | None]:
     return speed, None
 
 
+def _ethtool(name: str) -> tuple[dict, str | None, dict | None, str | None]:
+    """(driver info, why not, coalescing settings or None, why not) from `ethtool -i` and `-c`:
+    ioctls that answer for this process's network namespace."""
+    info_text, why_info = run(["ethtool", "-i", name], timeout=3)
+    co_text, why_co = run(["ethtool", "-c", name], timeout=3)
+    return (parse_ethtool_info(info_text) if info_text else {}, why_info,
+            parse_ethtool_coalesce(co_text) if co_text else None, why_co)
+
+
 def collect_sysfs(name: str, root: str = SYS_NET) -> dict:
     d = f"{root}/{name}"
     reasons: dict[str, str] = {}
@@ -70,8 +80,7 @@ def collect_sysfs(name: str, root: str = SYS_NET) -> dict:
     if has_device:
         link = os.path.realpath(f"{d}/device/driver")
         driver = os.path.basename(link) if os.path.exists(link) else None
-    info_text, why_info = run(["ethtool", "-i", name], timeout=3)
-    info = parse_ethtool_info(info_text) if info_text else {}
+    info, why_info, coalesce, why_co = _ethtool(name)
     driver = driver or info.get("driver")
     if driver is None:
         reasons["driver"] = ("no driver: virtual interface" if not has_device else
@@ -82,8 +91,6 @@ def collect_sysfs(name: str, root: str = SYS_NET) -> dict:
     mtu = int_or_none(read_value(f"{d}/mtu")[0])
     if mtu is None:
         reasons["mtu"] = f"{d}/mtu unreadable"
-    co_text, why_co = run(["ethtool", "-c", name], timeout=3)
-    coalesce = parse_ethtool_coalesce(co_text) if co_text else None
     if coalesce is None:
         reasons["coalesce"] = why_co
     kind = "loopback" if read_value(f"{d}/type")[0] == "772" else ("device" if has_device else "virtual")
@@ -108,14 +115,12 @@ def sysfs_is_ours(root: str = SYS_NET) -> bool:
     return ours == {n: int_or_none(read_value(f"{root}/{n}/ifindex")[0]) for n in listdir(root)}
 
 
-def interface_names(root: str = SYS_NET) -> list[str]:
+def interfaces(root: str = SYS_NET) -> tuple[list[str], Callable[[str], dict]]:
+    """This namespace's interface names and the reader of one, decided once (sysfs_is_ours reads
+    every interface's index: a host with a large virtual cluster up has hundreds)."""
     if sysfs_is_ours(root):
-        return listdir(root)
-    return sorted(name for _, name in socket.if_nameindex())
-
-
-def collect_nic(name: str, root: str = SYS_NET) -> dict:
-    return collect_sysfs(name, root) if sysfs_is_ours(root) else collect_netlink(name)
+        return listdir(root), lambda name: collect_sysfs(name, root)
+    return sorted(name for _, name in socket.if_nameindex()), collect_netlink
 
 
 def collect_netlink(name: str) -> dict:
@@ -126,8 +131,7 @@ def collect_netlink(name: str) -> dict:
         link = (json.loads(text) or [{}])[0] if text else {}
     except ValueError:
         link, why = {}, "ip -j printed no JSON"
-    info_text, why_info = run(["ethtool", "-i", name], timeout=3)
-    info = parse_ethtool_info(info_text) if info_text else {}
+    info, why_info, coalesce, why_co = _ethtool(name)
     virtual_kind = (link.get("linkinfo") or {}).get("info_kind")
     kind = "loopback" if link.get("link_type") == "loopback" else ("virtual" if virtual_kind else "device")
     driver = info.get("driver") or virtual_kind
@@ -138,8 +142,6 @@ def collect_netlink(name: str) -> dict:
     speed = int(m.group(1)) if m else None
     if speed is None:
         reasons["speed_mbps"] = why_speed or "driver reports no link speed (usual for virtual links)"
-    co_text, why_co = run(["ethtool", "-c", name], timeout=3)
-    coalesce = parse_ethtool_coalesce(co_text) if co_text else None
     if coalesce is None:
         reasons["coalesce"] = why_co
     entry = {"name": name, "kind": kind, "driver": driver, "bus_info": info.get("bus-info") or None,
