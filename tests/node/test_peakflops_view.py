@@ -81,3 +81,16 @@ def test_an_all_core_peak_far_below_threads_times_one_core_is_pointed_out():
     assert note.startswith("avx512 double: 16 threads reached 702.0 GFLOPS, 70% of 16 x the one-core 63.1")
     fine = fam.parse([record("avx512", 1, 62.0, 63.1), record("avx512", 16, 900.0, 940.0)], None).summary
     assert not [n for n in fam.view(fine).notes if "one-core" in n]
+
+
+def test_a_peakflops_run_of_the_older_schema_gives_no_peak_basis():
+    """rmax.peakflops/2 chose its basis by an older rule (an SSE2-only rate could be "the peak"): its
+    rows stay readable, but % of peak is not computed against it."""
+    fam = get("peakflops")
+    recs = [record("avx512", 1, 96.0, 97.0), record("avx512", 2, 190.0, 200.0), record("avx2", 1, 48.5, 49.0)]
+    stored = fam.parse(recs, {**AVX512_CPU, "cpuinfo_mhz": 2000.0}).summary.to_dict()
+    stored["schema"] = "rmax.peakflops/2"
+    del stored["rpeak"]["gflops"]
+    old = fam.Summary.load(stored)
+    roles = {f.role for f in fam.headline(old)}
+    assert "peak" in roles and "peak_basis" not in roles

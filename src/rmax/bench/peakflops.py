@@ -164,14 +164,18 @@ class Peakflops(Family):
             b = s.rpeak
             out.append(figure(s, ("rpeak", "nominal_gflops"), "rpeak_nominal", "Rpeak (nominal)", "GFLOPS",
                               "cores x clock x flops/cycle", role="rpeak_nominal"))
-            # a measured basis is the peak's own field, so the two rows cannot disagree
-            if b.basis == "measured" and peak is not None:
-                path, stat = peak.path, f"basis: measured, {peak.statistic}"
-            elif b.basis == "measured per core":
-                path, stat = ("rpeak", "gflops"), "basis: measured per core x cores, fastest of one core's blocks"
-            else:
-                path, stat = ("rpeak", "nominal_gflops"), "basis: nominal"
-            out.append(figure(s, path, "peak_basis", "Peak used for % of peak", "GFLOPS", stat, role="peak_basis"))
+            # a measured basis is the peak's own field, so the two rows cannot disagree; a run
+            # stored before rpeak.gflops (rmax.peakflops/2) chose its basis by a rule that could
+            # take an SSE2-only rate for the peak, so it gives none
+            if b.gflops is not None:
+                if b.basis == "measured" and peak is not None:
+                    path, stat = peak.path, f"basis: measured, {peak.statistic}"
+                elif b.basis == "measured per core":
+                    path, stat = ("rpeak", "gflops"), "basis: measured per core x cores, fastest of one core's blocks"
+                else:
+                    path, stat = ("rpeak", "nominal_gflops"), "basis: nominal"
+                out.append(figure(s, path, "peak_basis", "Peak used for % of peak", "GFLOPS", stat,
+                                  role="peak_basis"))
         return [f for f in out if f]
 
     def metrics(self, s: PeakflopsSummary) -> list[Figure]:
