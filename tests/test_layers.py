@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "rmax"
 # Bottom to top; the name is the first part under rmax (a package or a top-level module).
 LAYERS = [
     # blas only names and loads BLAS libraries; launch sets their thread variables.
-    ("errors", "sizes", "stats", "textfile", "terminal", "native", "blas"),
+    ("errors", "sizes", "stats", "textfile", "tomlconfig", "terminal", "native", "blas"),
     # vcluster needs only errors. The vcluster launcher (launch/vcluster.py) reads a cluster's
     # state to enter its namespaces, and `vcluster up` declares the cluster's switches in
     # cluster.toml (topology.declared, that file's format), so both sit beside launch.

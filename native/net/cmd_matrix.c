@@ -1,22 +1,25 @@
 /* rmax-net matrix: all-pairs latency and bandwidth (the mpiGraph / ClusterKit
- * method). The pairs are scheduled as a round-robin tournament: N-1 rounds
- * (N with a rank sitting out when N is odd) of N/2 pairs that run at once,
- * so every pair is measured under the same load. Per pair: a ping-pong of
- * lat-size bytes, and a stream of bw-size messages each way.
+ * method). The pairs meet in rounds of disjoint pairs that run at once, so
+ * every pair is measured under the same load: every pair in a round-robin
+ * tournament (N-1 rounds, N when N is odd), or above MX_SAMPLE_ABOVE ranks a
+ * sample in O(log N) shifts (matrix_rounds.c). Per pair: a ping-pong of
+ * lat-size bytes, and a stream of bw-size messages each way. Each rank reduces
+ * its samples to numbers per pair (median and best) before rank 0 gathers them.
  *
- * Then the suspects: a pair is compared with the pairs of its class (same
- * switch, or across switches, when --groups names the hosts of each switch;
- * else all pairs): latency above 2x the class median, or bandwidth below 90%
- * of it, makes it a suspect, measured again alone (everyone else waits)
- * --retests times. Each suspect has a control: the pair of its class and kind
- * nearest the class median that is no suspect (sharing no rank with it where
- * one can), measured alone in turn with it, so that the two alone values are
- * taken under the same conditions (a shared host can change speed between the
- * concurrent rounds and the retests). Each alone measurement also says
+ * Rank 0 then writes the matrices (before any retest: a run stopped during
+ * the retests keeps them) with the suspects (matrix_suspects.c): a pair whose
+ * latency is above 2x its class median, or bandwidth below 90% of it, where
+ * the class is same switch or across switches when --groups names the hosts of
+ * each switch (else all pairs). The most severe suspects are measured again
+ * --retests times each, with a control (the pair of its class nearest the
+ * median that is no suspect) measured in turn with it, so that both alone
+ * values are taken under the same conditions (a shared host can change speed
+ * between the concurrent rounds and the retests). Retests whose ranks are
+ * disjoint run at once, a round at a time while --retest-budget lasts; each
+ * round's results are a record of their own. Each alone measurement also says
  * whether the pair's two ranks shared one CPU meanwhile (colocate.c): then it
- * measured that CPU, not the network. The matrices stay the concurrent
- * measurements; the alone values are reported beside them, and the caller
- * decides what is flagged. */
+ * measured that CPU, not the network. The caller decides what is flagged. */
+#include "matrix.h"
 #include "p2p.h"
 
 #include "rmx_args.h"
@@ -26,10 +29,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#define LAT_FACTOR 2.0
-#define BW_FRACTION 0.9
-#define KEEP 64  /* raw samples kept per pair and measurement (N x N x KEEP doubles on rank 0) */
+#define RETESTS_PER_RANK 4  /* suspects retested at most: 4 per rank, the most severe */
+
+/* What each rank keeps per partner, gathered to rank 0 as one matrix each. */
+enum { ROW_LAT, ROW_BW, ROW_LAT_BEST, ROW_BW_BEST, ROW_SHARED, ROWS };
+static const char *const ROW_NAMES[ROWS] = {"latency", "bandwidth", "latency_best", "bandwidth_best", "cpu_shared"};
+
+/* One suspect's retest as broadcast to every rank. */
+enum { U_SUSPECT, U_FROM, U_TO, U_KIND, U_CTL_FROM, U_CTL_TO, U_ROUND, U_INTS };
 
 typedef struct {
     net_pair p;
@@ -38,17 +47,17 @@ typedef struct {
 } matrix_ctx;
 
 /* One measurement between world ranks a (initiator / sender) and b; every rank
- * calls it, and the ranks of no pair wait without polling. Returns, on world
- * rank a, the latency (one-way seconds) or the bandwidth (bytes/s); *bad on a
- * says whether validation failed; *shared, on a and b, whether they ran on one
- * CPU meanwhile (colocate.c). */
-static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad, int *n, double *kept, int *shared)
+ * calls it (ranks of no pair pass -1 and wait without polling). Returns, on
+ * world rank a, the median latency (one-way seconds) or bandwidth (bytes/s),
+ * and in *best the best sample; *bad on a says whether validation failed;
+ * *shared, on a and b, whether they ran on one CPU meanwhile (colocate.c). */
+static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad, double *best, int *shared)
 {
     MPI_Comm pc = net_pair_comm(a, b);
     double value = NAN;
     *bad = 0;
-    *n = 0;
     *shared = 0;
+    *best = NAN;
     if (pc == MPI_COMM_NULL) {
         net_quiet_barrier(MPI_COMM_WORLD, 1);
         return value;
@@ -70,85 +79,14 @@ static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad,
     if (p->me == 0 && m.s[NET_ROOT].n) {
         rmx_summary s;
         rmx_summarize(m.s[NET_ROOT].v, m.s[NET_ROOT].n, &s);
-        value = bandwidth ? (double)p->window * (double)p->size / s.median : s.median / 2;
-        /* the raw samples, in the unit of the matrix: one-way seconds or bytes/s */
-        for (size_t i = 0; i < m.s[NET_ROOT].n && i < KEEP; i++) {
-            double v = m.s[NET_ROOT].v[i];
-            if (kept)
-                kept[i] = bandwidth ? (double)p->window * (double)p->size / v : v / 2;
-            *n = (int)i + 1;
-        }
+        const double bytes = (double)p->window * (double)p->size;
+        value = bandwidth ? bytes / s.median : s.median / 2;
+        *best = bandwidth ? bytes / s.min : s.min / 2;
     }
     net_measure_free(&m);
     MPI_Comm_free(&pc);
     net_quiet_barrier(MPI_COMM_WORLD, 0);
     return value;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* A pair's class: 0 within one switch group, 1 across groups; 0 for all when no groups are known. */
-static int pair_class(const int *group_of, int i, int j)
-{
-    return group_of && group_of[i] != group_of[j];
-}
-
-/* Median of the matrix over the off-diagonal pairs of class cls (latency: each unordered pair once). */
-static double class_median(const double *v, int n, const int *group_of, int cls, int symmetric)
-{
-    double *x = malloc((size_t)n * (size_t)n * sizeof *x);
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = symmetric ? i + 1 : 0; j < n; j++)
-            if (i != j && pair_class(group_of, i, j) == cls && isfinite(v[i * n + j]))
-                x[k++] = v[i * n + j];
-    qsort(x, (size_t)k, sizeof *x, cmp_double);
-    double med = k ? (k % 2 ? x[k / 2] : 0.5 * (x[k / 2 - 1] + x[k / 2])) : NAN;
-    free(x);
-    return med;
-}
-
-static int off_class(const double *lat, const double *bw, int n, const int *group_of, int i, int j, int bandwidth)
-{
-    int cls = pair_class(group_of, i, j);
-    double med = class_median(bandwidth ? bw : lat, n, group_of, cls, !bandwidth);
-    return bandwidth ? bw[i * n + j] < BW_FRACTION * med : lat[i * n + j] > LAT_FACTOR * med;
-}
-
-/* Whether a -> b is a suspect of this kind (latency pairs are all kept lower rank first). */
-static int is_suspect(const int *sus, int nsus, int a, int b, int kind)
-{
-    for (int s = 0; s < nsus; s++)
-        if (sus[5 * s + 2] == kind && sus[5 * s] == a && sus[5 * s + 1] == b)
-            return 1;
-    return 0;
-}
-
-/* The control of suspect s (see the top): sets sus[5s+3], sus[5s+4] to its ranks, or -1. */
-static void pick_control(const double *lat, const double *bw, int n, const int *group_of, int *sus, int nsus, int s)
-{
-    const int i = sus[5 * s], j = sus[5 * s + 1], kind = sus[5 * s + 2], cls = pair_class(group_of, i, j);
-    const double *v = kind ? bw : lat;
-    const double med = class_median(v, n, group_of, cls, !kind);
-    double best = INFINITY;
-    sus[5 * s + 3] = sus[5 * s + 4] = -1;
-    for (int a = 0; a < n; a++)
-        for (int b = kind ? 0 : a + 1; b < n; b++) {
-            if (a == b || pair_class(group_of, a, b) != cls || !isfinite(v[a * n + b]) || v[a * n + b] <= 0 ||
-                is_suspect(sus, nsus, a, b, kind))
-                continue;
-            /* distance from the median in log, plus a penalty for sharing a rank with the suspect */
-            const double d = fabs(log(v[a * n + b] / med)) + (a == i || a == j || b == i || b == j ? 10.0 : 0.0);
-            if (d < best) {
-                best = d;
-                sus[5 * s + 3] = a;
-                sus[5 * s + 4] = b;
-            }
-        }
 }
 
 static void write_matrix(rmx_json *j, const char *key, const double *v, int n)
@@ -159,12 +97,181 @@ static void write_matrix(rmx_json *j, const char *key, const double *v, int n)
     rmx_json_arr_end(j);
 }
 
+static void write_class_stats(rmx_json *j, const mx_class_stat st[2][2], int classes)
+{
+    rmx_json_arr_begin(j, "class_stats");
+    for (int kind = 0; kind < 2; kind++)
+        for (int cls = 0; cls < 1 + classes; cls++) {
+            rmx_json_obj_begin(j, NULL);
+            rmx_json_str(j, "kind", kind ? "bandwidth" : "latency");
+            rmx_json_str(j, "class", !classes ? "all" : cls ? "across" : "same");
+            rmx_json_int(j, "pairs", st[kind][cls].pairs);
+            rmx_json_num(j, "median", st[kind][cls].median);
+            rmx_json_num(j, "spread", st[kind][cls].spread);
+            rmx_json_obj_end(j);
+        }
+    rmx_json_arr_end(j);
+}
+
+static long schedule_pairs(const mx_schedule *s)
+{
+    long pairs = 0;
+    for (size_t i = 0; i < (size_t)s->rounds * (size_t)s->n; i++)
+        pairs += s->partner[i] > (int)(i % (size_t)s->n);
+    return pairs;
+}
+
+static void write_schedule(rmx_json *j, const char *design, const mx_schedule *s, double seconds)
+{
+    rmx_json_obj_begin(j, NULL);
+    rmx_json_str(j, "record", "schedule");
+    rmx_json_str(j, "design", design);
+    rmx_json_num(j, "cpu_seconds", seconds);
+    rmx_json_int(j, "rounds", s->rounds);
+    rmx_json_int(j, "pairs", schedule_pairs(s));
+    rmx_json_arr_begin(j, "partner");
+    for (int r = 0; r < s->rounds; r++) {
+        rmx_json_arr_begin(j, NULL);
+        for (int q = 0; q < s->n; q++)
+            rmx_json_int(j, NULL, s->partner[(size_t)r * s->n + q]);
+        rmx_json_arr_end(j);
+    }
+    rmx_json_arr_end(j);
+    rmx_json_obj_end(j);
+}
+
+/* CPU seconds of this process: the analysis's cost, whatever else the machine runs */
+static double cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double uniform(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+}
+
+/* --self-test-analysis N: the analysis on a synthetic N-rank matrix, no MPI. Switches of
+ * 16 ranks (2 us / 1 GB/s inside, 6 us / 100 MB/s across, +-10% and -5% noise), 2% of
+ * the pairs planted slow (latency x5, bandwidth x0.5): one record with the CPU time taken,
+ * the planted pairs and the suspects (with controls and retest rounds) for the caller to
+ * check, then the sampled schedule (and the full one up to 256 ranks). */
+static int self_test_analysis(int n)
+{
+    const size_t nn = (size_t)n * (size_t)n;
+    double *lat = malloc(nn * sizeof *lat), *bw = malloc(nn * sizeof *bw);
+    int *group_of = malloc((size_t)n * sizeof *group_of);
+    unsigned char *planted = calloc(2 * nn, 1);
+    if (!lat || !bw || !group_of || !planted)
+        net_fail(1, "out of memory for a %d-rank synthetic matrix", n);
+    uint64_t st_ = 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < n; i++)
+        group_of[i] = i / 16;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            const size_t c = (size_t)i * n + j;
+            const int across = group_of[i] != group_of[j];
+            bw[c] = lat[c] = NAN;
+            if (i == j)
+                continue;
+            bw[c] = (across ? 1e8 : 1e9) * (1 - 0.05 * uniform(&st_));
+            if (uniform(&st_) < 0.02) {
+                bw[c] *= 0.5;
+                planted[nn + c] = 1;
+            }
+            if (j > i) {
+                lat[c] = (across ? 6e-6 : 2e-6) * (1 + 0.1 * uniform(&st_));
+                if (uniform(&st_) < 0.02) {
+                    lat[c] *= 5;
+                    planted[c] = 1;
+                }
+            }
+        }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            lat[(size_t)i * n + j] = lat[(size_t)j * n + i];
+
+    const double t0 = cpu_s();
+    mx_class_stat st[2][2];
+    mx_suspect *sus = NULL;
+    mx_class_stats(lat, bw, n, group_of, st);
+    const int nsus = mx_find_suspects(lat, bw, n, group_of, st, &sus);
+    int *round_of = nsus >= 0 ? malloc(((size_t)nsus + 1) * sizeof *round_of) : NULL;
+    const int cap = RETESTS_PER_RANK * n;
+    if (!round_of || mx_pick_controls(lat, bw, n, group_of, st, sus, nsus, cap) < 0)
+        net_fail(1, "out of memory in the analysis");
+    const int rounds = mx_retest_rounds(sus, nsus, cap, n, round_of);
+    const double seconds = cpu_s() - t0;
+
+    rmx_json j;
+    rmx_json_init(&j, stdout);
+    rmx_json_obj_begin(&j, NULL);
+    rmx_json_str(&j, "record", "self-test-analysis");
+    rmx_json_int(&j, "n", n);
+    rmx_json_num(&j, "cpu_seconds", seconds);
+    rmx_json_int(&j, "retest_rounds", rounds);
+    rmx_json_int(&j, "retest_cap", cap);
+    write_class_stats(&j, st, 1);
+    rmx_json_arr_begin(&j, "group_of");
+    for (int i = 0; i < n; i++)
+        rmx_json_int(&j, NULL, group_of[i]);
+    rmx_json_arr_end(&j);
+    rmx_json_arr_begin(&j, "planted");  /* [from, to, kind] */
+    for (size_t c = 0; c < 2 * nn; c++)
+        if (planted[c]) {
+            rmx_json_arr_begin(&j, NULL);
+            rmx_json_int(&j, NULL, (long long)((c % nn) / (size_t)n));
+            rmx_json_int(&j, NULL, (long long)(c % (size_t)n));
+            rmx_json_int(&j, NULL, c >= nn);
+            rmx_json_arr_end(&j);
+        }
+    rmx_json_arr_end(&j);
+    rmx_json_arr_begin(&j, "suspects");  /* [from, to, kind, control from, control to, retest round] */
+    for (int s = 0; s < nsus; s++) {
+        const int v[6] = {sus[s].from, sus[s].to, sus[s].kind, sus[s].ctl_from, sus[s].ctl_to, round_of[s]};
+        rmx_json_arr_begin(&j, NULL);
+        for (int q = 0; q < 6; q++)
+            rmx_json_int(&j, NULL, v[q]);
+        rmx_json_arr_end(&j);
+    }
+    rmx_json_arr_end(&j);
+    rmx_json_obj_end(&j);
+
+    mx_schedule sch;
+    double t1 = cpu_s();
+    if (mx_schedule_sampled(n, group_of, &sch) < 0)
+        net_fail(1, "out of memory for the sampled schedule");
+    write_schedule(&j, "sampled", &sch, cpu_s() - t1);
+    mx_schedule_free(&sch);
+    if (n <= 256) {
+        t1 = cpu_s();
+        if (mx_schedule_full(n, &sch) < 0)
+            net_fail(1, "out of memory for the full schedule");
+        write_schedule(&j, "full", &sch, cpu_s() - t1);
+        mx_schedule_free(&sch);
+    }
+    free(lat);
+    free(bw);
+    free(group_of);
+    free(planted);
+    free(sus);
+    free(round_of);
+    return 0;
+}
+
 int cmd_matrix(int argc, char **argv)
 {
-    const char *json = NULL, *groups = NULL;
+    const char *json = NULL, *groups = NULL, *design = "auto";
     size_t lat_size = 8, bw_size = 1 << 20;
-    long long window = 8, max_samples = 20, retests = 3;
-    double budget = 0.01;
+    long long window = 8, max_samples = 20, retests = 3, self_test = 0;
+    double budget = 0.01, retest_budget = 120;
     int no_retest = 0;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
@@ -174,18 +281,29 @@ int cmd_matrix(int argc, char **argv)
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per pair and measurement", 0.001, 3600,
          NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per pair and measurement", 5, 100000, NULL},
+        {"design", RMX_ARG_CHOICE, &design,
+         "pairs measured: full (every pair), sampled (O(log N) shifts plus every pair inside a switch), auto "
+         "(full up to 64 ranks)", 0, 0, "auto|full|sampled"},
         {"no-retest", RMX_ARG_FLAG, &no_retest, "report suspects without measuring them again", 0, 0, NULL},
         {"retests", RMX_ARG_INT, &retests, "times each suspect is measured alone", 1, 100, NULL},
+        {"retest-budget", RMX_ARG_DOUBLE, &retest_budget,
+         "seconds for the retests: no retest round starts that would end later", 0, 86400, NULL},
         {"groups", RMX_ARG_STRING, &groups,
          "hosts per switch, 'h1,h2;h3,h4': a pair is compared with pairs of its class (same switch or across)", 0,
          0, NULL},
+        {"self-test-analysis", RMX_ARG_INT, &self_test,
+         "run the analysis on a synthetic N-rank matrix with planted slow pairs, without MPI, and exit", 0, 1 << 16,
+         NULL},
     };
     rmx_args_parse(PROG " matrix", "All-pairs latency and bandwidth matrices.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);
+    if (self_test)
+        return self_test_analysis(self_test < 2 ? 2 : (int)self_test);
     net_run run;
     if (net_start(&argc, &argv, "matrix", 2, 0, &run.me, &run.n))
         return 2;
-    int me = run.me, n = run.n;
+    const int me = run.me, n = run.n;
+    const size_t nn = (size_t)n * (size_t)n;
     size_t big = lat_size > bw_size ? lat_size : bw_size;
     net_require_memory(2 * big, "the send and receive buffers");
     matrix_ctx x;
@@ -198,145 +316,115 @@ int cmd_matrix(int argc, char **argv)
     x.p.req = malloc(2 * (size_t)window * sizeof *x.p.req);
     x.p.window = (int)window;
     x.p.tcp = x.p.udp = -1;
-    net_run_init(&run, "rmax.matrix/1", json);
+    net_run_init(&run, "rmax.matrix/2", json);
 
-    /* my row: latency to j (when I initiated), bandwidth from me to j */
-    double *lat_row = malloc((size_t)n * sizeof *lat_row), *bw_row = malloc((size_t)n * sizeof *bw_row);
-    double *lat_keep = calloc((size_t)n * KEEP, sizeof *lat_keep), *bw_keep = calloc((size_t)n * KEEP, sizeof *bw_keep);
-    int *lat_cnt = calloc((size_t)n, sizeof *lat_cnt), *bw_cnt = calloc((size_t)n, sizeof *bw_cnt);
-    /* 1 where the pair's two ranks shared one CPU in any of its three measurements */
-    double *shared_row = calloc((size_t)n, sizeof *shared_row);
-    int bad_row = 0;
-    for (int j = 0; j < n; j++)
-        lat_row[j] = bw_row[j] = NAN;
-    int m_ = n % 2 ? n + 1 : n;  /* a ghost rank makes the count even; its partner sits the round out */
-    for (int round = 0; round < m_ - 1; round++) {
-        int partner = -1;
-        for (int k = 0; k < m_ / 2; k++) {
-            int a = k == 0 ? m_ - 1 : (round + k) % (m_ - 1);
-            int b = k == 0 ? round : (round - k + m_ - 1) % (m_ - 1);
-            if (a == me)
-                partner = b;
-            if (b == me)
-                partner = a;
+    /* rank 0 plans the rounds (it alone knows every rank's host, hence the groups) */
+    int *group_of = NULL, *order = NULL;
+    const int sampled = strcmp(design, "sampled") == 0 || (strcmp(design, "auto") == 0 && n > MX_SAMPLE_ABOVE);
+    mx_schedule sch = {n, 0, NULL};
+    if (me == 0) {
+        if (groups) {
+            group_of = malloc((size_t)n * sizeof *group_of);
+            order = malloc((size_t)n * sizeof *order);
+            if (net_group_order(groups, run.hosts, n, order, group_of) < 0) {  /* a host in no group: one class */
+                free(group_of);
+                group_of = NULL;
+            }
         }
-        if (partner >= n)
-            partner = -1;
+        if ((sampled ? mx_schedule_sampled(n, group_of, &sch) : mx_schedule_full(n, &sch)) < 0)
+            net_fail(1, "out of memory for the schedule of %d ranks", n);
+    }
+    MPI_Bcast(&sch.rounds, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (me != 0)
+        sch.partner = malloc(((size_t)sch.rounds * (size_t)n + 1) * sizeof *sch.partner);
+    MPI_Bcast(sch.partner, sch.rounds * n, MPI_INT, 0, MPI_COMM_WORLD);
+
+    /* my rows: latency to j (when I initiated), bandwidth from me to j, their best samples, CPU shared */
+    double *row = malloc(ROWS * (size_t)n * sizeof *row);
+    for (size_t i = 0; i < ROWS * (size_t)n; i++)
+        row[i] = i >= ROW_SHARED * (size_t)n ? 0 : NAN;
+    int bad_row = 0;
+    const double rounds_start = MPI_Wtime();
+    for (int round = 0; round < sch.rounds; round++) {
+        int partner = sch.partner[(size_t)round * n + me];
         if (me == 0) {
-            char step[48];
-            snprintf(step, sizeof step, "matrix round %d", round);
+            char step[64];
+            snprintf(step, sizeof step, "matrix round %d of %d", round + 1, sch.rounds);
             rmx_step(step);
         }
-        int lo = partner < 0 ? -1 : (me < partner ? me : partner), hi = partner < 0 ? -1 : (me < partner ? partner : me);
-        int bad, cnt, slot = partner < 0 ? 0 : partner, sh[3];
-        double v = measure_pair(&x, lo, hi, 0, &bad, &cnt, lat_keep + (size_t)slot * KEEP, &sh[0]);
+        const int lo = partner < 0 ? -1 : (me < partner ? me : partner);
+        const int hi = partner < 0 ? -1 : (me < partner ? partner : me);
+        int bad, sh[3];
+        double best, v = measure_pair(&x, lo, hi, 0, &bad, &best, &sh[0]);
         if (me == lo && partner >= 0) {
-            lat_row[partner] = v;
-            lat_cnt[partner] = cnt;
+            row[ROW_LAT * n + partner] = v;
+            row[ROW_LAT_BEST * n + partner] = best;
             bad_row |= bad;
         }
-        v = measure_pair(&x, lo, hi, 1, &bad, &cnt, bw_keep + (size_t)slot * KEEP, &sh[1]);  /* lo sends */
-        if (me == lo && partner >= 0) {
-            bw_row[partner] = v;
-            bw_cnt[partner] = cnt;
-            bad_row |= bad;
-        }
-        v = measure_pair(&x, hi, lo, 1, &bad, &cnt, bw_keep + (size_t)slot * KEEP, &sh[2]);  /* hi sends */
-        if (me == hi && partner >= 0) {
-            bw_row[partner] = v;
-            bw_cnt[partner] = cnt;
-            bad_row |= bad;
+        for (int dir = 0; dir < 2; dir++) {  /* lo sends, then hi sends */
+            v = measure_pair(&x, dir ? hi : lo, dir ? lo : hi, 1, &bad, &best, &sh[1 + dir]);
+            if (me == (dir ? hi : lo) && partner >= 0) {
+                row[ROW_BW * n + partner] = v;
+                row[ROW_BW_BEST * n + partner] = best;
+                bad_row |= bad;
+            }
         }
         if (partner >= 0)
-            shared_row[partner] = sh[0] || sh[1] || sh[2];
+            row[ROW_SHARED * n + partner] = sh[0] || sh[1] || sh[2];
     }
-    double *lat = me == 0 ? malloc((size_t)n * n * sizeof *lat) : NULL;
-    double *bw = me == 0 ? malloc((size_t)n * n * sizeof *bw) : NULL;
-    MPI_Gather(lat_row, n, MPI_DOUBLE, lat, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    MPI_Gather(bw_row, n, MPI_DOUBLE, bw, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    double *shared_all = me == 0 ? malloc((size_t)n * n * sizeof *shared_all) : NULL;
-    MPI_Gather(shared_row, n, MPI_DOUBLE, shared_all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    size_t cells = (size_t)n * n;
-    double *lat_all = me == 0 ? malloc(cells * KEEP * sizeof *lat_all) : NULL;
-    double *bw_all = me == 0 ? malloc(cells * KEEP * sizeof *bw_all) : NULL;
-    int *lat_alln = me == 0 ? malloc(cells * sizeof *lat_alln) : NULL;
-    int *bw_alln = me == 0 ? malloc(cells * sizeof *bw_alln) : NULL;
-    MPI_Gather(lat_keep, n * KEEP, MPI_DOUBLE, lat_all, n * KEEP, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    MPI_Gather(bw_keep, n * KEEP, MPI_DOUBLE, bw_all, n * KEEP, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    MPI_Gather(lat_cnt, n, MPI_INT, lat_alln, n, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Gather(bw_cnt, n, MPI_INT, bw_alln, n, MPI_INT, 0, MPI_COMM_WORLD);
+    const double per_round = sch.rounds ? (MPI_Wtime() - rounds_start) / sch.rounds : 0;
+    double *mat[ROWS];
+    for (int k = 0; k < ROWS; k++) {
+        mat[k] = me == 0 ? malloc(nn * sizeof *mat[k]) : NULL;
+        if (me == 0 && !mat[k])
+            net_fail(1, "out of memory for the %d x %d matrices", n, n);
+        MPI_Gather(row + (size_t)k * n, n, MPI_DOUBLE, mat[k], n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    }
+    free(row);
     int any_bad = 0;
     MPI_Reduce(&bad_row, &any_bad, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
 
-    /* suspects: (i, j, kind, control i, control j) with kind 0 latency, 1 bandwidth i -> j */
-    int cap = 4 * n, nsus = 0;
-    int *sus = malloc((size_t)cap * 5 * sizeof *sus);
-    int *group_of = NULL, *order = NULL;
-    if (me == 0 && groups) {
-        group_of = malloc((size_t)n * sizeof *group_of);
-        order = malloc((size_t)n * sizeof *order);
-        if (net_group_order(groups, run.hosts, n, order, group_of) < 0) {  /* a host in no group: one class */
-            free(group_of);
-            group_of = NULL;
-        }
-    }
+    /* the analysis, and the matrices written before any retest */
+    const int cap = no_retest ? 0 : RETESTS_PER_RANK * n;
+    mx_suspect *sus = NULL;
+    int nsus = 0, nunits = 0, nrounds = 0, *units = NULL;
     if (me == 0) {
+        double *lat = mat[ROW_LAT], *bw = mat[ROW_BW];
         for (int i = 0; i < n; i++)
             for (int j = 0; j < i; j++)
-                lat[i * n + j] = lat[j * n + i];  /* measured once, by the lower rank */
-        for (int i = 0; i < n && !no_retest; i++)
-            for (int j = 0; j < n; j++) {
-                if (i == j)
-                    continue;
-                for (int kind = 0; kind < 2; kind++)
-                    if ((kind == 1 || i < j) && off_class(lat, bw, n, group_of, i, j, kind) && nsus < cap) {
-                        sus[5 * nsus] = i;
-                        sus[5 * nsus + 1] = j;
-                        sus[5 * nsus + 2] = kind;
-                        nsus++;
-                    }
-            }
-        for (int s = 0; s < nsus; s++)
-            pick_control(lat, bw, n, group_of, sus, nsus, s);
-    }
-    MPI_Bcast(&nsus, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Bcast(sus, 5 * nsus, MPI_INT, 0, MPI_COMM_WORLD);
-    double *retest = malloc(((size_t)nsus * (size_t)retests + 1) * sizeof *retest);
-    double *control = malloc(((size_t)nsus * (size_t)retests + 1) * sizeof *control);
-    /* whether each of those ran with its two ranks on one CPU */
-    double *retest_shared = malloc(((size_t)nsus * (size_t)retests + 1) * sizeof *retest_shared);
-    double *control_shared = malloc(((size_t)nsus * (size_t)retests + 1) * sizeof *control_shared);
-    if (nsus)
-        rmx_step("matrix retests");
-    /* each suspect alone, then its control alone, `retests` times, the suspects taking turns */
-    for (long r = 0; r < retests; r++)
-        for (int s = 0; s < nsus; s++)
-            for (int c = 0; c < 2; c++) {
-                const int *pair = sus + 5 * s + (c ? 3 : 0); /* the suspect, then its control */
-                const int i = pair[0], jj = pair[1], kind = sus[5 * s + 2];
-                const size_t at = (size_t)s * (size_t)retests + (size_t)r;
-                double *out = (c ? control : retest) + at, *sh = (c ? control_shared : retest_shared) + at;
-                int bad, cnt, shared;
-                *out = NAN;
-                *sh = 0;
-                if (i < 0)
-                    continue;
-                double v = measure_pair(&x, i, jj, kind, &bad, &cnt, NULL, &shared);
-                double msg[3] = {v, bad, shared};
-                MPI_Bcast(msg, 3, MPI_DOUBLE, i, MPI_COMM_WORLD);
-                *out = msg[0];
-                *sh = msg[2];
-                any_bad |= msg[1] != 0;
-            }
-
-    if (me == 0) {
+                for (int k = 0; k < 2; k++) {  /* measured once, by the lower rank */
+                    double *m = mat[k ? ROW_LAT_BEST : ROW_LAT];
+                    m[(size_t)i * n + j] = m[(size_t)j * n + i];
+                }
+        mx_class_stat st[2][2];
+        mx_class_stats(lat, bw, n, group_of, st);
+        nsus = mx_find_suspects(lat, bw, n, group_of, st, &sus);
+        int *round_of = nsus >= 0 ? malloc(((size_t)nsus + 1) * sizeof *round_of) : NULL;
+        if (!round_of || mx_pick_controls(lat, bw, n, group_of, st, sus, nsus, cap) < 0)
+            net_fail(1, "out of memory for the suspects of %d ranks", n);
+        nrounds = mx_retest_rounds(sus, nsus, cap, n, round_of);
+        units = malloc(((size_t)nsus + 1) * U_INTS * sizeof *units);
+        if (nrounds < 0 || !units)
+            net_fail(1, "out of memory for the retests of %d ranks", n);
+        for (int r = 0; r < nrounds; r++)  /* round by round */
+            for (int s = 0; s < nsus; s++)
+                if (round_of[s] == r) {
+                    const int u[U_INTS] = {s, sus[s].from, sus[s].to, sus[s].kind, sus[s].ctl_from, sus[s].ctl_to, r};
+                    memcpy(units + (size_t)nunits++ * U_INTS, u, sizeof u);
+                }
         rmx_json *j = net_run_header(&run, "matrix");
         if (j) {
             rmx_json_int(j, "lat_size", (long long)lat_size);
             rmx_json_int(j, "bw_size", (long long)bw_size);
             rmx_json_int(j, "window", window);
-            rmx_json_int(j, "rounds", m_ - 1);
+            rmx_json_str(j, "design", sampled ? "sampled" : "full");
+            rmx_json_int(j, "rounds", sch.rounds);
+            rmx_json_int(j, "pairs", schedule_pairs(&sch));
+            rmx_json_int(j, "pairs_total", (long long)n * (n - 1) / 2);
             rmx_json_int(j, "retests", retests);
+            rmx_json_bool(j, "retesting", !no_retest);
+            rmx_json_num(j, "retest_budget", retest_budget);
+            rmx_json_int(j, "retest_rounds", nrounds);
             rmx_json_bool(j, "classes", group_of != NULL);
             rmx_json_arr_begin(j, "group_of");   /* each rank's switch group, when known */
             for (int r = 0; r < n && group_of; r++)
@@ -344,82 +432,145 @@ int cmd_matrix(int argc, char **argv)
             rmx_json_arr_end(j);
             rmx_json_obj_end(j);
             net_record(&run, "matrix");
-            write_matrix(j, "latency", lat, n);
-            write_matrix(j, "bandwidth", bw, n);
-            write_matrix(j, "cpu_shared", shared_all, n);
+            for (int k = 0; k < ROWS; k++)
+                write_matrix(j, ROW_NAMES[k], mat[k], n);
+            write_class_stats(j, st, group_of != NULL);
             rmx_json_arr_begin(j, "suspects");
             for (int s = 0; s < nsus; s++) {
-                int i = sus[5 * s], jj = sus[5 * s + 1], kind = sus[5 * s + 2];
+                const int i = sus[s].from, jj = sus[s].to, kind = sus[s].kind;
                 rmx_json_obj_begin(j, NULL);
                 rmx_json_int(j, "from", i);
                 rmx_json_int(j, "to", jj);
                 rmx_json_str(j, "kind", kind ? "bandwidth" : "latency");
-                rmx_json_str(j, "class", !group_of ? "all" : pair_class(group_of, i, jj) ? "across" : "same");
-                rmx_json_num(j, "concurrent", kind ? bw[i * n + jj] : lat[i * n + jj]);
-                rmx_json_nums(j, "alone", retest + (size_t)s * (size_t)retests, (size_t)retests);
-                rmx_json_nums(j, "alone_cpu_shared", retest_shared + (size_t)s * (size_t)retests, (size_t)retests);
-                if (sus[5 * s + 3] >= 0) {
-                    rmx_json_int(j, "control_from", sus[5 * s + 3]);
-                    rmx_json_int(j, "control_to", sus[5 * s + 4]);
-                    rmx_json_nums(j, "control", control + (size_t)s * (size_t)retests, (size_t)retests);
-                    rmx_json_nums(j, "control_cpu_shared", control_shared + (size_t)s * (size_t)retests,
-                                  (size_t)retests);
+                rmx_json_str(j, "class", !group_of ? "all" : sus[s].cls ? "across" : "same");
+                rmx_json_num(j, "concurrent", (kind ? bw : lat)[(size_t)i * n + jj]);
+                if (sus[s].ctl_from >= 0) {
+                    rmx_json_int(j, "control_from", sus[s].ctl_from);
+                    rmx_json_int(j, "control_to", sus[s].ctl_to);
+                }
+                if (round_of[s] >= 0)
+                    rmx_json_int(j, "retest_round", round_of[s]);
+                rmx_json_obj_end(j);
+            }
+            rmx_json_arr_end(j);
+            rmx_json_bool(j, "validated", !any_bad);
+            rmx_json_obj_end(j);
+        }
+        free(round_of);
+    }
+    MPI_Bcast(&nrounds, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&nunits, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (me != 0)
+        units = malloc(((size_t)nunits + 1) * U_INTS * sizeof *units);
+    MPI_Bcast(units, nunits * U_INTS, MPI_INT, 0, MPI_COMM_WORLD);
+
+    /* the retests, a round at a time: each suspect of the round, all at once, then their controls */
+    const size_t nval = (size_t)nunits * (size_t)retests + 1;
+    double *val[4];  /* alone, alone CPU shared, control, control CPU shared: [unit * retests + r] */
+    for (int k = 0; k < 4; k++)
+        val[k] = malloc(nval * sizeof *val[k]);
+    double *got = me == 0 ? malloc(3 * (size_t)n * sizeof *got) : NULL;
+    const double retest_start = MPI_Wtime();
+    double longest = per_round * 2 * (double)retests / 3;  /* a guess before the first: 2 of a round's 3 measurements */
+    int rounds_run = 0, retested = 0, u0 = 0;
+    for (int r = 0; r < nrounds; r++) {
+        int go = 1;
+        if (me == 0)
+            go = MPI_Wtime() - retest_start + longest <= retest_budget;
+        MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (!go)
+            break;
+        if (me == 0) {
+            char step[64];
+            snprintf(step, sizeof step, "matrix retest round %d of %d", r + 1, nrounds);
+            rmx_step(step);
+        }
+        const double round_start = MPI_Wtime();
+        int u1 = u0;
+        while (u1 < nunits && units[(size_t)u1 * U_INTS + U_ROUND] == r)
+            u1++;
+        int mine[2][3] = {{-1, -1, 0}, {-1, -1, 0}};  /* my (a, b, kind) as suspect, as control */
+        for (int u = u0; u < u1; u++) {
+            const int *t = units + (size_t)u * U_INTS;
+            for (int c = 0; c < 2; c++)
+                if (t[c ? U_CTL_FROM : U_FROM] == me || t[c ? U_CTL_TO : U_TO] == me) {
+                    mine[c][0] = t[c ? U_CTL_FROM : U_FROM];
+                    mine[c][1] = t[c ? U_CTL_TO : U_TO];
+                    mine[c][2] = t[U_KIND];
+                }
+        }
+        for (long rep = 0; rep < retests; rep++)
+            for (int c = 0; c < 2; c++) {
+                int bad, shared;
+                double best, v = measure_pair(&x, mine[c][0], mine[c][1], mine[c][2], &bad, &best, &shared);
+                double msg[3] = {v, bad, shared};
+                MPI_Gather(msg, 3, MPI_DOUBLE, got, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                for (int u = u0; u < u1 && me == 0; u++) {
+                    const int a = units[(size_t)u * U_INTS + (c ? U_CTL_FROM : U_FROM)];
+                    const size_t at = (size_t)u * (size_t)retests + (size_t)rep;
+                    val[2 * c][at] = a >= 0 ? got[3 * a] : NAN;
+                    val[2 * c + 1][at] = a >= 0 ? got[3 * a + 2] : 0;
+                    any_bad |= a >= 0 && got[3 * a + 1] != 0;
+                }
+            }
+        rmx_json *j = net_record(&run, "retests");
+        if (j) {
+            rmx_json_int(j, "round", r);
+            rmx_json_arr_begin(j, "suspects");
+            for (int u = u0; u < u1; u++) {
+                const size_t at = (size_t)u * (size_t)retests;
+                rmx_json_obj_begin(j, NULL);
+                rmx_json_int(j, "suspect", units[(size_t)u * U_INTS + U_SUSPECT]);
+                rmx_json_nums(j, "alone", val[0] + at, (size_t)retests);
+                rmx_json_nums(j, "alone_cpu_shared", val[1] + at, (size_t)retests);
+                if (units[(size_t)u * U_INTS + U_CTL_FROM] >= 0) {
+                    rmx_json_nums(j, "control", val[2] + at, (size_t)retests);
+                    rmx_json_nums(j, "control_cpu_shared", val[3] + at, (size_t)retests);
                 }
                 rmx_json_obj_end(j);
             }
             rmx_json_arr_end(j);
-            /* first-pass raw samples per pair (row = from; latency measured by the lower rank) */
-            for (int kind = 0; kind < 2; kind++) {
-                const double *all = kind ? bw_all : lat_all;
-                const int *cnt = kind ? bw_alln : lat_alln;
-                rmx_json_arr_begin(j, kind ? "samples_bandwidth" : "samples_latency");
-                for (int i = 0; i < n; i++) {
-                    rmx_json_arr_begin(j, NULL);
-                    for (int jj = 0; jj < n; jj++)
-                        rmx_json_nums(j, NULL, all + ((size_t)i * n + jj) * KEEP, (size_t)cnt[i * n + jj]);
-                    rmx_json_arr_end(j);
-                }
-                rmx_json_arr_end(j);
-            }
-            rmx_json_bool(j, "validated", !any_bad);
             rmx_json_obj_end(j);
-            net_run_done(&run);
+        }
+        const double took = MPI_Wtime() - round_start;
+        longest = rounds_run == 0 || took > longest ? took : longest;
+        retested += u1 - u0;
+        rounds_run++;
+        u0 = u1;
+    }
+
+    if (me == 0) {
+        rmx_json *j = net_run_done(&run);
+        if (j) {
+            rmx_json_bool(j, "validated", !any_bad);
+            rmx_json_int(j, "retest_rounds_run", rounds_run);
+            rmx_json_int(j, "retested", retested);
+            rmx_json_int(j, "not_retested", nsus - retested);
+            rmx_json_num(j, "retest_seconds", MPI_Wtime() - retest_start);
+            rmx_json_bool(j, "retest_budget_used_up", rounds_run < nrounds);
         }
         if (run.table) {
-            printf("# Latency (us), row = from, column = to\n");
-            for (int i = 0; i < n; i++) {
-                for (int jj = 0; jj < n; jj++)
-                    printf(" %9.2f", i == jj ? 0.0 : lat[i * n + jj] * 1e6);
-                putchar('\n');
+            for (int k = ROW_LAT; k <= ROW_BW; k++) {
+                printf(k == ROW_LAT ? "# Latency (us), row = from, column = to\n"
+                                    : "# Bandwidth (MB/s), row = from, column = to\n");
+                for (int i = 0; i < n; i++) {
+                    for (int jj = 0; jj < n; jj++)
+                        printf(" %9.2f", i == jj ? 0.0 : mat[k][(size_t)i * n + jj] * (k == ROW_LAT ? 1e6 : 1e-6));
+                    putchar('\n');
+                }
             }
-            printf("# Bandwidth (MB/s), row = from, column = to\n");
-            for (int i = 0; i < n; i++) {
-                for (int jj = 0; jj < n; jj++)
-                    printf(" %9.0f", i == jj ? 0.0 : bw[i * n + jj] / 1e6);
-                putchar('\n');
-            }
+            printf("# %d suspects, %d retested\n", nsus, retested);
         }
     }
-    free(lat_row);
-    free(bw_row);
-    free(lat_keep);
-    free(bw_keep);
-    free(lat_cnt);
-    free(bw_cnt);
-    free(shared_row);
-    free(shared_all);
-    free(lat_all);
-    free(bw_all);
-    free(lat_alln);
-    free(bw_alln);
-    free(lat);
-    free(bw);
+    for (int k = 0; k < ROWS; k++)
+        free(mat[k]);
+    for (int k = 0; k < 4; k++)
+        free(val[k]);
+    free(got);
+    free(units);
+    free(sus);
     free(group_of);
     free(order);
-    free(sus);
-    free(retest);
-    free(control);
-    free(retest_shared);
-    free(control_shared);
+    free(sch.partner);
     return net_run_end(&run);
 }

@@ -14,6 +14,7 @@
 
 #include "rmx_args.h"
 #include "rmx_step.h"
+#include "rmx_timer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,7 @@ int cmd_p2p(int argc, char **argv)
     rmx_size_list sizes = {NULL, 0};
     size_t min_size = 0, max_size = 8u << 20, offset = 0;
     long long window = 64, max_samples = 200, repeats = 1;
-    double budget = 0.05, batch = 0;
+    double budget = 0.05, batch = 0, layer_budget = 0;
     int no_perturb = 0, validate = 0, corrupt = 0, one_buffer = 0;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
@@ -78,6 +79,10 @@ int cmd_p2p(int argc, char **argv)
         {"batch", RMX_ARG_DOUBLE, &batch,
          "seconds one timed batch (one sample) lasts (default: 0.001, shorter for tiny budgets; NetPIPE: 0.25)",
          1e-5, 10, NULL},
+        {"layer-budget", RMX_ARG_DOUBLE, &layer_budget,
+         "seconds a layer may take in one repeat (0: no limit); past it the point under way ends with the samples "
+         "it has and the layer's other sizes are left out of that repeat (a 'cut' record names them)",
+         0, 86400, NULL},
         {"repeats", RMX_ARG_INT, &repeats,
          "times the whole schedule is measured, one repeat after the other (each point's spread across repeats "
          "is what one timed run cannot show)",
@@ -145,6 +150,7 @@ int cmd_p2p(int argc, char **argv)
         rmx_json_num(j, "budget", budget);
         rmx_json_num(j, "batch", t.batch_target);
         rmx_json_int(j, "repeats", repeats);
+        rmx_json_num(j, "layer_budget", layer_budget);
         rmx_json_arr_begin(j, "layers");
         for (size_t k = 0; k < nk; k++)
             rmx_json_str(j, NULL, ks[k]->name);
@@ -170,13 +176,34 @@ int cmd_p2p(int argc, char **argv)
             if (run.table)
                 printf("# %s: %s (repeat %ld of %lld)\n# %-10s %16s %12s %18s\n", kern->name, kern->what, trial + 1,
                        repeats, "Size", "Avg Latency(us)", "Median(us)", "Bandwidth (MB/s)");
+            /* The layer's time budget, on rank 0's clock (it decides): a layer that cannot finish
+             * in it (busy-polling ranks on a loaded machine: a window of large messages both ways
+             * moves at the CPU share the ranks get) leaves its other sizes, not the whole run. */
+            double layer_start = rmx_now();
+            t.deadline = layer_budget > 0 ? layer_start + layer_budget : 0;
             for (size_t i = 0; i < nsz; i++) {
                 size_t n = sz[i];
+                int cut = rank == 0 && t.deadline > 0 && rmx_now() >= t.deadline;
+                MPI_Bcast(&cut, 1, MPI_INT, 0, p.comm);
+                if (cut) {
+                    if (rank == 0 && (j = net_record(&run, "cut"))) {
+                        rmx_json_str(j, "layer", kern->name);
+                        rmx_json_int(j, "trial", trial);
+                        rmx_json_int(j, "from_size", (long long)n);
+                        rmx_json_num(j, "elapsed", rmx_now() - layer_start);
+                        rmx_json_num(j, "layer_budget", layer_budget);
+                        rmx_json_obj_end(j);
+                    }
+                    if (run.table)
+                        printf("  layer time budget of %.3g s used up: sizes from %zu left out\n", layer_budget, n);
+                    break;
+                }
                 /* TCP has no zero-byte message; a UDP datagram cannot exceed 64 KiB. */
                 if ((kern->fn == net_tcp_pingpong && n == 0) || (kern->fn == net_udp_pingpong && n > NET_UDP_MAX))
                     continue;
                 p.size = n;
                 p.lost = 0;
+                p.bad = 0;   /* a damaged message makes its own point invalid, not every later one */
                 /* Only the blocking round trips may share one buffer: a pending receive and a
                  * pending send must not overlap (MPI), and the window kernels have both. */
                 p.sbuf = one_buffer && !kern->per_window && kern->fn != net_p2p_kernels[1].fn ? p.rbuf : own_sbuf;

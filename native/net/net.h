@@ -50,6 +50,8 @@ typedef struct {
     double batch_target;   /* seconds a batch should last (calibrated) */
     long max_iters;        /* cap on operations per batch */
     rmx_repeat_rule rule;  /* warm-up, min/max samples, budget, CI target */
+    double deadline;       /* the root's rmx_now() past which calibration stops growing the batch and
+                            * no further sample is taken once one is in (0: none); a caller's time budget */
 } net_timing;
 
 /* Which per-rank time a sample is. */

@@ -31,11 +31,17 @@ net_timing net_timing_make(double budget, size_t max_samples)
     t.rule.max_reps = max_samples;
     t.rule.budget = budget;
     t.rule.rel_target = 0.02;
+    t.deadline = 0;
     /* A long batch would leave too few samples for the budget: shorten it so
      * that the minimum number of samples still fits. */
     if (budget > 0 && budget / (double)(t.rule.min_reps + 2) < t.batch_target)
         t.batch_target = budget / (double)(t.rule.min_reps + 2);
     return t;
+}
+
+static int past(const net_timing *t)
+{
+    return t->deadline > 0 && rmx_now() >= t->deadline;
 }
 
 /* One batch on every rank; the root gets (this root's, min, sum, max) elapsed. */
@@ -72,7 +78,7 @@ void net_measure_run(MPI_Comm comm, int root, int key, const net_timing *t, net_
         if (me == root) {
             if (bad)
                 next = -1;
-            else if (v[NET_MAX] < t->batch_target && iters < t->max_iters) {
+            else if (v[NET_MAX] < t->batch_target && iters < t->max_iters && !past(t)) {
                 double grow = v[NET_MAX] > 0 ? 1.2 * t->batch_target / v[NET_MAX] : 64.0;
                 grow = fmin(fmax(grow, 2.0), 64.0);
                 next = (long)fmin((double)t->max_iters, ceil((double)iters * grow));
@@ -109,6 +115,8 @@ void net_measure_run(MPI_Comm comm, int root, int key, const net_timing *t, net_
             size_t n = m->s[key].n;
             if (bad)
                 go[0] = FAILED;
+            else if (past(t))
+                go[0] = STOP_BUDGET;   /* the caller's time is up: one sample, fewer than the rule asks */
             else if (n >= t->rule.min_reps) {
                 rmx_summary s;
                 rmx_summarize(m->s[key].v, n, &s);

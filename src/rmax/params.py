@@ -207,7 +207,7 @@ def _alone(ctx, other: str) -> None:
 
 
 class Hosts(click.ParamType):
-    """'a:2,b:2': checked (names, slot counts in range) while parsing; the text is kept."""
+    """'a:2,b:2' or Slurm's 'node[01-04]:2': checked (names, ranges, slot counts) while parsing; the text is kept."""
 
     name = "H:N,..."
 
@@ -291,18 +291,24 @@ class OutputFile(click.ParamType):
 
 
 class StorePath(click.ParamType):
-    """The results store's path (--db or RMAX_DB): whether it may be created, written or read is
-    the store's to say when a command opens it (rmax.store.db), and a command that only reads
-    creates nothing."""
+    """The results store's path (--db or RMAX_DB): never under /dev, /proc or /sys; whether it may
+    be created, written or read is the store's to say when a command opens it (rmax.store.db), and
+    a command that only reads creates nothing."""
 
     name = "FILE"
 
     def convert(self, value, param, ctx):
         from pathlib import Path
 
+        from rmax.store.db import store_mode
+        from rmax.textfile import refuse_kernel_tree
+
         if not str(value):
             raise RmaxError("the results store's path (--db or RMAX_DB) is empty")
-        return str(Path(str(value)).expanduser())
+        path = Path(str(value)).expanduser()
+        refuse_kernel_tree(path, "the results store")
+        store_mode()      # a bad RMAX_DB_MODE is refused now, not when a measurement is about to be stored
+        return str(path)
 
 
 class OutputDir(click.ParamType):

@@ -7,6 +7,7 @@ import math
 import shutil
 import socket
 import subprocess
+import time
 
 import pytest
 from cliutil import assert_one_line_error, run_cli
@@ -153,3 +154,37 @@ def test_fleet_gives_up_on_a_server_that_answers_a_byte_at_a_time():
         _read(f"http://127.0.0.1:{port}/rates.json", 1.0)
     assert time.monotonic() - start < 3
     srv.close()
+
+
+ODD_VALUES = [10 ** 30, 2 ** 63 - 1, 3000000, -1, 0, 1e-300, 1e308, -1e308, math.nan, math.inf, -math.inf, True, "x",
+              "", ["a"], [1], {"a": 1}, "9" * 5000]
+
+
+def test_every_setting_refuses_odd_values_in_one_line():
+    """Each setting, from a file or as an option's text: refused (RmaxError, one line) or accepted
+    within its range; never another exception, and quickly (no unbounded computation)."""
+    from rmax.agent.config import CHECKS
+
+    for key in CHECKS:
+        for value in ODD_VALUES:
+            for given in ({key: value}, None):
+                start = time.monotonic()
+                try:
+                    cfg = build(given, None if given else {key: str(value)})
+                except RmaxError as e:
+                    assert "\n" not in str(e), (key, value)
+                else:
+                    assert math.isfinite(cfg.interval) and cfg.history <= 10000, (key, value)
+                assert time.monotonic() - start < 5, (key, value)     # 3000000 once ran for minutes
+
+
+def test_reported_agent_settings_are_refused(tmp_path):
+    for settings, words in (({"recent": 3000000, "min_history": 3000000, "history": 3000000}, ["recent", "1000"]),
+                            ({"interval": 1e308}, ["interval", "no larger than"]),
+                            ({"history": 9223372036854775807}, ["history", "from 2 to 10000"])):
+        with pytest.raises(RmaxError) as e:
+            build(settings)
+        assert all(w in str(e.value) for w in words), e.value
+    cfg = tmp_path / "agent.toml"
+    cfg.write_text("[agent]\nrecent = 3000000\nmin_history = 3000000\nhistory = 3000000\n")
+    assert_one_line_error(run_cli("agent", "run", "--config", str(cfg), timeout=30), 2, "recent")

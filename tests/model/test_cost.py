@@ -2,6 +2,8 @@
 and `rmax cost`."""
 
 import json
+import math
+import tomllib
 
 import pytest
 
@@ -55,18 +57,20 @@ def test_cluster_parsing_and_what_if_scaling():
 @pytest.mark.parametrize("text,words", [
     ("[network]\nprice = 1\n", ["[nodes]"]),
     ("[nodes]\ncount = 2\nprice = 10\n", ["missing field 'watts'"]),
-    ("[nodes]\ncount = 0\nprice = 10\nwatts = 5\n", ["count", "positive"]),
-    ("[nodes]\ncount = 2\nprice = -10\nwatts = 5\n", ["price", "non-negative"]),
+    ("[nodes]\ncount = 0\nprice = 10\nwatts = 5\n", ["count", "outside its range, 1 to"]),
+    ("[nodes]\ncount = 2\nprice = -10\nwatts = 5\n", ["price", "outside its range, 0 to"]),
     ("[nodes]\ncount = 2\nprice = 'ten'\nwatts = 5\n", ["price", "number"]),
     ("[nodes]\ncount = 2\nprice = 1\nwatts = 5\n[[what_if]]\nspeed = 3\n", ["unknown field", "speed"]),
     ("bogus = 1\n[nodes]\ncount = 2\nprice = 1\nwatts = 5\n", ["unknown field", "bogus"]),
     ("[nodes]\ncount = 2\nprice = 1\nwatts = 5\ncores = 4\n", ["[nodes]", "unknown field", "cores"]),
     ("[nodes]\ncount = 2\nprice = 1\nwatts = 5\n[network]\nspeed = 4\n", ["[network]", "unknown field", "speed"]),
-    ("[nodes]\ncount = 9223372036854775807\nprice = 1e308\nwatts = 5\n", ["count", "beyond the largest"]),
-    ("[nodes]\ncount = 2\nprice = 1e308\nwatts = 5\n", ["price", "beyond the largest"]),
-    ("[nodes]\ncount = 2\nprice = nan\nwatts = 5\n", ["price", "non-negative"]),
-    ("[nodes]\ncount = 2\nprice = 1\nwatts = inf\n", ["watts", "positive"]),
+    ("[nodes]\ncount = 9223372036854775807\nprice = 1e308\nwatts = 5\n", ["count", "outside its range"]),
+    ("[nodes]\ncount = 2\nprice = 1e308\nwatts = 5\n", ["price", "outside its range, 0 to 1e+15"]),
+    ("[nodes]\ncount = 2\nprice = nan\nwatts = 5\n", ["price", "outside its range"]),
+    ("[nodes]\ncount = 2\nprice = 1\nwatts = inf\n", ["watts", "outside its range, 0.1 to"]),
     ("name = 3\n[nodes]\ncount = 2\nprice = 1\nwatts = 5\n", ["name must be a string"]),
+    ("[nodes]\ncount = 2\nprice = 1\nwatts = 1e-300\n", ["watts = 1e-300", "range, 0.1 to"]),
+    ("[nodes]\ncount = 2\nprice = 1\nwatts = 5\n[network]\nbandwidth_MBps = 1e-300\n", ["bandwidth_MBps", "range"]),
 ])
 def test_cluster_errors(text, words):
     import tomllib
@@ -126,3 +130,32 @@ def test_what_if_never_predicts_above_the_peak(db, tmp_path):
     w = json.loads(run_cli("cost", "--cluster", str(toml), "--gflops", "14.53", "--what-if", "--gamma", "1e-9",
                            "--kappa", "5", "--json", check=True).stdout)["what_if"]
     assert all(r["gflops"] <= r["rpeak_gflops"] for r in w["rows"])
+
+
+ODD_VALUES = [10 ** 30, 2 ** 63 - 1, 3000000, -1, 0, 1e-300, 1e308, -1e308, math.nan, math.inf, True, "x", [1],
+              {"a": 1}]
+
+
+def test_every_field_refuses_odd_values_or_gives_finite_figures():
+    """Each field of each table, set to each odd value: refused in one line, or figures that are all
+    finite; never another exception."""
+    from rmax.model.cost import NODES, NETWORK, WHAT_IF
+
+    for table, fields in (("nodes", NODES), ("network", NETWORK), ("what_if", WHAT_IF)):
+        for field in fields:
+            for value in ODD_VALUES:
+                data = tomllib.loads(KRONOS)
+                (data[table][0] if table == "what_if" else data[table])[field] = value
+                try:
+                    cf = parse_cluster(data)
+                    for c in [cf.cluster, *(w.cluster for w in cf.what_if)]:
+                        f = cost_figures(1.0, c.price, c.watts)
+                        assert all(math.isfinite(v) for v in (f.dollars_per_gflops, f.mflops_per_watt)), f
+                except RmaxError as e:
+                    assert "\n" not in str(e), (table, field, value)
+
+
+def test_absurd_watts_refused_by_the_cli(db, tmp_path):
+    toml = tmp_path / "cluster.toml"
+    toml.write_text("[nodes]\ncount = 2\nprice = 10\nwatts = 1e-300\n")
+    assert_one_line_error(run_cli("cost", "--cluster", str(toml), "--gflops", "1"), 2, "watts", "0.1 to")

@@ -105,15 +105,16 @@ def test_matrix(db, ranks):
         assert sus.verdict in ("flagged", "contention", "untested", "slow alone, not significant", "CPU shared")
         assert len(sus.alone_cpu_shared) == 3
         assert sus.flagged == (sus.verdict == "flagged")
-    raw, first = rec["samples"], s.latency
+    # each rank reduces its samples to numbers per pair: the best sample is kept beside the median
+    best = rec["samples"]
     for i in range(np_):
-        assert raw["bandwidth"][i][i] == [] and raw["latency"][i][i] == []
+        assert best["latency_best"][i][i] is None and best["bandwidth_best"][i][i] is None
         for j in range(np_):
             if i != j:
-                assert len(raw["bandwidth"][i][j]) >= 5
-            if i < j:   # measured once per pair, by the lower rank; the median lies among its samples
-                assert len(raw["latency"][i][j]) >= 5
-                assert min(raw["latency"][i][j]) <= first[i][j] <= max(raw["latency"][i][j])
+                assert 0 < best["latency_best"][i][j] <= lat[i][j]
+                assert best["bandwidth_best"][i][j] >= bw[i][j] > 0
+    assert s.design == "full" and s.pairs == s.pairs_total == np_ * (np_ - 1) // 2
+    assert s.retest_status == "done" and {c.kind for c in s.class_stats} == {"latency", "bandwidth"}
 
 
 def test_matrix_odd_rank_count_covers_every_pair():
@@ -227,12 +228,15 @@ def test_matrix_sees_when_a_pairs_ranks_share_a_cpu(affinity):
 def test_matrix_measures_a_control_for_each_suspect(db):
     """4 ranks in one class: every suspect gets a control pair that is no suspect, measured alone as often."""
     proc = mpirun(4, "matrix", "--json", "-", "--budget", "0.002", "--max-samples", "5", "--bw-size", "64K",
-                  "--retests", "2")
+                  "--retests", "2", "--retest-budget", "3600", timeout=600)
     assert proc.returncode == 0, proc.stderr
-    rec = next(r for r in records(proc) if r.get("record") == "matrix")
+    recs = records(proc)
+    rec = next(r for r in recs if r.get("record") == "matrix")
     if not rec["suspects"]:
         pytest.skip("no pair was below 90% of the median this time: nothing to retest")
-    for sus in rec["suspects"]:
+    retested = {x["suspect"]: x for r in recs if r.get("record") == "retests" for x in r["suspects"]}
+    assert sorted(retested) == list(range(len(rec["suspects"])))     # every suspect, within the budget
+    for k, sus in enumerate(rec["suspects"]):
         pair = (sus["control_from"], sus["control_to"])
-        assert pair != (sus["from"], sus["to"]) and len(sus["control"]) == 2
+        assert not {sus["from"], sus["to"]} & set(pair) and len(retested[k]["control"]) == 2
         assert not any((x["from"], x["to"]) == pair and x["kind"] == sus["kind"] for x in rec["suspects"])

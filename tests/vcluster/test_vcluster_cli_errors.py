@@ -18,6 +18,8 @@ from vcutil import leftovers, unique_name
     (["--nodes", "4", "--switches", "0"], ["--switches must be at least 1"]),
     (["--nodes", "2", "--switches", "3"], ["3 switches but only 2 nodes"]),
     (["--nodes", "2", "--link", "fast"], ["--link 'fast' is not a rate"]),
+    (["--nodes", "9", "--switch-sizes", "4,3,3"], ["--switch-sizes adds up to 10 nodes but --nodes is 9"]),
+    (["--nodes", "6", "--switch-sizes", "4,two"], ["--switch-sizes '4,two' is not a list of node counts"]),
 ])
 def test_bad_counts(args, words):
     name = unique_name()

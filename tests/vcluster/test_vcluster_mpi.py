@@ -27,6 +27,17 @@ def test_mpi_job_spans_the_namespaces(cluster, db):
     assert rec["summary"]["hosts"] == sorted(n.name for n in cluster.plan.nodes)
 
 
+def test_naming_the_cluster_selects_its_launcher_and_nodes(cluster, db):
+    """--vcluster NAME alone (no --launcher): the cluster's launcher and the nodes a hostlist names,
+    never this host (issue 36: the ranks had landed on the host). Without --hosts it is all the
+    nodes (test_hostlist.py)."""
+    name = cluster.name
+    proc = run_cli("launch", "check", "--vcluster", name, "--hosts", f"{name}-n[2-4]", "--json", check=True,
+                   timeout=120)
+    placed = json.loads(proc.stdout)["summary"]["placement"]
+    assert sorted(r["host"] for r in placed) == [f"{name}-n{i}" for i in (2, 3, 4)]   # one rank on each
+
+
 def test_trunk_is_slower_and_topology_is_inferred(cluster, db, tmp_path):
     proc = run_cli("vcluster", "probe", "--bytes", "2000000", "--pings", "100", "--json", check=True, timeout=120)
     m = json.loads(proc.stdout)["summary"]

@@ -6,7 +6,7 @@ import pytest
 
 from rmax.errors import RmaxError
 from rmax.vcluster.addresses import choose_subnet, prefix_for
-from rmax.vcluster.plan import make_plan, parse_rate, spread, trunk_pairs
+from rmax.vcluster.plan import make_plan, parse_rate, parse_sizes, spread, trunk_pairs
 
 
 def test_nodes_spread_evenly_in_blocks():
@@ -15,9 +15,41 @@ def test_nodes_spread_evenly_in_blocks():
     assert spread(3, 3) == [0, 1, 2]
 
 
+def test_given_switch_sizes():
+    assert spread(10, 3, [4, 3, 3]) == [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert spread(6, 3, [1, 4, 1]) == [0, 1, 1, 1, 1, 2]
+    assert parse_sizes("4, 3,3") == [4, 3, 3]
+    p = make_plan("ab", 6, 3, "10.213.9.0/24", sizes=[1, 4, 1])
+    assert p.groups() == [["ab-n1"], ["ab-n2", "ab-n3", "ab-n4", "ab-n5"], ["ab-n6"]]
+
+
+@pytest.mark.parametrize("sizes,words", [([4, 3], "gives 2 switches but --switches is 3"),
+                                         ([4, 3, 2], "adds up to 9 nodes but --nodes is 10")])
+def test_bad_switch_sizes(sizes, words):
+    with pytest.raises(RmaxError, match=words):
+        make_plan("ab", 10, 3, "10.213.9.0/24", sizes=sizes)
+    for text in ("4,0,3", "4,,3", "-1,2", "three"):
+        with pytest.raises(RmaxError, match="--switch-sizes"):
+            parse_sizes(text)
+
+
 def test_trunks():
     assert trunk_pairs(3, "chain") == [(0, 1), (1, 2)]
     assert trunk_pairs(3, "mesh") == [(0, 1), (0, 2), (1, 2)]
+    assert trunk_pairs(3, "star") == [(0, 3), (1, 3), (2, 3)]
+    assert trunk_pairs(1, "star") == []
+
+
+def test_star_joins_leaves_through_a_spine_with_no_node():
+    p = make_plan("ab", 5, 2, "10.213.9.0/24", trunk_kind="star", sizes=[2, 3])
+    assert p.switches == ["ab-s1", "ab-s2", "ab-sp"] and p.leaves == ["ab-s1", "ab-s2"] and p.spine == "ab-sp"
+    assert [(t.a, t.b) for t in p.trunks] == [(0, 2), (1, 2)]
+    assert p.groups() == [["ab-n1", "ab-n2"], ["ab-n3", "ab-n4", "ab-n5"]]
+    assert p.tree() == [p.groups(), [["ab-n1", "ab-n2", "ab-n3", "ab-n4", "ab-n5"]]]
+    assert type(p).from_dict(p.to_dict()) == p
+    one = make_plan("ab", 3, 1, "10.213.9.0/24", trunk_kind="star")
+    assert one.spine is None and one.trunks == [] and one.tree() == [[["ab-n1", "ab-n2", "ab-n3"]]]
+    assert make_plan("ab", 4, 2, "10.213.9.0/24").spine is None
 
 
 def test_plan_names_and_addresses():

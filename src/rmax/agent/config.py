@@ -8,16 +8,16 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
-import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from rmax.errors import RmaxError
-from rmax.textfile import read_text
+from rmax.tomlconfig import read_toml
 
 DEFAULT_PORT = 9477
 NODE_PROBES = ("peakflops", "dgemm", "stream", "memlat")
 PEER_PROBE = "pingpong"
+MAX_NAMES = 1024        # probes or peers in one list
 SLURM_MODES = ("auto", "on", "off")
 
 
@@ -49,29 +49,44 @@ class AgentConfig:
         return tuple(p for p in self.probes if p != PEER_PROBE) + ((PEER_PROBE,) if self.peers else ())
 
 
-def _positive(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise RmaxError(f"{name} must be a positive number, not {v!r}")
-    return float(v)
+DAY = 86400.0
 
 
-def _count(least):
+def _shown(v) -> str:
+    """A refused value as an error shows it: a 5000-digit number or a long list cut short."""
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _positive(most: float):
+    """Seconds and loads: positive and at most `most`, so that no deadline computed from them
+    overflows a timestamp (interval = 1e308 did) and no wait lasts for ever."""
     def check(name, v):
-        if isinstance(v, bool) or not isinstance(v, int) or v < least:
-            raise RmaxError(f"{name} must be a whole number of at least {least}, not {v!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= most:   # NaN fails too
+            raise RmaxError(f"{name} must be a positive number no larger than {most:g}, not {_shown(v)}")
+        return float(v)
+    return check
+
+
+def _count(least, most):
+    """Counts of values and sets: bounded, so a store query's LIMIT fits SQLite's integer and the
+    drift test's work stays small."""
+    def check(name, v):
+        if isinstance(v, bool) or not isinstance(v, int) or not least <= v <= most:
+            raise RmaxError(f"{name} must be a whole number from {least} to {most}, not {_shown(v)}")
         return v
     return check
 
 
 def _alpha(name, v):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 0.5:
-        raise RmaxError(f"{name} must be a significance level between 0 and 0.5, not {v!r}")
+        raise RmaxError(f"{name} must be a significance level between 0 and 0.5, not {_shown(v)}")
     return float(v)
 
 
 def _listen(name, v):
     if not isinstance(v, str):
-        raise RmaxError(f"{name} must be ADDR:PORT, not {v!r}")
+        raise RmaxError(f"{name} must be ADDR:PORT, not {_shown(v)}")
     parse_listen(v, name)
     return v
 
@@ -79,7 +94,9 @@ def _listen(name, v):
 def _names(name, v):
     items = v.split(",") if isinstance(v, str) else v
     if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
-        raise RmaxError(f"{name} must be a list of names, not {v!r}")
+        raise RmaxError(f"{name} must be a list of names, not {_shown(v)}")
+    if len(items) > MAX_NAMES:
+        raise RmaxError(f"{name} names {len(items)} items: more than the {MAX_NAMES} accepted")
     return tuple(i.strip() for i in items if i.strip())
 
 
@@ -88,16 +105,20 @@ def _probes(name, v):
     known = (*NODE_PROBES, PEER_PROBE)
     for p in chosen:
         if p not in known:
-            raise RmaxError(f"{name}: unknown probe '{p}'", hint=f"probes: {', '.join(known)}")
+            raise RmaxError(f"{name}: unknown probe {_shown(p)}", hint=f"probes: {', '.join(known)}")
     if not chosen:
         raise RmaxError(f"{name}: no probe chosen", hint=f"probes: {', '.join(known)}")
     return chosen
 
 
 def _peers(name, v):
-    from rmax.launch.hosts import _host
+    from rmax.launch.hosts import expand
 
-    return tuple(_host(p, 1, name).name for p in _names(name, v))
+    # a text is one host list in Slurm's syntax, whose commas may sit inside brackets: node[01-04,07]
+    peers: list[str] = []
+    for item in _names(name, [v] if isinstance(v, str) else v):
+        peers += expand(item, name, MAX_NAMES - len(peers))
+    return tuple(peers)
 
 
 def _launcher(name, v):
@@ -105,24 +126,25 @@ def _launcher(name, v):
         return None
     from rmax.launch import REGISTRY
 
-    if v not in REGISTRY or v == "local":
-        raise RmaxError(f"{name}: '{v}' is not an MPI launcher",
+    if not isinstance(v, str) or v not in REGISTRY or v == "local":
+        raise RmaxError(f"{name}: {_shown(v)} is not an MPI launcher",
                         hint=f"one of: {', '.join(sorted(n for n in REGISTRY if n != 'local'))}")
     return v
 
 
 def _choice(choices):
     def check(name, v):
-        if v not in choices:
-            raise RmaxError(f"{name} must be one of {', '.join(choices)}, not {v!r}")
+        if not isinstance(v, str) or v not in choices:
+            raise RmaxError(f"{name} must be one of {', '.join(choices)}, not {_shown(v)}")
         return v
     return check
 
 
-CHECKS = {"interval": _positive, "max_load": _positive, "window": _positive, "retry": _positive,
-          "listen": _listen, "probes": _probes, "peers": _peers, "launcher": _launcher, "recent": _count(1),
-          "history": _count(2), "min_history": _count(2), "alpha": _alpha, "slurm": _choice(SLURM_MODES),
-          "sets": _count(0), "probe_timeout": _positive}
+# The ranges (docs/AGENT.md): far beyond any useful setting, small enough for every computation.
+CHECKS = {"interval": _positive(31 * DAY), "max_load": _positive(1e6), "window": _positive(600.0),
+          "retry": _positive(DAY), "listen": _listen, "probes": _probes, "peers": _peers, "launcher": _launcher,
+          "recent": _count(1, 1000), "history": _count(2, 10000), "min_history": _count(2, 10000), "alpha": _alpha,
+          "slurm": _choice(SLURM_MODES), "sets": _count(0, 1 << 31), "probe_timeout": _positive(DAY)}
 assert set(CHECKS) == {f.name for f in fields(AgentConfig)}
 
 
@@ -137,7 +159,7 @@ def _from_text(name: str, key: str, text: str):
         return float(text) if key in FLOATS else int(text)
     except ValueError:
         kind = "number" if key in FLOATS else "whole number"
-        raise RmaxError(f"{name}: '{text}' is not a {kind}") from None
+        raise RmaxError(f"{name}: {_shown(text)} is not a {kind}") from None
 
 
 def parse_listen(text: str, what: str = "--listen") -> tuple[str, int]:
@@ -145,7 +167,7 @@ def parse_listen(text: str, what: str = "--listen") -> tuple[str, int]:
     the agent binds to is exactly what was asked for (port 0: any free port)."""
     m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:([0-9]{1,5})|([0-9.]+|localhost):([0-9]{1,5})", text.strip())
     if not m:
-        raise RmaxError(f"{what}: '{text}' is not ADDR:PORT", hint="e.g. 127.0.0.1:9477, 0.0.0.0:9477 or [::1]:9477")
+        raise RmaxError(f"{what}: {_shown(text)} is not ADDR:PORT", hint="e.g. 127.0.0.1:9477, 0.0.0.0:9477 or [::1]:9477")
     addr, port = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
     addr = "127.0.0.1" if addr == "localhost" else addr
     try:
@@ -160,11 +182,7 @@ def parse_listen(text: str, what: str = "--listen") -> tuple[str, int]:
 def read_file(path: str | Path) -> dict:
     """The [agent] table of a TOML file (or the whole file when it has no such table)."""
     p = Path(path)
-    text = read_text(p, "configuration file")    # a regular file of sane size: not /dev/zero or a FIFO
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise RmaxError(f"configuration file {p} is not valid TOML: {e}") from None
+    data = read_toml(p, "configuration file")
     table = data.get("agent", data)
     if not isinstance(table, dict):
         raise RmaxError(f"configuration file {p}: [agent] must be a table")
@@ -190,7 +208,8 @@ def build(file_values: dict | None = None, options: dict | None = None, source: 
         raise RmaxError(f"the {PEER_PROBE} probe needs peers", hint="name them with --peers host1,host2")
     if cfg.min_history > cfg.history:
         raise RmaxError(f"min_history ({cfg.min_history}) cannot exceed history ({cfg.history})")
-    # The rank test's smallest p-value, all recent values below every baseline value, is 1 / C(n + k, k).
+    # The rank test's smallest p-value, all recent values below every baseline value, is 1 / C(n + k, k)
+    # (exact, and quick within the ranges above: millions ran for minutes).
     p_min = 1 / math.comb(cfg.min_history + cfg.recent, cfg.recent)
     if p_min >= cfg.alpha:
         raise RmaxError(f"with recent = {cfg.recent} and min_history = {cfg.min_history} the drift test can never "

@@ -50,7 +50,7 @@ def run_agent(cfg: AgentConfig, echo: Callable[[str], None]) -> None:
     host = socket.gethostname()
     store = open_store()
     state = AgentState(host)
-    state.view = node_view(store, cfg, host)
+    state.update(view=node_view(store, cfg, host))
     server = serve(cfg.address, state)
     monitor = IdleMonitor(cfg.max_load, cfg.window, SlurmCheck(cfg.slurm))
     armed = threading.Event()          # set only while a probe runs: the only time a back-off may interrupt
@@ -71,7 +71,7 @@ def run_agent(cfg: AgentConfig, echo: Callable[[str], None]) -> None:
         while cfg.sets == 0 or state.sets < cfg.sets:
             time.sleep(max(0.0, next_start - time.monotonic()))
             reading = monitor.measure()
-            state.idle, state.load, state.busy_reason = reading.idle, reading.load, reading.busy_reason
+            state.update(idle=reading.idle, load=reading.load, busy_reason=reading.busy_reason)
             if not reading.idle:
                 if not was_busy:    # said once per busy spell, not at every look
                     echo(f"busy ({reading.busy_reason}); looking again every {cfg.retry:g} s")
@@ -81,7 +81,7 @@ def run_agent(cfg: AgentConfig, echo: Callable[[str], None]) -> None:
             was_busy = False
             started = time.monotonic()
             if run_set(cfg, store, state, monitor, armed, on_busy, echo):
-                state.sets += 1
+                state.update(sets=state.sets + 1)
                 next_start = started + cfg.interval
             else:
                 next_start = time.monotonic() + cfg.retry
@@ -101,7 +101,7 @@ def run_set(cfg, store, state: AgentState, monitor: IdleMonitor, armed: threadin
     """One probe set; False when work arrived and the set stopped."""
     for probe, peer in steps(cfg):
         name = probe.name + (f" to {peer}" if peer else "")
-        state.probing = name
+        state.update(probing=name)
         t0 = time.monotonic()
         try:
             with monitor.watch(on_busy):
@@ -113,7 +113,7 @@ def run_set(cfg, store, state: AgentState, monitor: IdleMonitor, armed: threadin
             status, note = rec.status, f"run {rec.id[:8]}"
         except Backoff as e:
             state.count(probe.name, "interrupted")
-            state.idle, state.load, state.busy_reason = False, monitor.last.load, monitor.last.busy_reason
+            state.update(idle=False, load=monitor.last.load, busy_reason=monitor.last.busy_reason)
             echo(f"probe {name}: interrupted after {time.monotonic() - t0:.1f} s ({e}); backing off")
             return False
         except RunFailed as e:
@@ -121,8 +121,8 @@ def run_set(cfg, store, state: AgentState, monitor: IdleMonitor, armed: threadin
         except RmaxError as e:      # refused before a run was stored (e.g. no memory free now)
             status, note = "refused", e.message
         finally:
-            state.probing = None
+            state.update(probing=None)
         state.count(probe.name, status)
         echo(f"probe {name}: {status} in {time.monotonic() - t0:.1f} s ({note})")
-        state.view = node_view(store, cfg, state.host)
+        state.update(view=node_view(store, cfg, state.host))
     return True

@@ -1,6 +1,6 @@
-"""The agent's Prometheus endpoint: text-format metrics from a registry of its own (never the
-global default), built at each scrape from the latest published view, plus the same view as
-JSON for `rmax agent fleet`.
+"""The agent's metrics: text-format Prometheus metrics from a registry of its own (never the
+global default) and the same view as JSON for `rmax agent fleet`, rendered whenever the state
+changes, so that a scrape only copies bytes (the endpoint itself: rmax.agent.endpoint).
 
 Routes: /metrics (Prometheus text format), /rates.json (the node view), / (a short index)."""
 
@@ -8,22 +8,23 @@ from __future__ import annotations
 
 import json
 import math
-import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from socketserver import TCPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from rmax import __version__
+from rmax.agent.endpoint import Endpoint, Pages
 from rmax.errors import RmaxError
 
 
 class AgentState:
     """What the metrics show: the node view (replaced whole after every probe, so a scrape never
-    sees half an update) and the agent's own live state."""
+    sees half an update) and the agent's own live state. Every change goes through update() or
+    count(), which render the pages again."""
+
+    LIVE = ("view", "idle", "load", "busy_reason", "probing", "sets")
 
     def __init__(self, host: str):
         self.host = host
@@ -34,17 +35,38 @@ class AgentState:
         self.probing: str | None = None
         self.sets = 0
         self.probes: dict[tuple[str, str], int] = {}    # (probe, status) -> count since start
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._registry = CollectorRegistry(auto_describe=False)
+        self._registry.register(AgentCollector(self))
+        self.pages: Pages = {}
+        self._render()
+
+    def update(self, **changes) -> None:
+        with self._lock:
+            for key, value in changes.items():
+                if key not in self.LIVE:
+                    raise AttributeError(key)
+                setattr(self, key, value)
+            self._render()
 
     def count(self, probe: str, status: str) -> None:
         with self._lock:
             self.probes[(probe, status)] = self.probes.get((probe, status), 0) + 1
+            self._render()
 
     def live(self) -> dict:
         with self._lock:
             probes = dict(self.probes)
         return {"idle": self.idle, "load": self.load, "busy_reason": self.busy_reason, "probing": self.probing,
                 "sets": self.sets, "probes": [{"probe": p, "status": s, "count": n} for (p, s), n in probes.items()]}
+
+    def _render(self) -> None:
+        rates = json.dumps({**self.view, "agent": self.live()}, allow_nan=False, default=str)
+        # One assignment: the endpoint's thread sees the old pages or the new ones, never a mix.
+        self.pages = {"/metrics": (CONTENT_TYPE_LATEST, generate_latest(self._registry)),
+                      "/rates.json": ("application/json", rates.encode()),
+                      "/": ("text/plain; charset=utf-8",
+                            f"rmax agent on {self.host}: /metrics (Prometheus), /rates.json\n".encode())}
 
 
 def _num(x) -> float:
@@ -103,50 +125,10 @@ class AgentCollector(Collector):
         yield probes
 
 
-def _handler(registry: CollectorRegistry, state: AgentState):
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            path = self.path.split("?", 1)[0]
-            if path == "/metrics":
-                self._send(200, CONTENT_TYPE_LATEST, generate_latest(registry))
-            elif path == "/rates.json":
-                body = json.dumps({**state.view, "agent": state.live()}, allow_nan=False, default=str)
-                self._send(200, "application/json", body.encode())
-            elif path == "/":
-                self._send(200, "text/plain; charset=utf-8",
-                           f"rmax agent on {state.host}: /metrics (Prometheus), /rates.json\n".encode())
-            else:
-                self._send(404, "text/plain; charset=utf-8", b"not found\n")
-
-        def _send(self, code: int, ctype: str, body: bytes) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):   # scrapes every few seconds must not fill the journal
-            pass
-
-    return Handler
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-
-def serve(address: tuple[str, int], state: AgentState) -> TCPServer:
-    """Start serving in a thread; returns the server (server_address holds the bound port)."""
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(AgentCollector(state))
-    host, port = address
-    server_cls = _Server
-    if ":" in host:
-        server_cls = type("_Server6", (_Server,), {"address_family": socket.AF_INET6})
+def serve(address: tuple[str, int], state: AgentState) -> Endpoint:
+    """Start serving in a thread; returns the endpoint (server_address holds the bound port)."""
     try:
-        server = server_cls((host, port), _handler(registry, state))
+        return Endpoint(address, lambda: state.pages)
     except OSError as e:
-        raise RmaxError(f"cannot listen on {host}:{port}: {e.strerror}",
+        raise RmaxError(f"cannot listen on {address[0]}:{address[1]}: {e.strerror}",
                         hint="choose another --listen ADDR:PORT") from None
-    threading.Thread(target=server.serve_forever, name="rmax-agent-http", daemon=True).start()
-    return server

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from rmax.errors import RmaxError
+from rmax.textfile import refuse_kernel_tree, write_atomic
 
 UNIT_NAME = re.compile(r"^[A-Za-z0-9:_.\\-]+\.service$")
 
@@ -62,8 +63,5 @@ def write_unit(path: str | Path, text: str, force: bool) -> Path:
         raise RmaxError(f"{p} already exists", hint="pass --force to replace it")
     if not p.parent.is_dir():
         raise RmaxError(f"--output: folder {p.parent} does not exist")
-    try:
-        p.write_text(text)
-    except OSError as e:
-        raise RmaxError(f"cannot write {p}: {e.strerror}") from None
-    return p
+    refuse_kernel_tree(p, "--output")
+    return write_atomic(p, text, "the unit file")

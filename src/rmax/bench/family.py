@@ -158,8 +158,8 @@ class RunContext:
 @dataclass(frozen=True)
 class SurveyPlan:
     """A family's place in a survey: its title there, the share of the budget it may use, its
-    order among the steps, and where it runs: "node" (one process on every node, one node after
-    the other), "pair" (the first two nodes) or "all" (one rank on every node; with `even`, on
+    order among the steps, and where it runs: "node" (one process on every node, all nodes at
+    once: survey/fanout.py), "pair" (the first two nodes) or "all" (one rank on every node; with `even`, on
     the largest even number of nodes, for families of sender/receiver pairs)."""
 
     title: str

@@ -1,33 +1,50 @@
-"""matrix: all-pairs latency and bandwidth in N-1 rounds of N/2 concurrent pairs
+"""matrix: all-pairs latency and bandwidth in rounds of concurrent disjoint pairs
 (native/net/cmd_matrix.c, the mpiGraph / ClusterKit method).
 
 The matrices are the concurrent measurements, every pair under the same load.
+Up to SAMPLE_ABOVE ranks (QUICK_SAMPLE_ABOVE with --quick) every pair is
+measured (N-1 rounds of N/2 pairs); above, a sample (`--design sampled`):
+every pair inside a switch when the switches are known, plus the pairs
+(p, p+k) of O(log N) shifts k over the ranks ordered by switch, so N=1024
+takes ~45 rounds instead of 1023; the pairs not measured are None in the
+matrices.
+
 A pair is compared with the pairs of its class: within one switch or across
 switches when the switch groups are known (cluster.toml, a virtual cluster's
 plan, a stored inference), so a trunk slower than the links is the topology,
 not an anomaly. A pair whose latency is above 2x its class median, or whose
-bandwidth is below 90% of it, is a suspect and is measured alone --retests
-times, in turn with a control: the pair of its class nearest the class median
-that is no suspect, also alone. It is flagged only when alone it is still
-beyond that margin of its control *and* Welch's t-test says its alone values
-differ from the control's (on their logarithms: they are rates): both taken
-at the same time, so a host that changed speed between the concurrent rounds
-and the retests (a virtual machine's CPUs moved, a neighbour's load) slows
-both and flags neither. Without a control
-(no other pair of its class that is no suspect) the class's concurrent values
-stand in. A suspect that recovers alone was slowed by the concurrent load:
-reported as contention, not flagged. An alone measurement during which the
-pair's two ranks ran on one CPU of one kernel (virtual nodes, containers, two
-ranks of a host: the scheduler wakes a partner where its waker runs) measured
-that CPU, not the network: it is left out of the test, its control's too, and
-a suspect left with fewer than 2 values is reported as "CPU shared"."""
+bandwidth is below 90% of it, is a suspect; the most severe (4 per rank) are
+measured again --retests times in rounds of disjoint pairs (while
+--retest-budget lasts; the others are listed as not retested), each in turn
+with a control: the pair of its class nearest the class median that is no
+suspect, measured the same way. It is flagged only when on retest it is still
+beyond that margin of its control *and* Welch's t-test says its values differ
+from the control's (on their logarithms: they are rates): both taken at the
+same time, so a host that changed speed between the concurrent rounds and the
+retests (a virtual machine's CPUs moved, a neighbour's load) slows both and
+flags neither. Without a control (no other pair of its class that is no
+suspect) the class's concurrent values stand in. A suspect that recovers on
+retest was slowed by the concurrent load: reported as contention, not flagged.
+A retest during which the pair's two ranks ran on one CPU of one kernel
+(virtual nodes, containers, two ranks of a host: the scheduler wakes a partner
+where its waker runs) measured that CPU, not the network: it is left out of
+the test, its control's too, and a suspect left with fewer than 2 values is
+reported as "CPU shared".
+
+The kernel writes the matrices before any retest, then one record per retest
+round: a run stopped during the retests (watchdog, lost host) still parses,
+as `partial`, with the suspects it did not retest named."""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import click
 
 from rmax.bench.bisect import GROUPS_HELP
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
@@ -40,10 +57,16 @@ from rmax.params import TOPOLOGY, Count, Seconds
 from rmax.stats import differ_significantly
 from rmax.topology.sources import known_groups
 
-SCHEMA = "rmax.matrix/1"
-LAT_FACTOR, BW_FRACTION = 2.0, 0.9   # the suspect margins, as in cmd_matrix.c
+SCHEMA = "rmax.matrix/2"             # the kernel's records
+LAT_FACTOR, BW_FRACTION = 2.0, 0.9   # the suspect margins, as in native/net/matrix.h
+SAMPLE_ABOVE = 64                    # --design auto: every pair up to this many ranks (MX_SAMPLE_ABOVE)
+QUICK_SAMPLE_ABOVE = 16              # with --quick: 48 virtual nodes on 2 cores took ~47 s a round, 37 min in all
+TABLE_RANKS = 32                     # wider matrices are plotted, not printed
+PAIR_FIGURES_RANKS = 64              # a figure per pair up to this many ranks; class medians always
+SHOWN_SUSPECTS = 40                  # rows of the suspects table (the most severe)
 STATISTIC = ("per pair: median over samples, all pairs of a round at once (concurrent); latency one-way; "
-             "suspects also alone, median over retests")
+             "suspects also retested in rounds of disjoint pairs, median over retests")
+NOT_RETESTED = "not retested"
 
 
 @dataclass
@@ -54,9 +77,16 @@ class MatrixOptions:
     budget: float = option(0.01, "Seconds per pair and measurement.", type=Seconds(0.001, 3600, lo_open=False),
                            quick=0.003)
     max_samples: int = option(20, "Most samples per pair.", type=Count(5, 100000), quick=10, cli=False)
-    retest: bool = option(True, "Report suspects without measuring them alone.", flag="--no-retest")
-    retests: int = option(3, "Alone measurements per suspect (Welch's t-test against its class needs 2 or more).",
+    design: str = option("auto", f"Pairs measured: every pair (full), or every pair inside a switch plus O(log N) "
+                                 f"shifts (sampled); auto: full up to {SAMPLE_ABOVE} ranks ({QUICK_SAMPLE_ABOVE} "
+                                 "with --quick).",
+                         type=click.Choice(["auto", "full", "sampled"]))
+    retest: bool = option(True, "Report suspects without measuring them again.", flag="--no-retest")
+    retests: int = option(3, "Retests per suspect (Welch's t-test against its control needs 2 or more).",
                           type=Count(1, 100))
+    retest_budget: float = option(120.0, "Seconds for the retests: no retest round starts that would end later; "
+                                         "the suspects left are listed as not retested.",
+                                  type=Seconds(0, 86400, lo_open=False), quick=30.0)
     topology: str | None = option(None, GROUPS_HELP, type=TOPOLOGY)
     # the switch groups found for the run (rmax.topology.sources.known_groups), and where from
     groups: tuple[tuple[str, ...], ...] | None = option(None, "Switch groups of hosts.", cli=False)
@@ -65,34 +95,48 @@ class MatrixOptions:
 
 @dataclass
 class Suspect:
-    """A pair far from its class under load, and what measuring it alone said."""
+    """A pair far from its class under load, and what measuring it again said."""
 
     from_rank: int
     to_rank: int
     kind: str                        # latency | bandwidth
     pair_class: str                  # same | across (switches) | all (groups unknown)
     concurrent: float | None         # s or bytes/s, under the round's load
-    alone: list[float | None]
+    alone: list[float | None]        # the retests (in rounds of disjoint pairs)
     from_host: str | None
     to_host: str | None
     alone_median: float | None
     class_median: float | None
-    p: float | None                  # Welch's t-test, alone values against the control's (else the class's pairs)
+    p: float | None                  # Welch's t-test, retest values against the control's (else the class's pairs)
     flagged: bool
-    verdict: str                     # flagged | contention | slow alone, not significant | CPU shared | untested
-    control_pair: list[int] | None = None   # [from, to] ranks of the control, measured alone in turn
+    # flagged | contention | slow alone, not significant | CPU shared | untested | not retested: <why>
+    verdict: str
+    control_pair: list[int] | None = None   # [from, to] ranks of the control, measured in turn
     control: list[float | None] = ()
     control_median: float | None = None
-    alone_cpu_shared: list[bool] = ()       # per alone value: its two ranks ran on one CPU (left out)
+    alone_cpu_shared: list[bool] = ()       # per retest value: its two ranks ran on one CPU (left out)
     control_cpu_shared: list[bool] = ()
+    reference: str = ""                     # what the retests were tested against: control | class
+
+
+@dataclass
+class ClassStat:
+    """One class of pairs of one kind, from the concurrent rounds."""
+
+    kind: str                        # latency | bandwidth
+    pair_class: str                  # same | across | all
+    pairs: int                       # measured pairs (latency: each pair once; bandwidth: each direction)
+    median: float | None
+    spread: float | None             # 1.4826 x the median absolute deviation
 
 
 @dataclass
 class MatrixSummary(Summary):
-    SCHEMA = "rmax.matrix/2"
+    SCHEMA = "rmax.matrix/3"
+    READS = ("rmax.matrix/2",)       # /3 added the design, pair counts, class statistics and retest status
     hosts: list[str]                 # each rank's host
     labels: list[str]                # each rank by its host; host:rank where a host has several
-    latency: list[list[float | None]]      # s, row = from, column = to
+    latency: list[list[float | None]]      # s, row = from, column = to; None: not measured
     bandwidth: list[list[float | None]]    # bytes/s
     mpi_library: str | None = None
     lat_size: int | None = None
@@ -104,6 +148,12 @@ class MatrixSummary(Summary):
     suspects: list[Suspect] = ()
     statistic: str = STATISTIC
     cpu_shared: list[list[bool]] = ()      # concurrent rounds: the pair's two ranks ran on one CPU
+    design: str = "full"                   # full | sampled
+    pairs: int | None = None               # unordered pairs measured
+    pairs_total: int | None = None         # unordered pairs of distinct ranks
+    class_stats: list[ClassStat] = ()
+    retest_budget: float | None = None     # s
+    retest_status: str = ""                # off | done | budget used up | not finished
 
     @property
     def flagged(self) -> list[Suspect]:
@@ -113,6 +163,10 @@ class MatrixSummary(Summary):
     def contention(self) -> list[Suspect]:
         return [s for s in self.suspects if s.verdict == "contention"]
 
+    @property
+    def not_retested(self) -> list[Suspect]:
+        return [s for s in self.suspects if s.verdict.startswith(NOT_RETESTED)]
+
 
 def labels(hosts: list[str]) -> list[str]:
     """Each rank by its host; host:rank where a host has several ranks."""
@@ -120,35 +174,80 @@ def labels(hosts: list[str]) -> list[str]:
     return [f"{h}:{r}" if h in many else h for r, h in enumerate(hosts)]
 
 
-def _class_values(m: list, group_of: list[int], i: int, j: int, kind: str) -> list[float]:
-    """The concurrent values of the other pairs of (i, j)'s class (latency: each unordered pair once)."""
-    def cls(a, b):
-        return bool(group_of) and group_of[a] != group_of[b]
-    n = len(m)
-    return [m[a][b] for a in range(n) for b in range(n)
-            if a != b and (kind == "bandwidth" or a < b) and {a, b} != {i, j} and cls(a, b) == cls(i, j)
-            and m[a][b] is not None]
+class _ClassValues:
+    """Each class's concurrent values of one kind, sorted once (latency: each pair once), so that a
+    suspect's class median without its own values costs a bisection, not a pass over the matrix."""
+
+    def __init__(self, m: list, group_of: list[int], kind: str):
+        self.m, self.group_of, self.kind = m, group_of, kind
+        self.sorted: dict[bool, list[float]] = {False: [], True: []}
+        for a, row in enumerate(m):
+            for b, v in enumerate(row):
+                if a != b and (kind == "bandwidth" or a < b) and v is not None:
+                    self.sorted[self.cls(a, b)].append(v)
+        for v in self.sorted.values():
+            v.sort()
+
+    def cls(self, a: int, b: int) -> bool:
+        return bool(self.group_of) and self.group_of[a] != self.group_of[b]
+
+    def _own(self, i: int, j: int) -> list[float]:
+        cells = [(i, j), (j, i)] if self.kind == "bandwidth" else [(min(i, j), max(i, j))]
+        return [self.m[a][b] for a, b in cells if self.m[a][b] is not None]
+
+    def without(self, i: int, j: int) -> list[float]:
+        """The values of the other pairs of (i, j)'s class."""
+        rest = list(self.sorted[self.cls(i, j)])
+        for v in self._own(i, j):
+            rest.pop(bisect.bisect_left(rest, v))
+        return rest
+
+    def median_without(self, i: int, j: int) -> float | None:
+        """median(without(i, j)) in O(log n)."""
+        xs, own = self.sorted[self.cls(i, j)], []
+        for v in sorted(self._own(i, j)):   # the own values' places in xs (equal ones at successive places)
+            own.append(bisect.bisect_left(xs, v, own[-1] + 1 if own and xs[own[-1]] == v else 0))
+        k = len(xs) - len(own)
+        if k <= 0:
+            return None
+
+        def at(q: int) -> float:   # the q-th value once the own ones are left out
+            for idx in own:
+                q += idx <= q
+            return xs[q]
+        return at(k // 2) if k % 2 else 0.5 * (at(k // 2 - 1) + at(k // 2))
 
 
-def verdict(sus: dict, class_values: list[float]) -> dict:
-    """Flagged: alone still beyond the margin of the reference, and Welch's t-test over the logarithms
-    of (alone values, reference values) significant. The reference is the control measured alone in
-    turn with the suspect when there is one (2 values or more), else the class's concurrent values.
-    Values taken with the pair's two ranks on one CPU are left out; a suspect left with fewer than 2
-    is "CPU shared". Contention: a suspect within the margin alone (the concurrent load slowed it);
-    untested: no reference, or a single alone value."""
+def verdict(sus: dict, class_values: Sequence[float] | Callable[[], Sequence[float]],
+            class_median: float | None = None) -> dict:
+    """Flagged: retested still beyond the margin of the reference, and Welch's t-test over the logarithms
+    of (retest values, reference values) significant. The reference is the control measured in turn
+    with the suspect when there is one (2 values or more), else the class's concurrent values
+    (`class_values`, or a function giving them: only called then; `class_median` their median when
+    known). Values taken with the pair's two ranks on one CPU are left out; a suspect left with
+    fewer than 2 is "CPU shared". Contention: a suspect within the margin on retest (the concurrent
+    load slowed it); untested: no reference, or a single retest value."""
     def ok(vals, shared=()):
         shared = list(shared or ())
         return [v for k, v in enumerate(vals or []) if v is not None and v > 0      # NaN > 0 is false
                 and not (k < len(shared) and shared[k])]
 
+    cache: list[list[float]] = []
+
+    def class_list() -> list[float]:   # the class's values, made at most once
+        if not cache:
+            cache.append(list(class_values() if callable(class_values) else class_values))
+        return cache[0]
+
     every = ok(sus.get("alone"))
     alone, control = ok(sus.get("alone"), sus.get("alone_cpu_shared")), \
         ok(sus.get("control"), sus.get("control_cpu_shared"))
-    ref_values = control if len(control) >= 2 else class_values
-    out = {"alone_median": statistics.median(alone or every) if every else None,
-           "class_median": statistics.median(class_values) if class_values else None,
-           "control_median": statistics.median(control) if control else None, "p": None}
+    if class_median is None and class_list():
+        class_median = statistics.median(class_list())
+    ref_values = control if len(control) >= 2 else class_list()
+    out = {"alone_median": statistics.median(alone or every) if every else None, "class_median": class_median,
+           "control_median": statistics.median(control) if control else None, "p": None,
+           "reference": "control" if len(control) >= 2 else "class"}
     if len(alone) < 2 and len(every) > len(alone):
         return {**out, "verdict": "CPU shared", "flagged": False}
     if not alone or not ref_values:
@@ -166,22 +265,45 @@ def verdict(sus: dict, class_values: list[float]) -> dict:
     return {**out, "flagged": flagged, "verdict": why}
 
 
-def _suspect(sus: dict, m: dict, hosts: list[str], group_of: list[int]) -> Suspect:
-    mat = m["latency"] if sus["kind"] == "latency" else m["bandwidth"]
-    v = verdict(sus, _class_values(mat, group_of, sus["from"], sus["to"], sus["kind"]))
+def _not_retested_why(sus: dict, retesting: bool, finished: bool) -> str:
+    if not retesting:
+        return f"{NOT_RETESTED}: --no-retest"
+    if "retest_round" not in sus:
+        return f"{NOT_RETESTED}: beyond the most severe"
+    return f"{NOT_RETESTED}: {'budget used up' if finished else 'run stopped'}"
+
+
+def _suspect(sus: dict, classes: dict[str, _ClassValues], hosts: list[str], retesting: bool,
+             finished: bool) -> Suspect:
+    c = classes[sus["kind"]]
+    i, j = sus["from"], sus["to"]
+    med = c.median_without(i, j)
     pair = [sus["control_from"], sus["control_to"]] if "control_from" in sus else None
-    return Suspect(sus["from"], sus["to"], sus["kind"], sus["class"], sus.get("concurrent"), sus.get("alone") or [],
-                   hosts[sus["from"]] if hosts else None, hosts[sus["to"]] if hosts else None, v["alone_median"],
+    if "alone" in sus:
+        v = verdict(sus, lambda: c.without(i, j), med)
+    else:
+        v = {"alone_median": None, "class_median": med, "control_median": None, "p": None, "flagged": False,
+             "verdict": _not_retested_why(sus, retesting, finished), "reference": ""}
+    return Suspect(i, j, sus["kind"], sus["class"], sus.get("concurrent"), sus.get("alone") or [],
+                   hosts[i] if i < len(hosts) else None, hosts[j] if j < len(hosts) else None, v["alone_median"],
                    v["class_median"], v["p"], v["flagged"], v["verdict"], pair, sus.get("control") or [],
                    v["control_median"], [bool(x) for x in sus.get("alone_cpu_shared") or []],
-                   [bool(x) for x in sus.get("control_cpu_shared") or []])
+                   [bool(x) for x in sus.get("control_cpu_shared") or []], v["reference"])
+
+
+def _retest_status(header: dict, done: dict | None) -> str:
+    if not header.get("retesting", True):
+        return "off"
+    if done is None:
+        return "not finished"
+    return "budget used up" if done.get("retest_budget_used_up") else "done"
 
 
 @register
 class Matrix(Family):
-    """All-pairs latency and bandwidth matrices in N-1 rounds of N/2 concurrent pairs;
-    a pair far from its class (same switch, across switches) is measured alone, and
-    flagged only when alone it still differs significantly."""
+    """All-pairs latency and bandwidth matrices in rounds of concurrent disjoint pairs (a sample of
+    the pairs above 64 ranks); a pair far from its class (same switch, across switches) is measured
+    again, and flagged only when it still differs significantly from a control measured with it."""
 
     name = "matrix"
     title = "all-pairs latency and bandwidth matrices"
@@ -202,74 +324,119 @@ class Matrix(Family):
     def execute(self, o, ctx):
         found, source = known_groups(o.topology, ctx.launcher)
         groups = tuple(tuple(g) for g in found) if found else None
-        return super().execute(dataclasses.replace(o, groups=groups, groups_source=source), ctx)
+        design = o.design if o.design != "auto" else \
+            "sampled" if self.ranks(ctx) > (QUICK_SAMPLE_ABOVE if ctx.quick else SAMPLE_ABOVE) else "full"
+        return super().execute(dataclasses.replace(o, groups=groups, groups_source=source, design=design), ctx)
 
     def argv(self, o):
         a = [executable("rmax-net"), "matrix", "--json", "-", "--lat-size", str(o.lat_size), "--bw-size",
              str(o.bw_size), "--window", str(o.window), "--budget", str(o.budget), "--max-samples",
-             str(o.max_samples), "--retests", str(o.retests), *groups_argv(o.groups)]
+             str(o.max_samples), "--design", o.design, "--retests", str(o.retests), "--retest-budget",
+             str(o.retest_budget), *groups_argv(o.groups)]
         return a + ([] if o.retest else ["--no-retest"])
 
     def parse(self, records):
+        """The kernel's records, also when it stopped early: with the matrix record, a summary (status
+        `partial` when the retests did not finish); without it, `failed`."""
         header, _, done = split_records(records, SCHEMA)
         m = next((r for r in records if r.get("schema") == SCHEMA and r.get("record") == "matrix"), None)
         h = header or {}
         hosts = h.get("hosts") or []
         group_of = h.get("group_of") or []
+        retested = {x["suspect"]: x for r in records if r.get("schema") == SCHEMA and r.get("record") == "retests"
+                    for x in r.get("suspects", []) if isinstance(x.get("suspect"), int)}
         summary = MatrixSummary(
-            **header_summary(header), labels=labels(hosts), latency=m["latency"] if m else [],
-            bandwidth=m["bandwidth"] if m else [], lat_size=h.get("lat_size"), bw_size=h.get("bw_size"),
-            rounds=h.get("rounds"), retests=h.get("retests"),
+            **header_summary(header), labels=labels(hosts), latency=[], bandwidth=[], lat_size=h.get("lat_size"),
+            bw_size=h.get("bw_size"), rounds=h.get("rounds"), retests=h.get("retests"),
             classes="same switch / across switches" if group_of else "all pairs (switch groups unknown)",
-            group_of=group_of, suspects=[_suspect(x, m, hosts, group_of) for x in m["suspects"]] if m else [],
-            cpu_shared=[[bool(v) for v in row] for row in m.get("cpu_shared", [])] if m else [])
+            group_of=group_of, design=h.get("design", "full"), pairs=h.get("pairs"), pairs_total=h.get("pairs_total"),
+            retest_budget=h.get("retest_budget"))
         if m is None:
             return Parsed(summary, {}, "failed", "rmax-net matrix wrote no matrix")
-        # raw samples per pair (latency kept in the lower rank's row)
-        samples = {"latency": m.get("samples_latency", []), "bandwidth": m.get("samples_bandwidth", [])}
-        if not m.get("validated"):
+        classes = {k: _ClassValues(m[k], group_of, k) for k in ("latency", "bandwidth")}
+        retesting = h.get("retesting", True)
+        summary.latency, summary.bandwidth = m["latency"], m["bandwidth"]
+        summary.cpu_shared = [[bool(v) for v in row] for row in m.get("cpu_shared", [])]
+        summary.class_stats = [ClassStat(c["kind"], c["class"], c["pairs"], c.get("median"), c.get("spread"))
+                               for c in m.get("class_stats", [])]
+        summary.suspects = [_suspect({**x, **retested.get(k, {})}, classes, hosts, retesting, done is not None)
+                            for k, x in enumerate(m.get("suspects", []))]
+        summary.retest_status = _retest_status(h, done)
+        # each pair's best sample (latency: the lower rank's row, copied to both cells)
+        samples = {"latency_best": m.get("latency_best", []), "bandwidth_best": m.get("bandwidth_best", [])}
+        if not m.get("validated") or (done is not None and not done.get("validated", True)):
             return Parsed(summary, samples, "invalid", "payload validation failed for some pair")
         if done is None:
-            return Parsed(summary, samples, "failed", "rmax-net matrix stopped before the end")
+            return Parsed(summary, samples, "partial",
+                          f"rmax-net matrix stopped during the retests: the concurrent matrix is kept, "
+                          f"{len(summary.not_retested)} of {len(summary.suspects)} suspects not retested")
         return Parsed(summary, samples)
 
     def metrics(self, s: MatrixSummary) -> list[Figure]:
-        out = []
-        for kind, unit, scale, better in (("latency", "us", 1e6, "lower"), ("bandwidth", "MB/s", 1e-6, "higher")):
-            m = getattr(s, kind)
-            out += [figure(s, (kind, i, j), f"{kind}.{s.labels[i]}.{s.labels[j]}",
-                           f"{kind}, {s.labels[i]} to {s.labels[j]} (concurrent)", unit, STATISTIC, scale=scale,
-                           better=better)
-                    for i in range(len(m)) for j in range(len(m[i])) if i != j and i < len(s.labels)
-                    and j < len(s.labels)]
+        lat = {True: ("us", 1e6, "lower"), False: ("MB/s", 1e-6, "higher")}
+        out = [figure(s, ("class_stats", k, "median"), f"{c.kind}.{c.pair_class}.median",
+                      f"{c.kind}, median over the {c.pair_class} class (concurrent)", lat[c.kind == "latency"][0],
+                      STATISTIC, scale=lat[c.kind == "latency"][1], better=lat[c.kind == "latency"][2])
+               for k, c in enumerate(s.class_stats)]
+        if len(s.labels) <= PAIR_FIGURES_RANKS:
+            for kind, unit, scale, better in (("latency", "us", 1e6, "lower"), ("bandwidth", "MB/s", 1e-6, "higher")):
+                m = getattr(s, kind)
+                out += [figure(s, (kind, i, j), f"{kind}.{s.labels[i]}.{s.labels[j]}",
+                               f"{kind}, {s.labels[i]} to {s.labels[j]} (concurrent)", unit, STATISTIC, scale=scale,
+                               better=better)
+                        for i in range(len(m)) for j in range(len(m[i])) if i != j and i < len(s.labels)
+                        and j < len(s.labels)]
         return [f for f in out if f]
 
     def view(self, s: MatrixSummary) -> View:
         names = s.labels or [str(i) for i in range(len(s.hosts))]
         tables = []
-        for kind, unit, scale, spec in (("latency", "Latency (us)", 1e6, ".2f"),
-                                        ("bandwidth", "Bandwidth (MB/s)", 1e-6, ".0f")):
-            rows = [[names[i], *("—" if i == j else cell(v, scale, spec) for j, v in enumerate(row))]
-                    for i, row in enumerate(getattr(s, kind))]
-            tables.append(Table(["From \\ to", *names], rows,
-                                f"{unit}, concurrent: {len(names)} ranks, {s.rounds} rounds, every pair of a round at "
-                                f"once; classes: {s.classes}"))
+        sampled = f"sampled: {s.pairs} of {s.pairs_total} pairs" if s.design == "sampled" else "every pair"
+        what = (f"concurrent: {len(names)} ranks, {s.rounds} rounds of disjoint pairs at once, {sampled}; "
+                f"classes: {s.classes}")
+        if len(names) <= TABLE_RANKS:
+            for kind, unit, scale, spec in (("latency", "Latency (us)", 1e6, ".2f"),
+                                            ("bandwidth", "Bandwidth (MB/s)", 1e-6, ".0f")):
+                rows = [[names[i], *("—" if i == j else cell(v, scale, spec) for j, v in enumerate(row))]
+                        for i, row in enumerate(getattr(s, kind))]
+                tables.append(Table(["From \\ to", *names], rows, f"{unit}, {what}"))
+        if s.class_stats:
+            unit = {"latency": (1e6, ".3g"), "bandwidth": (1e-6, ".3g")}
+            rows = [[c.kind, c.pair_class, str(c.pairs), *(cell(v, *unit[c.kind]) for v in (c.median, c.spread))]
+                    for c in s.class_stats]
+            tables.append(Table(["Kind", "Class", "Pairs", "Median", "Spread (1.48 MAD)"], rows,
+                                f"classes of pairs (latency us, bandwidth MB/s), {what}", left=2))
         if s.suspects:
             rows = []
-            for x in s.suspects:
+            for x in s.suspects[:SHOWN_SUSPECTS]:
                 sc, sp = (1e6, ".2f") if x.kind == "latency" else (1e-6, ".0f")
                 ctl = (f"{names[x.control_pair[0]]} to {names[x.control_pair[1]]}: {cell(x.control_median, sc, sp)}"
                        if x.control_pair else "none")
                 rows.append([names[x.from_rank], names[x.to_rank], x.kind, x.pair_class, cell(x.concurrent, sc, sp),
                              cell(x.alone_median, sc, sp), ctl, cell(x.class_median, sc, sp), cell(x.p, 1, ".3f"),
                              x.verdict.upper() if x.flagged else x.verdict])
-            tables.append(Table(["From", "To", "Kind", "Class", "Concurrent", "Alone", "Control alone",
+            more = f"; the {len(s.suspects) - SHOWN_SUSPECTS} less severe are not shown" \
+                if len(s.suspects) > SHOWN_SUSPECTS else ""
+            tables.append(Table(["From", "To", "Kind", "Class", "Concurrent", "Retest", "Control retest",
                                  "Class median (concurrent)", "p", "Verdict"],
-                                rows, f"suspects measured alone ({s.retests} times each), in turn with a control pair "
-                                      "of their class; p: Welch's test against the control (else the class) "
-                                      "(latency us, bandwidth MB/s)", left=4))
-        notes = [f"{len(s.suspects)} suspects, {len(s.flagged)} flagged, {len(s.contention)} slowed only by the "
-                 "concurrent load"]
+                                rows, f"suspects, most severe first, retested {s.retests} times each in rounds of "
+                                      "disjoint pairs, in turn with a control pair of their class; p: Welch's test "
+                                      f"against the control (else the class) (latency us, bandwidth MB/s){more}",
+                                left=4))
+        notes = []
+        if s.design == "sampled":
+            notes.append(f"sampled: {s.pairs} of {s.pairs_total} pairs (every pair inside a switch when the switches "
+                         "are known, and O(log N) shifts); the others were not measured")
+        notes.append(f"{len(s.suspects)} suspects, {len(s.flagged)} flagged, {len(s.contention)} slowed only by the "
+                     "concurrent load")
+        left = s.not_retested
+        if left and s.retest_status != "off":
+            why = {"not finished": "the run stopped during the retests",
+                   "budget used up": f"the {s.retest_budget:g} s retest budget was used up"}.get(
+                s.retest_status, "only the most severe are retested")
+            notes.append(f"retests {s.retest_status}: {len(left)} of {len(s.suspects)} suspects not retested ({why}): "
+                         + ", ".join(f"{x.kind} {names[x.from_rank]} to {names[x.to_rank]}" for x in left[:10])
+                         + (", ..." if len(left) > 10 else ""))
         pairs = sum(v for i, row in enumerate(s.cpu_shared) for j, v in enumerate(row) if i < j)
         if pairs:
             notes.append(f"{pairs} pairs ran with their two ranks on one CPU in the concurrent rounds: those cells "
@@ -277,20 +444,21 @@ class Matrix(Family):
         shared = sum(map(sum, (x.alone_cpu_shared for x in s.suspects))) + \
             sum(map(sum, (x.control_cpu_shared for x in s.suspects)))
         if shared:
-            notes.append(f"{shared} alone measurements ran with the pair's two ranks on one CPU: they measured that "
+            notes.append(f"{shared} retests ran with the pair's two ranks on one CPU: they measured that "
                          "CPU, not the network, and were left out")
         for f in s.flagged:
             sc, unit = (1e6, "us") if f.kind == "latency" else (1e-6, "MB/s")
             notes.append(f"flagged: {f.kind} from {f.from_host or f.from_rank} to {f.to_host or f.to_rank} "
                          f"({f.pair_class} switch class): {cell(f.concurrent, sc, '.3g')} {unit} concurrent, "
-                         f"{cell(f.alone_median, sc, '.3g')} alone vs "
+                         f"{cell(f.alone_median, sc, '.3g')} on retest vs "
                          + (f"{cell(f.control_median, sc, '.3g')} for its control "
-                            f"{names[f.control_pair[0]]} to {names[f.control_pair[1]]} alone at the same time"
-                            if f.control_pair else f"class median {cell(f.class_median, sc, '.3g')}")
+                            f"{names[f.control_pair[0]]} to {names[f.control_pair[1]]} at the same time"
+                            if f.reference == "control" else f"class median {cell(f.class_median, sc, '.3g')}")
                          + f" (Welch p={cell(f.p, 1, '.3g')})")
         data = [{"from": i, "to": j, "latency_s": v,
                  "bandwidth_Bps": s.bandwidth[i][j] if i < len(s.bandwidth) else None}
-                for i, row in enumerate(s.latency) for j, v in enumerate(row)]
+                for i, row in enumerate(s.latency) for j, v in enumerate(row)
+                if i != j and (v is not None or (i < len(s.bandwidth) and s.bandwidth[i][j] is not None))]
         return View(tables, notes, {"pairs": data})
 
     def plots(self, runs):

@@ -24,6 +24,11 @@ LAYERS = ("mpi", "mpi-nonblocking", "mpi-stream", "mpi-bidir", "tcp", "udp")
 PINGPONG = ("mpi", "mpi-nonblocking", "tcp", "udp")   # layers whose time per message is a one-way latency
 ANOMALY_DROP = 0.10   # a point more than 10% below both neighbours
 REPEATS = 3           # whole-schedule repeats: the fewest that give a spread and a t-test on each side
+# Seconds a layer may take per repeat. Unloaded, a quick layer takes a few seconds and a full one
+# under a minute; on a loaded machine busy-polling ranks get a fraction of a core each and a window
+# of large messages both ways (mpi-bidir) can take minutes: the budget bounds --quick at about
+# layers x repeats x 15 s (4.5 min for all six) and keeps the layers that finished.
+LAYER_BUDGET, QUICK_LAYER_BUDGET = 120.0, 15.0
 STATISTIC = "median over repeats of each repeat's median batch average"
 
 
@@ -47,6 +52,9 @@ class NetOptions:
     validate: bool = option(False, "Check every byte of every message (slower).", flag="--validate")
     repeats: int = option(REPEATS, "Times the whole schedule is measured: each point's spread across repeats, and "
                                    "the dips' t-test.", type=Count(1, 1000))
+    layer_budget: float = option(LAYER_BUDGET, "Seconds a layer may take in one repeat (0: no limit); past it its "
+                                               "other sizes are left out and the run is partial.",
+                                 type=Seconds(0, 86400, lo_open=False), quick=QUICK_LAYER_BUDGET)
 
 
 @dataclass
@@ -122,7 +130,8 @@ class Layer:
 
 @dataclass
 class NetSummary(Summary):
-    SCHEMA = "rmax.net/2"
+    SCHEMA = "rmax.net/3"
+    READS = ("rmax.net/2",)          # /3 added `cut`
     layers: list[Layer]
     hosts: list[str]
     mpi_library: str | None = None
@@ -132,6 +141,7 @@ class NetSummary(Summary):
     repeats: int = 1
     one_buffer: bool | None = None
     offset: int | None = None
+    cut: list[str] = ()              # layers whose time budget ran out: "LAYER from SIZE B in repeat R"
     statistic: str = (f"{STATISTIC}; latency = one-way time per message; "
                       "spread = (max - min) / median over repeats")
 
@@ -234,7 +244,7 @@ class Net(Family):
     def argv(self, o):
         a = [executable("rmax-net"), "p2p", "--json", "-", "--layers", ",".join(o.layers),
              "--window", str(o.window), "--budget", str(o.budget), "--max-samples", str(o.max_samples),
-             "--repeats", str(o.repeats)]
+             "--repeats", str(o.repeats), "--layer-budget", str(o.layer_budget)]
         if o.sizes:
             a += ["--sizes", ",".join(str(s) for s in o.sizes)]
         else:
@@ -266,15 +276,20 @@ class Net(Family):
                                          "batches": [r.get("samples", []) for r in recs]}
         h = header or {}
         repeats = h.get("repeats", 1)
+        cut = [f"{r['layer']} from {r['from_size']} B in repeat {r['trial'] + 1}"
+               for r in records if r.get("schema") == "rmax.net/1" and r.get("record") == "cut"]
         summary = NetSummary([_layer(n, pts, repeats) for n, pts in by_layer.items()], **header_summary(header),
                              addresses=[h.get("address0"), h.get("address1")] if header else [],
                              window=h.get("window"), batch=h.get("batch"), repeats=repeats,
-                             one_buffer=h.get("one_buffer"), offset=h.get("offset", 0) if header else None)
+                             one_buffer=h.get("one_buffer"), offset=h.get("offset", 0) if header else None, cut=cut)
         invalid = [f"{r['layer']}/{r['size']}" for r in points if not r.get("validated")]
         if invalid:
             return Parsed(summary, samples, "invalid", f"payload validation failed at {', '.join(invalid[:5])}")
         if done is None:
             return Parsed(summary, samples, "failed", "rmax-net p2p stopped before its last point")
+        if cut:
+            return Parsed(summary, samples, "partial", f"layer time budget ({h.get('layer_budget', 0):g} s) used up: "
+                                                       f"left out {'; '.join(cut)}")
         return Parsed(summary, samples)
 
     def _latency(self, s: NetSummary, layer: str, role: str | None = None) -> Figure | None:
@@ -350,6 +365,7 @@ class Net(Family):
                      "a dip is a size whose median bandwidth over repeats is more than 10% below both neighbours, "
                      "significantly (Welch's t-test over repeats, p < 0.05)")
         notes += [f"{f.metric}: {f.value:.3f} {f.unit} ({f.statistic})" for f in self.headline(s)]
+        notes += [f"layer time budget used up: {c} left out (not measured)" for c in s.cut]
         return View([points, fits], notes, {"p2p": data})
 
     def plots(self, runs):

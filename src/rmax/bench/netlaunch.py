@@ -14,6 +14,7 @@ from rmax.bench.runner import Parsed, run_kernel
 from rmax.errors import RmaxError, RunFailed
 from rmax.inventory.memory import available_bytes
 from rmax.launch import LaunchSpec, get_launcher, local_slots
+from rmax.launch.job import HostsLost
 from rmax.params import Size, SizeList
 from rmax.store import Store
 from rmax.store.runs import RunRecord
@@ -128,7 +129,7 @@ def launch(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[dict
                           parent=parent, on_stdout=on_stdout, label=label)
     except RunFailed as err:
         remote = [h.name for h in spec.hosts or [] if not is_local(h.name)]
-        if not remote:
+        if not remote or isinstance(err, HostsLost):   # a lost host is named already
             raise
         # Only mpirun reaches hosts through ssh; other launchers have their own ways in.
         ssh = get_launcher(launcher).name == "mpirun"
@@ -138,7 +139,8 @@ def launch(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[dict
             raise RunFailed(f"{kind} failed: host {names} did not answer",
                             hint="check that the host is up and reachable by ssh, or leave it out") from None
         if "timed out" in str(err) and "before its first step" in str(err):
-            raise RunFailed(f"{err.message}; no rank started on hosts {', '.join(remote)}",
+            # rmax heard no rank: not started, or started where the network to them is down
+            raise RunFailed(f"{err.message}; no rank was heard from on hosts {', '.join(remote)}",
                             hint="check that every host is up and reachable by ssh") from None
         raise
 

@@ -2,7 +2,10 @@
 under the watchdog, parse its JSON lines, complete the run.
 
 Nothing is lost: the row exists from the start; a failed launch, a wrong
-answer or an interrupt each leave it with the matching status."""
+answer or an interrupt each leave it with the matching status. A job that
+fails midway (a lost host, a timeout, a crash) keeps what it measured: the
+records it printed so far go to the family's parser, and when they hold
+samples the run is stored `partial` with them and the job's error."""
 
 from __future__ import annotations
 
@@ -78,6 +81,21 @@ def fingerprint() -> str | None:
     return value
 
 
+def _keep_measured(run, parse: Callable[[list[dict]], Parsed], stdout: str, err: RunFailed) -> None:
+    """Finish a failed job's run: `partial`, with the samples its records so far hold, else `failed`."""
+    records = parse_json_lines(stdout)
+    try:
+        parsed = parse(records) if records else None
+    except Exception:  # a parser that cannot read a cut stream must not hide the job's own error
+        parsed = None
+    if parsed is None or not parsed.samples:
+        run.finish("failed", str(err))
+        return
+    summary = parsed.summary.to_dict() if hasattr(parsed.summary, "to_dict") else parsed.summary
+    run.update(summary=summary, samples=parsed.samples)
+    run.finish("partial", f"{err}; what was measured until then is kept")
+
+
 def run_kernel(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[dict]], Parsed], *,
                launcher: str | None = None, timeout: float = 600.0, store: Store | None = None,
                parent: str | None = None, label: str | None = None,
@@ -93,7 +111,7 @@ def run_kernel(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[
             result = run_job(argv, timeout, env=spec.rank_env(), on_stdout=on_stdout, spec=spec)
             if not result.ok:
                 err = result.failure(kind)
-                run.finish("failed", str(err))
+                _keep_measured(run, parse, result.stdout, err)
                 raise err
             records = parse_json_lines(result.stdout)
             if not records:

@@ -14,6 +14,7 @@ from rich.text import Text
 from rmax.cli.launch_options import vcluster_option
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.errors import RmaxError
+from rmax.params import StorePath
 
 config_option = click.option("--config", "config_path", default=None, metavar="FILE",
                              help="TOML file with the settings (an [agent] table); options override it.")
@@ -57,7 +58,8 @@ def command():
 @click.option("--retry", default=None, metavar="SECONDS", help="Wait before looking at a busy node again [60].")
 @click.option("--listen", default=None, metavar="ADDR:PORT", help="Where metrics are served [127.0.0.1:9477].")
 @click.option("--probes", default=None, metavar="LIST", help="Probes: peakflops,dgemm,stream,memlat[,pingpong].")
-@click.option("--peers", default=None, metavar="HOSTS", help="Ping-pong latency and bandwidth to these hosts.")
+@click.option("--peers", default=None, metavar="HOSTS",
+              help="Ping-pong latency and bandwidth to these hosts (e.g. node2,node3 or node[02-04]).")
 @click.option("--launcher", default=None, metavar="NAME", help="MPI launcher for the ping-pong [mpirun; srun "
               "under Slurm].")
 @vcluster_option
@@ -170,7 +172,7 @@ def fleet_cmd(sources, config_path, as_json, **options):
 @click.option("--output", default="/etc/systemd/system/rmax-agent.service", show_default=True, metavar="FILE",
               help="Unit file to write.")
 @config_option
-@click.option("--db", "db_path", default=None, metavar="FILE", help="Results store of the agent (RMAX_DB).")
+@click.option("--db", "db_path", default=None, type=StorePath(), help="Results store of the agent (RMAX_DB).")
 @click.option("--rmax", "rmax_path", default=None, metavar="PATH", help="rmax executable (default: this one).")
 @click.option("--force", is_flag=True, help="Replace an existing unit file.")
 def install_cmd(output, config_path, db_path, rmax_path, force):

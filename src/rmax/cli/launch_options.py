@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 import click
 
-from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Count, Interface
+from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Count, Interface, Seconds
 from rmax.launch import REGISTRY
 from rmax.launch.base import MAX_RANKS
 
@@ -21,23 +22,53 @@ def use_vcluster(ctx, param, name):
 
         find(name)   # a cluster that is not up is refused before anything runs
         os.environ[VCLUSTER_VARIABLE] = name
+        ctx.meta[VCLUSTER_VARIABLE] = name   # named here, not inherited: the command's launch options follow it
     return name
 
+
+def use_lost_after(ctx, param, seconds):
+    """--lost-after is RMAX_LOST_AFTER for this command: every job it launches (survey steps included)
+    reads it in the watchdog (rmax.launch.job.lost_after)."""
+    if seconds is not None:
+        os.environ["RMAX_LOST_AFTER"] = repr(seconds)
+    return seconds
+
+
+lost_after_option = click.option("--lost-after", type=Seconds(0, 7 * 86400, lo_open=False), default=None,
+                                 expose_value=False, callback=use_lost_after, metavar="SECONDS",
+                                 help="Seconds without a heartbeat before a rank's host is taken for lost and "
+                                      "the job stopped (default: $RMAX_LOST_AFTER, else 15; 0: off).")
 
 vcluster_option = click.option("--vcluster", metavar="NAME", default=None, expose_value=False, callback=use_vcluster,
                                help="Virtual cluster for --launcher vcluster (default: $RMAX_VCLUSTER, else the "
                                     "only one up).")
 
 
+def _on_named_cluster(callback):
+    """A command's callback that, after --vcluster NAME, launches on that cluster: its launcher,
+    and its nodes (rmax.launch.vcluster.on_cluster), as `rmax survey --vcluster NAME` does."""
+
+    @functools.wraps(callback)
+    def run(*args, **kw):
+        name = click.get_current_context().meta.get(VCLUSTER_VARIABLE)
+        if name:
+            from rmax.launch.vcluster import on_cluster
+
+            kw["launcher"], kw["hosts"], kw["hostfile"] = on_cluster(name, kw["launcher"], kw["hosts"], kw["hostfile"])
+        return callback(*args, **kw)
+
+    return run
+
+
 def launch_options(default_np: str = "cores"):
     """--np, --hosts, --hostfile, --launcher, --bind, --blas-threads, --oversubscribe, --timeout, --net-if,
-    --vcluster."""
+    --lost-after, --vcluster."""
 
     def decorate(f):
         opts = [
             click.option("--np", "np", type=Count(1, MAX_RANKS), default=None,
                          help=f"MPI ranks (default: {default_np})."),
-            click.option("--hosts", type=HOSTS, default=None, help="Hosts and slots, e.g. a:2,b:2."),
+            click.option("--hosts", type=HOSTS, default=None, help="Hosts and slots, e.g. a:2,b:2 or 'node[01-04]:2'."),
             click.option("--hostfile", type=HOSTFILE, default=None, help="Hostfile ('host slots=N' lines)."),
             click.option("--launcher", type=click.Choice(sorted(REGISTRY)), default=None,
                          help="Launcher (default: srun inside Slurm, else mpirun)."),
@@ -49,8 +80,15 @@ def launch_options(default_np: str = "cores"):
                          help="Seconds before the watchdog kills the job."),
             click.option("--net-if", "net_if", type=Interface(), default=None,
                          help="Interface MPI uses between hosts (default: the one routing to them; loopback on one host)."),
-            vcluster_option,
+            lost_after_option,
+            click.option("--vcluster", metavar="NAME", default=None, expose_value=False, callback=use_vcluster,
+                         help="Run on this virtual cluster: its launcher, and all its nodes unless --np, --hosts "
+                              "or --hostfile narrow them (e.g. --hosts 'NAME-n[1-4]')."),
         ]
+        if isinstance(f, click.Command):   # a command made whole (cli/family_command.py)
+            f.callback = _on_named_cluster(f.callback)
+        else:
+            f = _on_named_cluster(f)
         for o in reversed(opts):
             f = o(f)
         return f

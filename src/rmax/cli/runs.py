@@ -73,7 +73,8 @@ def list_cmd(kind, status, limit, as_json):
     t = Table()
     for col in ("ID", "Kind", "Status", "Started (UTC)", "Duration (s)", "Hosts", "Summary"):
         t.add_column(col)
-    style = {"ok": "green", "failed": "red", "invalid": "red", "interrupted": "yellow", "running": "cyan"}
+    style = {"ok": "green", "failed": "red", "invalid": "red", "interrupted": "yellow", "partial": "yellow",
+             "running": "cyan"}
     for r in runs:
         t.add_row(r.id[:8], r.kind, Text(r.status, style=style[r.status]), r.started_at[:19].replace("T", " "),
                   f"{r.duration:.1f}" if r.duration is not None else "—", ",".join(r.hosts), _headline(r))

@@ -14,6 +14,7 @@ from rmax.cli import slurm_values as values
 from rmax.cli.output import console
 from rmax.params import Count, OutputFile
 from rmax.errors import RmaxError
+from rmax.textfile import write_atomic
 
 
 def render(argv: list[str], *, nodes: int, ntasks_per_node: int | None, time: str, partition: str | None,
@@ -76,8 +77,7 @@ def script_cmd(argv, nodes, ntasks_per_node, time_, partition, account, job_name
     text = render(list(argv), nodes=nodes, ntasks_per_node=ntasks_per_node, time=time_, partition=partition,
                   job_name=job_name, output=log, account=account, exclusive=exclusive, db=db)
     if out:
-        Path(out).write_text(text)
-        Path(out).chmod(0o755)
+        write_atomic(out, text, "the batch script", mode=0o755)
         console.print(f"wrote {out}; submit it with: sbatch {out}")
     else:
         sys.stdout.write(text)

@@ -12,13 +12,16 @@ from rmax.launch import REGISTRY, parse_hosts, read_hostfile
 from rmax.cli.launch_options import use_vcluster
 from rmax.launch.allocation import allocation_hosts
 
+PARTIAL_EXIT = 3    # the survey is partial: a planned step did not run or finish (README's exit codes)
+
 
 @click.command("survey")
 @click.option("--hosts", type=HOSTS, default=None, help="Nodes and their slots (default: this node).")
 @click.option("--hostfile", type=HOSTFILE, default=None, help="Hostfile ('host slots=N' lines).")
-@click.option("--quick", is_flag=True, help="About one minute on one node instead of about five (the per-node steps' part "
-              "grows with each further node).")
-@click.option("--budget", type=Seconds(10, 30 * 86400, lo_open=False), default=None, help="Seconds for the whole survey.")
+@click.option("--quick", is_flag=True, help="About one minute on one node instead of about five (the per-node steps "
+              "run on every node at once).")
+@click.option("--budget", type=Seconds(10, 30 * 86400, lo_open=False), default=None,
+              help="Seconds the survey aims at; it sizes HPL. No planned step is dropped for time.")
 @click.option("--tune", "tune", type=Duration(), default=None,
               help="Tune HPL for this long (e.g. 20m) instead of one HPL run; the best HPL.dat is written to --out.")
 @click.option("--steps", default=None, metavar="A,B,...", help="Only these steps (see --list-steps).")
@@ -34,6 +37,8 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
     """Characterise this node (or the nodes given): inventory, node benchmarks, network benchmarks
     when there are several nodes, and HPL at a sensible N; all stored as one survey.
 
+    Exit status 3: the survey is partial (a planned step did not run or finish; the summary names it).
+
     Example: rmax survey --quick"""
     from rmax.store import open_store
     from rmax.survey.steps import all_steps, by_name
@@ -45,6 +50,10 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
         return
     if hosts and hostfile:
         raise RmaxError("give --hosts or --hostfile, not both")
+    if vcluster:   # that cluster's launcher and nodes, as on every command (another --launcher is refused)
+        from rmax.launch.vcluster import on_cluster
+
+        launcher, hosts, hostfile = on_cluster(vcluster, launcher, hosts, hostfile)
     # Inside a Slurm allocation the default hosts are its nodes.
     host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else allocation_hosts()
     if vcluster or launcher == "vcluster":
@@ -55,7 +64,8 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
         host_list = host_list or read_hostfile(find(vcluster).hostfile)
     chosen = by_name(steps.split(",") if steps else None)
 
-    marks = {"ok": "green", "failed": "red", "invalid": "red", "skipped": "dim", "interrupted": "yellow"}
+    marks = {"ok": "green", "failed": "red", "invalid": "red", "skipped": "dim", "interrupted": "yellow",
+             "partial": "yellow"}
     status = err_console.status("survey starting")
 
     titles = {}
@@ -90,4 +100,6 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
         else:
             console.print(f"report: rmax report {rec.id[:8]} --out rmax-report")
     if rec.status != "ok":
-        raise RmaxError(f"survey {rec.id[:8]} {rec.status}: {rec.error}", exit_code=1)
+        # 3: partial, what it measured is stored but a planned step is missing; 1: nothing measured
+        raise RmaxError(f"survey {rec.id[:8]} {rec.status}: {rec.error}",
+                        exit_code=PARTIAL_EXIT if rec.status == "partial" else 1)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 from rich.text import Text
 
@@ -11,6 +9,7 @@ from rmax.cli.output import console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TOPOLOGY, Number, OutputFile, to_number
 from rmax.errors import RmaxError
 from rmax.launch.base import MAX_RANKS
+from rmax.textfile import write_atomic
 
 
 @click.group("topology")
@@ -24,9 +23,14 @@ def command():
               help="Also write the groups as a cluster.toml.")
 @click.option("--min-ratio", type=Number(1, 1e6, lo_open=True), default=1.2, show_default=True,
               help="Smallest far/near ratio that counts as a switch boundary.")
+@click.option("--min-significance", type=Number(0, 1e6), default=3.0, show_default=True,
+              help="Smallest gap, in standard errors, between the merges either side of a boundary.")
+@click.option("--min-separation", type=Number(0.5, 1), default=0.9, show_default=True,
+              help="Smallest share of (far, near) pair couples in which the far pair is the farther.")
 @json_option
-def infer_cmd(run_id, write_path, min_ratio, as_json):
-    """Group the nodes into switches from an all-pairs matrix run (default: the latest).
+def infer_cmd(run_id, write_path, min_ratio, min_significance, min_separation, as_json):
+    """Group the nodes into switches, and switches into a tree, from an all-pairs matrix run
+    (default: the latest of `rmax bench matrix` and `rmax vcluster probe`).
 
     Example: rmax bench matrix --hostfile nodes && rmax topology infer --write cluster.toml"""
     from rmax.store import open_store
@@ -37,9 +41,11 @@ def infer_cmd(run_id, write_path, min_ratio, as_json):
     with open_store() as store:
         source = latest_matrix_run(store, run_id)
         hosts, lat, bw = matrices(source)
-        result = infer_groups(lat, bw, hosts, min_ratio=min_ratio)
+        result = infer_groups(lat, bw, hosts, min_ratio=min_ratio, min_significance=min_significance,
+                              min_separation=min_separation)
         with store.start_run("topology", params={"source": source.id, "source_kind": source.kind,
-                                                 "min_ratio": min_ratio}, hosts=hosts, parent=None) as run:
+                                                 "min_ratio": min_ratio, "min_significance": min_significance,
+                                                 "min_separation": min_separation}, hosts=hosts, parent=None) as run:
             run.update(summary=result.to_dict())
         rec = store.get(run.id)
     if write_path:
@@ -49,8 +55,18 @@ def infer_cmd(run_id, write_path, min_ratio, as_json):
         print_json(rec.as_dict())
         return
     console.print(f"from {source.kind} run {source.id[:8]} ({len(hosts)} hosts): {result.note}")
+    if result.decided_by is None:
+        for c in result.cuts:    # the strongest candidate of each metric, and what it lacked
+            console.print(f"  {c.metric}: strongest candidate {c.ratio:.2f}x, separation {c.separation:.2f}, "
+                          f"significance {c.significance:.1f} (needs {min_ratio:g}x, {min_separation:g}, "
+                          f"{min_significance:g})", style="dim")
     for i, g in enumerate(result.groups, 1):
         console.print(f"  switch {i}: " + ", ".join(g))
+    # levels between the switches and the root: name each group by the switches under it
+    under = [[i] for i in range(len(result.groups))]
+    for k, parents in enumerate(result.parents[:-1]):
+        under = [[s for g, p in enumerate(parents) if p == q for s in under[g]] for q in range(len(result.levels[k + 1]))]
+        console.print(f"  level {k + 2}: " + "; ".join("switches " + ", ".join(str(s + 1) for s in u) for u in under))
     if result.inconsistent_pairs:
         console.print(Text.assemble("  ", ("far pairs inside a group", "yellow"), ": " +
                                     ", ".join(f"{a}-{b}" for a, b in result.inconsistent_pairs) + " (retest them)"))
@@ -117,7 +133,7 @@ def place_cmd(grid, pmap, keep, order, topology_file, hosts, hostfile, vcluster_
         info, note = {"ranks": [[s.host, s.index] for s in ranks]}, f"{order} order over {len(ranks)} slots"
     info["source"] = source
     if rankfile:
-        Path(rankfile).write_text(pl.rankfile_text(ranks, cpus))
+        write_atomic(rankfile, pl.rankfile_text(ranks, cpus), "the rankfile")
         info["rankfile"] = rankfile
     if as_json:
         print_json(info)

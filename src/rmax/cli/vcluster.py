@@ -23,11 +23,13 @@ def command():
 
 @command.command("up")
 @click.option("--nodes", type=Count(1, 1000), required=True, help="Number of nodes (network namespaces).")
-@click.option("--switches", type=Count(1, 1000), default=1, show_default=True, help="Number of switches (bridges).")
+@click.option("--switches", type=Count(1, 1000), default=None, help="Number of switches (bridges)  [default: 1, or as many as --switch-sizes gives].")
+@click.option("--switch-sizes", "switch_sizes", default=None, metavar="N,N,...",
+              help="Nodes on each switch, in order, e.g. 4,3,3 (default: as even as --nodes and --switches allow).")
 @click.option("--link", default=None, metavar="RATE", help="Node link rate, e.g. 1gbit (default: unshaped).")
 @click.option("--trunk", default=None, metavar="RATE", help="Trunk rate between switches, e.g. 100mbit.")
-@click.option("--trunks", "trunk_kind", type=click.Choice(["chain", "mesh"]), default="chain", show_default=True,
-              help="How switches are joined.")
+@click.option("--trunks", "trunk_kind", type=click.Choice(["chain", "mesh", "star"]), default="chain", show_default=True,
+              help="How switches are joined: in a row, each to each, or each to one spine switch (a two-level tree).")
 @click.option("--mtu", type=Count(68, 65535), default=1500, show_default=True, help="MTU of every link.")
 @click.option("--slots", type=Count(1, 1 << 16), default=1, show_default=True, help="MPI slots per node in the hostfile.")
 @click.option("--subnet", default=None, metavar="CIDR", help="Private IPv4 subnet (default: a free one).")
@@ -38,12 +40,16 @@ def command():
                    "processes where the cpu controller is at hand), as real nodes have their own cores; without it "
                    "the nodes share every CPU.")
 @json_option
-def up_cmd(nodes, switches, link, trunk, trunk_kind, mtu, slots, subnet, name, slurm, pin_cpus, as_json):
+def up_cmd(nodes, switches, switch_sizes, link, trunk, trunk_kind, mtu, slots, subnet, name, slurm, pin_cpus, as_json):
     """Create the namespaces, bridges, links and trunks; write a hostfile and a launcher agent."""
     from rmax.vcluster import status, up
+    from rmax.vcluster.plan import parse_sizes
 
+    sizes = parse_sizes(switch_sizes) if switch_sizes is not None else None
+    if switches is None:
+        switches = len(sizes) if sizes else 1
     state = up(name, nodes, switches, link=link, trunk=trunk, trunk_kind=trunk_kind, mtu=mtu, subnet=subnet,
-               slots=slots, slurm=slurm, pin_cpus=pin_cpus)
+               slots=slots, slurm=slurm, pin_cpus=pin_cpus, sizes=sizes)
     info = status(state)
     if as_json:
         print_json(info)
@@ -64,6 +70,8 @@ def _print_status(info: dict) -> None:
                                 f"trunk {format_rate(info.get('trunk_rate_bps'))} ({info.get('trunk_kind', '?')})"))
     for sw in info.get("switches", []):
         console.print(f"  {sw['name']}: " + ", ".join(sw["nodes"]))
+    if info.get("spine"):
+        console.print(f"  {info['spine']}: spine joining " + ", ".join(sw["name"] for sw in info["switches"]))
     if info.get("cgroups"):
         used = sorted({c for h in info["cgroups"] for c in h["controllers"]})
         console.print("  cpus     " + ", ".join(f"{n['name']} {','.join(map(str, n['cpus']))}" for n in info["nodes"])

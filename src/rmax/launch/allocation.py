@@ -1,19 +1,19 @@
 """The nodes of the Slurm allocation rmax runs in (salloc or sbatch), as a host list.
 
 Inside an allocation a multi-node command's default hosts are the allocation's
-nodes, not this node: SLURM_JOB_NODELIST in Slurm's compressed form, expanded
-by `scontrol show hostnames`; slots per node from --ntasks-per-node when the job
-gave it, else the CPUs Slurm allocated on each node (SLURM_JOB_CPUS_PER_NODE,
-"2(x3),1" meaning 2,2,2,1), divided by --cpus-per-task (sbatch's manual)."""
+nodes, not this node: SLURM_JOB_NODELIST in Slurm's hostlist syntax, expanded
+as every host list is (rmax.launch.hosts.expand, no scontrol); slots per node
+from --ntasks-per-node when the job gave it, else the CPUs Slurm allocated on
+each node (SLURM_JOB_CPUS_PER_NODE, "2(x3),1" meaning 2,2,2,1), divided by
+--cpus-per-task (sbatch's manual)."""
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 
 from rmax.errors import RmaxError
-from rmax.launch.hosts import Host
+from rmax.launch.hosts import Host, expand
 
 _COUNTS = re.compile(r"^(\d+)(?:\(x(\d+)\))?$")
 
@@ -29,21 +29,6 @@ def expand_counts(text: str) -> list[int]:
     return out
 
 
-def expand_nodelist(nodelist: str) -> list[str]:
-    try:
-        out = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True,
-                             timeout=30)
-    except FileNotFoundError:
-        raise RmaxError("scontrol not found: rmax reads the allocation's nodes with it",
-                        hint="apt-get install slurm-client") from None
-    except subprocess.TimeoutExpired:
-        raise RmaxError("scontrol show hostnames timed out") from None
-    if out.returncode != 0:
-        msg = (out.stderr.strip().splitlines() or ["no message"])[-1]
-        raise RmaxError(f"scontrol show hostnames {nodelist} failed: {msg}")
-    return out.stdout.split()
-
-
 def allocation_hosts(env: dict[str, str] | None = None) -> list[Host] | None:
     """The allocation's nodes and slots, or None outside an allocation."""
     env = os.environ if env is None else env
@@ -52,7 +37,7 @@ def allocation_hosts(env: dict[str, str] | None = None) -> list[Host] | None:
     nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
     if not nodelist:
         return None
-    names = expand_nodelist(nodelist)
+    names = expand(nodelist, "SLURM_JOB_NODELIST")
     if env.get("SLURM_NTASKS_PER_NODE"):
         slots = [int(env["SLURM_NTASKS_PER_NODE"])] * len(names)
     else:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rmax.errors import RmaxError, RunFailed
-from rmax.launch.hosts import Host, local_slots
+from rmax.launch.hosts import Host, fill, hostfile_hosts, local_slots
 from rmax.launch.job import WATCHDOG_ENV
 
 # Every BLAS/OpenMP thread variable is set explicitly for each rank: an unset
@@ -19,7 +19,7 @@ from rmax.launch.job import WATCHDOG_ENV
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_NUM_THREADS", "MKL_NUM_THREADS")
 BINDINGS = ("core", "socket", "none")
 MAX_RANKS = 1 << 20          # beyond the largest machines' rank counts
-OVERSUBSCRIBED = 32          # ranks per known slot, at most, even with --oversubscribe
+OVERSUBSCRIBED = 32          # ranks per known slot, and per CPU of this host, at most, even with --oversubscribe
 
 
 @dataclass
@@ -29,7 +29,7 @@ class LaunchSpec:
     program: list[str]
     np: int = 1
     hosts: list[Host] | None = None       # None: this host only
-    hostfile: str | None = None           # given as is to the launcher when set
+    hostfile: str | None = None           # where hosts came from; given as is to the launcher if it may be
     ranks_per_node: int | None = None
     bind: str = "core"
     blas_threads: int = 1
@@ -42,6 +42,12 @@ class LaunchSpec:
     @property
     def slots(self) -> int:
         return sum(h.slots for h in self.hosts) if self.hosts else local_slots()
+
+    def hostfile_as_is(self) -> str | None:
+        """The hostfile, when the launcher may read it itself: not one in Slurm's hostlist syntax or
+        naming a host twice, which Open MPI refuses ("internal error in ORTE" for 10,000 lines of
+        one host); the launcher is then given the hosts rmax read from it."""
+        return self.hostfile if self.hostfile and hostfile_hosts(self.hostfile)[1] else None
 
     def network(self):
         """The network the job may listen on (rmax.launch.netscope)."""
@@ -78,11 +84,35 @@ class LaunchSpec:
             where = ", ".join(f"{h.name}:{h.slots}" for h in self.hosts) if self.hosts else f"this host has {self.slots}"
             raise RmaxError(f"{self.np} ranks requested but only {self.slots} slots ({where})",
                             hint="use fewer ranks, add hosts, or pass --oversubscribe")
+        self._check_this_host()
         if not self.oversubscribe and self.bind == "core" and self.np * self.blas_threads > self.slots:
             # each rank is bound to as many cores as it has BLAS threads: mpirun would refuse the mapping
             raise RmaxError(f"{self.np} ranks x {self.blas_threads} BLAS threads need {self.np * self.blas_threads} "
                             f"cores bound, but only {self.slots} slots",
                             hint="use fewer ranks or threads, --bind none, or pass --oversubscribe")
+
+    def _check_this_host(self) -> None:
+        """The ranks that land on this host against its CPUs, whatever slots the host list gives it
+        (`--hosts localhost:65536`, or a hostfile naming it on 10,000 lines): beyond them only with
+        --oversubscribe, and never beyond OVERSUBSCRIBED per CPU, where mpirun would try to start
+        them all and fail far from the cause."""
+        cpus = local_slots()
+        most = OVERSUBSCRIBED * cpus if self.oversubscribe else cpus
+        if not self.hosts or self.np <= most:
+            return   # without hosts the checks above counted this host's CPUs
+        from rmax.launch.netscope import is_local
+
+        here = [(h, c) for h, c in zip(self.hosts, fill(self.hosts, self.np)) if c and is_local(h.name)]
+        ranks = sum(c for _, c in here)
+        if ranks <= most:
+            return
+        given = ", ".join(f"{h.name} with {h.slots} slots" for h, _ in here)
+        if self.oversubscribe:
+            raise RmaxError(f"{ranks} ranks on this host ({given}) is more than {OVERSUBSCRIBED} per CPU of its "
+                            f"{cpus}, even with --oversubscribe", hint="use fewer ranks, or add hosts")
+        raise RmaxError(f"{ranks} ranks on this host ({given}) but it has {cpus} CPUs",
+                        hint="use fewer ranks or slots (a host named more than once gets the sum of its slots), "
+                             "or pass --oversubscribe")
 
 
 class Launcher(ABC):

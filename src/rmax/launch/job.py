@@ -6,7 +6,15 @@ supervisor, which stops the job. Native kernels announce phases on stderr as
 "rmax-step: NAME (rank R on HOST)", a heartbeat "rmax-alive: rank R on HOST
 every T s" and "rmax-exit: rank R on HOST" (native/common/rmx_step.c, rmx_lifeline.c): a timeout names the step
 it hung in and the ranks that stopped answering, and a launch none of whose
-ranks announces itself within the start-up deadline is ended as "did not start"."""
+ranks announces itself within the start-up deadline is ended as "did not start".
+
+A rank heard from once that then sends no heartbeat for the lost-after time
+($RMAX_LOST_AFTER, --lost-after; default LOST_AFTER) ends the job at once: a
+host all of whose ranks fell silent is named lost (a remote rank's stderr
+reaches rmax through mpirun's daemons over the network, so a node whose link
+or power is gone stops its heartbeats), otherwise the silent ranks are named.
+The heartbeat comes from a thread of its own, so a rank blocked in MPI goes on
+beating."""
 
 from __future__ import annotations
 
@@ -34,10 +42,13 @@ STEP_LINE = re.compile(r"^rmax-step: (?P<name>.*?)(?: \(rank (?P<rank>\d+) on (?
 ALIVE_LINE = re.compile(r"^rmax-alive: rank (?P<rank>\d+) on (?P<host>\S+) every (?P<every>[\d.]+) s$")
 EXIT_LINE = re.compile(r"^rmax-exit: rank (?P<rank>\d+) on (?P<host>\S+)$")
 KERNEL_ERROR = re.compile(r"^rmax-[\w-]+(?: [\w-]+)?: error:")
+# Open MPI's frame around a message: no cause in it (help-errmgr-base.txt).
+BOILERPLATE = re.compile(r"should be reported to the developers|^mpirun: abort is already in progress")
 WATCHDOG_ENV = {"RMAX_STEPS": "1"}   # turns on the kernels' step markers, heartbeat and parent-death signal
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 GRACE = 2.0              # seconds between SIGTERM and SIGKILL, in the supervisor
 SILENT_BEATS = 3         # a rank missing this many heartbeats (plus a second) has stopped answering
+LOST_AFTER = 15.0        # default seconds without a heartbeat before a rank's host is taken for lost
 START_BASE, START_PER_RANK = 60.0, 0.001   # default start-up deadline: 60 s + 1 ms per rank
 # Messages of the dynamic loader and launchers that deserve a specific hint.
 KNOWN_FAILURES = (
@@ -49,6 +60,14 @@ KNOWN_FAILURES = (
     ("ssh: Could not resolve hostname", "a host does not resolve", "check the host names"),
     ("Host key verification failed", "ssh to a host failed", "set up password-less ssh to every host"),
 )
+
+
+class HostsLost(RunFailed):
+    """A job stopped because ranks fell silent (a lost host); `hosts` are those lost whole."""
+
+    def __init__(self, message: str, hosts: list[str], hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.hosts = hosts
 
 
 @dataclass
@@ -64,6 +83,11 @@ class RankProgress:
 
     def silent(self, now: float) -> bool:
         return not self.exited and now - self.heard > SILENT_BEATS * self.every + 1.0
+
+    def lost(self, now: float, after: float) -> bool:
+        """Silent for `after` seconds, and for no fewer than SILENT_BEATS of its own heartbeats (a
+        large job beats less often: rmx_lifeline.c)."""
+        return not self.exited and now - self.heard > max(after, SILENT_BEATS * self.every + 1.0)
 
 
 @dataclass
@@ -81,10 +105,11 @@ class JobResult:
     ranks: dict[int, RankProgress] = field(default_factory=dict)
     expected_ranks: int | None = None
     silent: list[RankProgress] = field(default_factory=list)   # ranks that had stopped answering at the timeout
+    lost: dict[int, float] = field(default_factory=dict)   # rank -> seconds without a heartbeat, when that stopped the job
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out and not self.not_started
+        return self.returncode == 0 and not self.timed_out and not self.not_started and not self.lost
 
     @property
     def launcher(self) -> str:
@@ -95,7 +120,13 @@ class JobResult:
         return next((Path(a).name for a in self.argv if Path(a).name in commands), Path(self.argv[0]).name)
 
     def failure(self, what: str) -> RunFailed:
-        """A one-line error for a failed job, naming the hung step, the silent ranks, or the cause."""
+        """A one-line error for a failed job, naming the lost hosts, the hung step, the silent ranks, or the cause."""
+        if self.lost:
+            step = f" in step '{self.last_step}'" if self.last_step else ""
+            return HostsLost(f"{what} failed after {self.duration:.3g} s{step}: {self.lost_detail()}; "
+                             "the job was stopped", hosts=self.lost_hosts(),
+                             hint="check those hosts and their network links; --lost-after SECONDS "
+                                  "(RMAX_LOST_AFTER) sets how long a silent rank is waited for")
         if self.not_started:
             return RunFailed(f"{what} did not start: {self.launcher} started no rank within "
                              f"{self.start_timeout:.0f} s; the job was killed",
@@ -115,6 +146,30 @@ class JobResult:
             if needle in text:
                 return RunFailed(f"{what} failed: {message}", hint=hint)
         return RunFailed(f"{what} failed with exit status {self.returncode}" + (f": {cause}" if (cause := self.cause()) else ""))
+
+    def lost_hosts(self) -> list[str]:
+        """Hosts every rank of which (that had not ended) fell silent: lost, not just a stuck rank."""
+        hosts = {self.ranks[r].host for r in self.lost}
+        return sorted(h for h in hosts
+                      if all(p.rank in self.lost or p.exited for p in self.ranks.values() if p.host == h))
+
+    def lost_detail(self) -> str:
+        """"host X lost: no heartbeat from rank R for N s" for each lost host, then the ranks that
+        fell silent on hosts that still answer."""
+        def ranks(rs: list[int]) -> str:
+            return f"rank{'s' if len(rs) > 1 else ''} " + ", ".join(map(str, rs[:4])) + (
+                f" and {len(rs) - 4} more" if len(rs) > 4 else "")
+
+        parts, hosts = [], self.lost_hosts()
+        for h in hosts[:4]:
+            rs = sorted(r for r in self.lost if self.ranks[r].host == h)
+            parts.append(f"host {h} lost: no heartbeat from {ranks(rs)} for {min(self.lost[r] for r in rs):.0f} s")
+        if len(hosts) > 4:
+            parts.append(f"and {len(hosts) - 4} more hosts lost")
+        stuck = sorted(r for r in self.lost if self.ranks[r].host not in hosts)
+        parts += [f"rank {r} on {self.ranks[r].host} stopped answering: no heartbeat for {self.lost[r]:.0f} s"
+                  for r in stuck[:4]] + ([f"and {len(stuck) - 4} more ranks"] if len(stuck) > 4 else [])
+        return "; ".join(parts)
 
     def culprits(self) -> str:
         """Which ranks stopped answering: those silent while others went on, or all of them."""
@@ -141,12 +196,23 @@ class JobResult:
 
     def cause(self) -> str:
         """The most telling stderr line: a kernel's own error line ("rmax-net: error: ..."), else one
-        that says error, else the last with words in it (launchers frame messages in rule lines)."""
+        that says error, else the last with words in it (launchers frame messages in rule lines).
+        A line that ends in a colon ("An internal error has occurred in ORTE:") gets the launcher's
+        next line, its detail; where none came, the next error line is taken instead."""
         lines = [l.strip() for l in self.stderr_tail if not l.startswith(STEP_PREFIX) and any(c.isalpha() for c in l)]
+        bare = None   # a framing line with no detail after it, kept should nothing better come
         for pattern in (KERNEL_ERROR, re.compile(r"error", re.I)):
-            found = next((l for l in lines if pattern.search(l)), None)
-            if found:
-                return found
+            for i, line in enumerate(lines):
+                if not pattern.search(line):
+                    continue
+                if not line.endswith(":"):
+                    return line
+                detail = next((l for l in lines[i + 1:] if not BOILERPLATE.search(l)), None)
+                if detail:
+                    return f"{line} {detail}"
+                bare = bare or line
+        if bare:
+            return f"{bare} (the launcher gave no detail after it)"
         return lines[-1] if lines else ""
 
 
@@ -166,6 +232,22 @@ def start_timeout(spec: "LaunchSpec | None") -> float | None:
     if spec is None or not Path(spec.program[0]).name.startswith("rmax-"):
         return None
     return value if value is not None else START_BASE + START_PER_RANK * spec.np
+
+
+def lost_after() -> float | None:
+    """Seconds of silence after which a rank's host is taken for lost: $RMAX_LOST_AFTER (set by
+    --lost-after; 0 turns the check off), else LOST_AFTER."""
+    given = os.environ.get("RMAX_LOST_AFTER")
+    if given is None:
+        return LOST_AFTER
+    try:
+        value = float(given)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0 or value > 7 * 86400:
+        raise RmaxError(f"RMAX_LOST_AFTER must be a number of seconds from 0 (off) to a week, not '{given}'",
+                        hint="e.g. RMAX_LOST_AFTER=30")
+    return value or None
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -208,6 +290,7 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
     if timeout <= 0:
         raise RmaxError(f"timeout must be positive, not {timeout}")
     deadline = start_timeout(spec)
+    lost_limit = lost_after()
     full_env = dict(os.environ)
     full_env.update(env or {})
     full_env.update(WATCHDOG_ENV)
@@ -280,10 +363,13 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
         r.start()
     timed_out = not_started = False
     silent: list[RankProgress] = []
+    lost: dict[int, float] = {}
     try:
         while proc.poll() is None:
             now = time.monotonic()
-            if now - start > timeout:
+            if lost_limit and (lost := {r.rank: now - r.heard for r in list(ranks.values()) if r.lost(now, lost_limit)}):
+                _stop(proc)
+            elif now - start > timeout:
                 timed_out = True
                 silent = sorted((r for r in list(ranks.values()) if r.silent(now)), key=lambda r: r.rank)
                 _stop(proc)
@@ -307,7 +393,8 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
     return JobResult(argv=argv, returncode=proc.returncode, stdout="".join(out), stderr_tail=list(tail),
                      duration=time.monotonic() - start, timed_out=timed_out,
                      last_step=steps[-1] if steps else None, steps=steps, not_started=not_started,
-                     start_timeout=deadline, ranks=ranks, expected_ranks=spec.np if spec else None, silent=silent)
+                     start_timeout=deadline, ranks=ranks, expected_ranks=spec.np if spec else None, silent=silent,
+                     lost=lost)
 
 
 def prepare(spec, launcher: str | None = None) -> list[str]:
@@ -319,4 +406,5 @@ def prepare(spec, launcher: str | None = None) -> list[str]:
     if spec.hosts:
         check_resolvable(spec.hosts)
     start_timeout(spec)   # a bad RMAX_START_TIMEOUT is refused now too
+    lost_after()          # and a bad RMAX_LOST_AFTER
     return argv

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rmax.launch.base import LaunchSpec, Launcher, register
+from rmax.launch.hosts import host_argument
 
 
 @register
@@ -24,10 +25,10 @@ class MpichExec(Launcher):
             # without --net-if UCX keeps its choice, which may be a faster fabric.
             env["UCX_NET_DEVICES"] = net.iface
         argv = ["env", *(f"{k}={v}" for k, v in env.items()), self.path(), "-n", str(spec.np), "-iface", net.iface]
-        if spec.hostfile:
+        if spec.hostfile_as_is():
             argv += ["-f", spec.hostfile]
         elif spec.hosts:
-            argv += ["-hosts", ",".join(f"{h.name}:{h.slots}" for h in spec.hosts)]
+            argv += ["-hosts", host_argument(spec.hosts)]
         if spec.ranks_per_node:
             argv += ["-ppn", str(spec.ranks_per_node)]
         if spec.bind != "none":

@@ -6,6 +6,7 @@ import os
 
 from rmax.errors import RmaxError
 from rmax.launch.base import LaunchSpec, Launcher, register
+from rmax.launch.hosts import host_argument
 from rmax.launch.netscope import JobNetwork
 
 
@@ -31,10 +32,10 @@ class OpenMpiRun(Launcher):
         crowded = spec.oversubscribe and spec.np * spec.blas_threads > spec.slots
         if spec.oversubscribe:
             argv.append("--oversubscribe")
-        if spec.hostfile:
+        if spec.hostfile_as_is():
             argv += ["--hostfile", spec.hostfile]
         elif spec.hosts:
-            argv += ["--host", ",".join(f"{h.name}:{h.slots}" for h in spec.hosts)]
+            argv += ["--host", host_argument(spec.hosts)]
         # A rank with several BLAS threads needs that many cores bound to it (PE=n).
         mapping = f"ppr:{spec.ranks_per_node}:node" if spec.ranks_per_node else None
         if spec.bind == "core" and spec.blas_threads > 1 and not crowded:

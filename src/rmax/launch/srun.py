@@ -8,7 +8,7 @@ from rmax.errors import RmaxError, RunFailed
 from rmax.launch import srun_mpi
 from rmax.launch.allocation import allocation_hosts
 from rmax.launch.base import LaunchSpec, Launcher, register
-from rmax.launch.hosts import Host
+from rmax.launch.hosts import Host, fill
 from rmax.launch.netscope import job_network
 
 
@@ -16,16 +16,7 @@ def placement(spec: LaunchSpec) -> list[tuple[Host, int]]:
     """The hosts that get ranks and how many each, filling the hosts' slots in order as mpirun's
     by-slot mapping does (beyond them, with --oversubscribe, one more each in turn). srun puts the
     same number on every node it uses, so any other placement is refused."""
-    counts = [0] * len(spec.hosts)
-    left = spec.np
-    for i, h in enumerate(spec.hosts):
-        counts[i] = min(h.slots, left)
-        left -= counts[i]
-    i = 0
-    while left > 0:
-        counts[i % len(counts)] += 1
-        left, i = left - 1, i + 1
-    used = [(h, c) for h, c in zip(spec.hosts, counts) if c]
+    used = [(h, c) for h, c in zip(spec.hosts, fill(spec.hosts, spec.np)) if c]
     if len({c for _, c in used}) > 1:
         asked = ", ".join(f"{h.name}:{c}" for h, c in used)
         raise RmaxError(f"srun puts the same number of ranks on every node it uses, not {asked}",

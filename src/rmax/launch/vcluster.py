@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rmax.errors import RmaxError
 from rmax.launch.base import LaunchSpec, Launcher, register
-from rmax.launch.hosts import read_hostfile
+from rmax.launch.hosts import Host, parse_hosts, read_hostfile
 from rmax.launch.mpirun import OpenMpiRun
 from rmax.launch.netscope import JobNetwork
 
@@ -26,7 +26,9 @@ def _cluster_for(spec: LaunchSpec):
     from rmax.vcluster import state as st
 
     if os.environ.get("RMAX_VCLUSTER"):
-        return st.find(None, st.LAUNCH_HOW)
+        state = st.find(None, st.LAUNCH_HOW)
+        check_nodes(state, spec.hosts or [])
+        return state
     clusters = [s for s in st.load_all() if s.complete]
     if spec.hostfile:
         hf = Path(spec.hostfile).resolve()
@@ -41,6 +43,35 @@ def _cluster_for(spec: LaunchSpec):
         raise RmaxError("hosts " + ", ".join(sorted(wanted)) + " are not all nodes of one virtual cluster",
                         hint="rmax vcluster status lists the nodes")
     return st.find(None, st.LAUNCH_HOW)
+
+
+def check_nodes(state, hosts: list[Host]) -> None:
+    """Hosts given with a named cluster must be its nodes: mpirun inside the cluster would wait
+    for any other until its start-up deadline."""
+    nodes = {n.name for n in state.plan.nodes}
+    outside = [h.name for h in hosts if h.name not in nodes]
+    if outside:
+        shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
+        first, last = state.plan.nodes[0].name, state.plan.nodes[-1].name
+        raise RmaxError(f"{shown}: not {'a node' if len(outside) == 1 else 'nodes'} of virtual cluster {state.name}",
+                        hint=f"its nodes are {first} .. {last} (e.g. --hosts '{state.name}-n[1-2]')")
+
+
+def on_cluster(name: str, launcher: str | None, hosts: str | None, hostfile: str | None):
+    """What --vcluster NAME means for a command's launch options: the cluster's launcher, and its
+    nodes, all of them (its hostfile) unless --hosts or --hostfile narrow them. Returns the
+    launcher, hosts and hostfile to launch with."""
+    from rmax.vcluster import state as st
+
+    if launcher not in (None, VirtualClusterRun.name):
+        raise RmaxError(f"--launcher {launcher} conflicts with --vcluster {name}: a virtual cluster's ranks start "
+                        "through its own launcher", hint="leave out --launcher, or leave out --vcluster")
+    state = st.find(name, st.LAUNCH_HOW)
+    if hosts or hostfile:
+        check_nodes(state, parse_hosts(hosts) if hosts else read_hostfile(hostfile))
+    else:
+        hostfile = str(state.hostfile)
+    return VirtualClusterRun.name, hosts, hostfile
 
 
 def vcluster_mca(state) -> list[str]:

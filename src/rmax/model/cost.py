@@ -8,7 +8,6 @@ from the HPL model. Dollars are whatever currency the file uses."""
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -50,12 +49,15 @@ class ClusterFile:
     what_if: list[WhatIf] = field(default_factory=list)
 
 
-# The largest value each field may take: far beyond any real cluster, small enough
-# that totals and ratios stay finite (a count of 2^63 nodes at $1e308 is refused, not
-# printed as "—").
-LIMITS = {"count": 1 << 20, "nodes": 1 << 20, "ranks": 1 << 16, "price": 1e15, "node_price": 1e15,
-          "network_price": 1e15, "watts": 1e12, "node_watts": 1e12, "network_watts": 1e12,
-          "memory_gib": 1 << 30, "rpeak_gflops": 1e12, "latency_us": 1e9, "bandwidth_MBps": 1e12}
+# Each field's range: absurd physical inputs are refused (watts = 1e-300 once printed a 300-digit
+# MFLOPS per watt), and the bounds keep totals and ratios finite. Per node unless it says total.
+RANGES = {"count": (1, 1 << 20), "nodes": (1, 1 << 20), "ranks": (1, 1 << 16),
+          "price": (0, 1e15), "node_price": (0, 1e15), "network_price": (0, 1e15),     # network: total
+          "watts": (0.1, 1e6), "node_watts": (0.1, 1e6), "network_watts": (0, 1e9),
+          "memory_gib": (1e-3, 1 << 20), "rpeak_gflops": (1e-3, 1e7), "latency_us": (0, 1e6),
+          "bandwidth_MBps": (1e-3, 1e9)}
+MAX_WHAT_IF = 64        # each alternative is a model prediction (and store queries)
+MAX_NAME = 200
 TOP = {"name", "nodes", "network", "what_if", "switch"}     # [[switch]]: groups read by rmax.topology.declared
 NODES = {"count", "price", "watts", "ranks", "memory_gib", "rpeak_gflops"}
 NETWORK = {"price", "watts", "latency_us", "bandwidth_MBps"}
@@ -70,21 +72,30 @@ def _known(table: dict, allowed: set[str], where: str) -> None:
                         hint=f"allowed: {', '.join(sorted(allowed))} (docs/COST.md)")
 
 
-def _number(table: dict, key: str, where: str, required: bool = False, positive: bool = False,
-            integer: bool = False):
+def _number(table: dict, key: str, where: str, required: bool = False, integer: bool = False):
     if key not in table:
         if required:
             raise RmaxError(f"{where}: missing field '{key}'", hint="see docs/COST.md for the format")
         return None
     v = table[key]
     if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
-        raise RmaxError(f"{where}.{key}: expected {'a whole number' if integer else 'a number'}, not {v!r}")
-    if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        raise RmaxError(f"{where}.{key} must be {'positive' if positive else 'non-negative'}, not {v}")
-    if v > LIMITS[key]:
-        top = LIMITS[key]
-        raise RmaxError(f"{where}.{key} = {v} is beyond the largest accepted, {top if isinstance(top, int) else f'{top:g}'}")
+        raise RmaxError(f"{where}.{key}: expected {'a whole number' if integer else 'a number'}, not {_shown(v)}")
+    lo, hi = RANGES[key]
+    if not lo <= v <= hi:       # NaN fails too
+        raise RmaxError(f"{where}.{key} = {_shown(v)} is outside its range, {lo:g} to {hi:g}",
+                        hint="docs/COST.md lists the ranges")
     return v
+
+
+def _shown(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _name(value, where: str) -> str:
+    if not isinstance(value, str) or len(value) > MAX_NAME:
+        raise RmaxError(f"{where}: name must be a string of at most {MAX_NAME} characters, not {_shown(value)}")
+    return value
 
 
 def parse_cluster(data: dict, source: str = "cluster.toml") -> ClusterFile:
@@ -97,24 +108,24 @@ def parse_cluster(data: dict, source: str = "cluster.toml") -> ClusterFile:
         raise RmaxError(f"{source}: [network] must be a table")
     if not isinstance(data.get("what_if", []), list):
         raise RmaxError(f"{source}: what_if must be [[what_if]] tables")
-    if not isinstance(data.get("name", ""), str):
-        raise RmaxError(f"{source}: name must be a string, not {data['name']!r}")
+    if len(data.get("what_if", [])) > MAX_WHAT_IF:
+        raise RmaxError(f"{source}: {len(data['what_if'])} [[what_if]] tables, more than the {MAX_WHAT_IF} accepted")
     w = f"{source} [nodes]"
     n = f"{source} [network]"
     _known(nodes, NODES, w)
     _known(net, NETWORK, n)
     base = Cluster(
-        name=data.get("name", "cluster"),
-        nodes=_number(nodes, "count", w, True, True, True),
+        name=_name(data.get("name", "cluster"), source),
+        nodes=_number(nodes, "count", w, True, True),
         node_price=_number(nodes, "price", w, True),
-        node_watts=_number(nodes, "watts", w, True, True),
+        node_watts=_number(nodes, "watts", w, True),
         network_price=_number(net, "price", n) or 0.0,
         network_watts=_number(net, "watts", n) or 0.0,
-        ranks_per_node=_number(nodes, "ranks", w, positive=True, integer=True),
-        memory_gib=_number(nodes, "memory_gib", w, positive=True),
-        rpeak_gflops=_number(nodes, "rpeak_gflops", w, positive=True),
+        ranks_per_node=_number(nodes, "ranks", w, integer=True),
+        memory_gib=_number(nodes, "memory_gib", w),
+        rpeak_gflops=_number(nodes, "rpeak_gflops", w),
         latency_us=_number(net, "latency_us", n),
-        bandwidth_mbps=_number(net, "bandwidth_MBps", n, positive=True),
+        bandwidth_mbps=_number(net, "bandwidth_MBps", n),
     )
     alts = []
     for i, t in enumerate(data.get("what_if", [])):
@@ -122,7 +133,7 @@ def parse_cluster(data: dict, source: str = "cluster.toml") -> ClusterFile:
             raise RmaxError(f"{source}: [[what_if]] entry {i + 1} must be a table")
         where = f"{source} [[what_if]] {i + 1}"
         _known(t, WHAT_IF, where)
-        count = _number(t, "nodes", where, positive=True, integer=True)
+        count = _number(t, "nodes", where, integer=True)
         c = base
         if count is not None:
             # More ports cost more: unless the entry prices its network, it scales with the node count.
@@ -132,23 +143,17 @@ def parse_cluster(data: dict, source: str = "cluster.toml") -> ClusterFile:
                           ("network_price", "network_price"), ("network_watts", "network_watts"),
                           ("latency_us", "latency_us"), ("bandwidth_MBps", "bandwidth_mbps"),
                           ("rpeak_gflops", "rpeak_gflops"), ("memory_gib", "memory_gib")):
-            v = _number(t, key, where, positive=key in ("bandwidth_MBps",))
+            v = _number(t, key, where)
             if v is not None:
                 c = replace(c, **{attr: v})
-        alts.append(WhatIf(str(t.get("name", f"alternative {i + 1}")), c))
+        alts.append(WhatIf(_name(t.get("name", f"alternative {i + 1}"), where), c))
     return ClusterFile(base, alts)
 
 
 def read_cluster(path: str | Path) -> ClusterFile:
-    from rmax.textfile import read_text
+    from rmax.tomlconfig import read_toml
 
-    p = Path(path)
-    text = read_text(p, "cluster file")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise RmaxError(f"{p}: not valid TOML ({e})") from None
-    return parse_cluster(data, str(p))
+    return parse_cluster(read_toml(path, "cluster file"), str(path))
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
 from rmax.errors import RmaxError
+from rmax.textfile import write_atomic
 
 
 @dataclass
@@ -63,10 +65,8 @@ def speedup_svg(path: str | Path, curves: list[Curve], points: list[Points] | No
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        try:
-            fig.savefig(path, format="svg")
-        except OSError as e:
-            raise RmaxError(f"cannot write {path}: {e.strerror}") from None
+        buf = io.BytesIO()
+        fig.savefig(buf, format="svg")
     finally:
         plt.close(fig)
-    return path
+    return write_atomic(path, buf.getvalue(), "the plot")

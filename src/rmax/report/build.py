@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -16,7 +17,7 @@ from rmax.report.section import BUILDERS, Section, Table
 from rmax.report.sections.generic import generic_section
 from rmax.store import Store
 from rmax.store.runs import RunRecord
-from rmax.textfile import write_atomic
+from rmax.textfile import make_folder, write_atomic
 
 NUMBER = re.compile(r"^-?[0-9][0-9.,eE+\-]*( x -?[0-9]+)?$")
 STATUS_WORDS = ("ok", "failed", "invalid", "interrupted", "skipped", "running")
@@ -67,17 +68,17 @@ def collect_sections(parent: RunRecord, runs: list[RunRecord], trials: dict[str,
 
 
 def _write_data(out: Path, sections: list[Section]) -> None:
-    data_dir = out / "data"
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir = make_folder(out / "data", "the report's data folder")
     for s in sections:
         for name, rows in s.data.items():
-            write_atomic(data_dir / f"{name}.json", json.dumps(rows, indent=1, default=str))
+            write_atomic(data_dir / f"{name}.json", json.dumps(rows, indent=1, default=str), folder_is_ours=True)
             keys = list(dict.fromkeys(k for r in rows for k in r))
-            with open(data_dir / f"{name}.csv", "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=keys)
-                w.writeheader()
-                for r in rows:
-                    w.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
+            buf = io.StringIO(newline="")
+            w = csv.DictWriter(buf, fieldnames=keys)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
+            write_atomic(data_dir / f"{name}.csv", buf.getvalue(), folder_is_ours=True)
 
 
 def _descendants(store: Store, run_id: str) -> list[RunRecord]:

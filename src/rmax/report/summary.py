@@ -54,6 +54,10 @@ def summary_section(survey: RunRecord, runs: list[RunRecord]) -> Section:
         rows.append(pct)
     sec = Section(key="summary", title="Cluster summary", order=0)
     s = survey.summary
+    if survey.status == "partial":
+        from rmax.survey.workflow import partial_line
+
+        sec.notes.append(partial_line(s.get("steps", [])))   # first: what this survey lacks
     nodes = s.get("nodes") or sorted({h for r in runs for h in r.hosts})
     sec.notes.append(f"{len(nodes)} node(s): {', '.join(nodes) or 'none recorded'}"
                      + (f"; {s['ranks']} ranks." if s.get("ranks") else "; ranks not recorded (the survey did not finish)."))

@@ -2,19 +2,23 @@
 
 A damaged file can surface on any query, not only on open (a page read for the
 first time); wrapping the connection and its cursors catches it wherever it
-happens, so no command ever dies with an internal DatabaseError."""
+happens, so no command ever dies with an internal DatabaseError. An error is
+called damage only when PRAGMA quick_check then fails too."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 from rmax.errors import RmaxError
 
 # Result codes (https://www.sqlite.org/rescode.html), primary code = low byte.
 BUSY_TIMEOUT = 30.0  # seconds a statement waits for another process's lock
-_BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _CONSTRAINT, _NOTADB = 5, 6, 8, 10, 11, 13, 14, 19, 26
+CHECK_TIMEOUT = 5.0  # the same for the quick check an error runs: lock held longer = no evidence of damage
+_ERROR, _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _CONSTRAINT, _NOTADB = \
+    1, 5, 6, 8, 10, 11, 13, 14, 19, 26
 
 
 class StoreBusy(RmaxError):
@@ -53,7 +57,42 @@ def store_error(path: Path, e: sqlite3.DatabaseError) -> RmaxError:
     if code == _CONSTRAINT:  # a sound file: what this write refers to is gone (a run deleted meanwhile)
         return RmaxError(f"cannot store into {path}: the run this result belongs to is no longer there ({e})",
                          hint="was it deleted (rmax runs delete) while it ran? The store itself is sound")
-    return damaged(path, str(e))
+    problem = quick_check_problem(path)
+    if problem is not None:
+        return damaged(path, f"{e}; PRAGMA quick_check: {problem}")
+    # A sound file: advice to move it aside would make the user throw away good results.
+    text = " ".join(str(e).split())
+    if code == _ERROR and text.startswith(("no such table", "no such column")):
+        return RmaxError(f"results store {path} does not hold the tables rmax made ({text})",
+                         hint="was it changed by another program? rmax leaves it as it is; set RMAX_DB to another file")
+    return RmaxError(f"the results store {path} refused a statement ({text}); PRAGMA quick_check finds the "
+                     "store sound", exit_code=1,
+                     hint="a value rmax should have refused, or a bug in rmax: please report the command")
+
+
+def quick_check_problem(path: Path) -> str | None:
+    """What PRAGMA quick_check finds wrong with the store at path, on a connection of its own (the
+    failing one may be mid-transaction); None when it passes or cannot be run for another reason
+    (busy, unreadable), which is no evidence of damage."""
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=CHECK_TIMEOUT)
+    except sqlite3.DatabaseError:
+        return None
+    try:
+        return quick_check_findings(con)
+    except sqlite3.DatabaseError as e:
+        code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
+        return " ".join(str(e).split()) if code in (_CORRUPT, _NOTADB) else None
+    finally:
+        con.close()
+
+
+def quick_check_findings(con: sqlite3.Connection) -> str | None:
+    """PRAGMA quick_check's findings on an open connection, one line; None when it finds nothing."""
+    found = [r[0] for r in con.execute("PRAGMA quick_check(3)").fetchall()]
+    if found == ["ok"]:
+        return None
+    return "; ".join(line for text in found for line in text.splitlines() if not line.startswith("***"))
 
 
 class _Cursor(sqlite3.Cursor):

@@ -16,8 +16,8 @@ from urllib.parse import quote
 
 from rmax.errors import RmaxError
 from rmax.store import schema
-from rmax.textfile import file_kind
-from rmax.store.connection import BUSY_TIMEOUT, StoreBusy, StoreConnection, damaged, open_connection
+from rmax.textfile import file_kind, make_folders
+from rmax.store.connection import BUSY_TIMEOUT, StoreBusy, StoreConnection, damaged, open_connection, quick_check_findings
 
 # The file format (https://www.sqlite.org/fileformat.html): a 100-byte header.
 _MAGIC = b"SQLite format 3\x00"
@@ -48,18 +48,60 @@ def _check_location(path: Path) -> os.stat_result | None:
             raise RmaxError(f"results store {path} is not readable and writable by this user",
                             hint="set RMAX_DB to a writable path")
         return st
+    mode = store_mode()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise RmaxError(f"cannot create the results store's folder {path.parent}: part of that path is not a folder",
-                        hint="set RMAX_DB to a writable path")
-    except OSError as e:
-        raise RmaxError(f"cannot create the results store's folder {path.parent}: {e.strerror}",
-                        hint="set RMAX_DB to a writable path")
+        make_folders(path.parent, "the results store's folder", folder_mode(mode))
+    except RmaxError as e:
+        raise RmaxError(e.message, hint="set RMAX_DB to a writable path") from None
     if not os.access(path.parent, os.W_OK):
         raise RmaxError(f"cannot create the results store {path}: folder not writable",
                         hint="set RMAX_DB to a writable path")
+    _create_private(path, mode)
     return None
+
+
+MODE_VARIABLE = "RMAX_DB_MODE"
+DEFAULT_MODE = 0o600   # a store holds command lines and host names: the owner's alone unless asked
+
+
+def store_mode() -> int:
+    """The permissions a new store is created with: $RMAX_DB_MODE (octal, e.g. 660 for a store shared
+    by a group) or 0600."""
+    text = os.environ.get(MODE_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_MODE
+    try:
+        mode = int(text, 8)
+    except ValueError:
+        mode = -1
+    if not 0 <= mode <= 0o777 or mode & 0o600 != 0o600:
+        raise RmaxError(f"{MODE_VARIABLE}={text!r} is not a file mode rmax can use for the results store",
+                        hint="octal permissions that let the owner read and write, e.g. 600 or 660")
+    return mode
+
+
+def folder_mode(mode: int) -> int:
+    """The folder's permissions for a store of `mode`: whoever may read the store may enter the folder,
+    and whoever may write it may write there too (SQLite makes its -wal and -shm files beside it)."""
+    return mode | (mode & 0o444) >> 2
+
+
+def _create_private(path: Path, mode: int) -> None:
+    """Create the store's empty file with `mode` exactly (not filtered by the umask), through no link
+    planted at its name. SQLite gives the -wal and -shm files it makes beside it the same mode."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except FileExistsError:
+        if path.is_symlink():   # a link to nothing (stat found no file): SQLite would create its target
+            raise RmaxError(f"results store {path} is a link to nothing", hint="remove the link or set RMAX_DB") from None
+        return     # another process created it a moment ago: it is checked like any existing store
+    except OSError as e:
+        raise RmaxError(f"cannot create the results store {path}: {e.strerror}",
+                        hint="set RMAX_DB to a writable path") from None
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 class NoStore(RmaxError):
@@ -142,10 +184,9 @@ def _check_header(path: Path, size: int) -> None:
 
 
 def _quick_check(con: StoreConnection) -> None:
-    found = [r[0] for r in con.execute("PRAGMA quick_check(3)").fetchall()]
-    if found != ["ok"]:
-        problems = [line for text in found for line in text.splitlines() if not line.startswith("***")]
-        raise damaged(con.path, "PRAGMA quick_check: " + "; ".join(problems))
+    problem = quick_check_findings(con)
+    if problem is not None:
+        raise damaged(con.path, "PRAGMA quick_check: " + problem)
 
 
 def _use_wal(con: StoreConnection) -> None:

@@ -2,7 +2,8 @@
 
 A run whose process died without finishing (SIGKILL, power loss) still says
 `running`; the next time the store is opened on that host, a row whose process
-is gone is marked `interrupted`."""
+is gone is marked `interrupted`, and on any host, a row of another host whose
+lease (store/lease.py) has lapsed."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import shutil
 import socket
 import stat
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -18,12 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rmax.errors import RmaxError
+from rmax.store.lease import expiry
 
 if TYPE_CHECKING:
     from rmax.store.store import Store
 
-STATUSES = ("running", "ok", "failed", "invalid", "interrupted")
-FINAL = ("ok", "failed", "invalid", "interrupted")
+STATUSES = ("running", "ok", "failed", "invalid", "interrupted", "partial")
+# partial: finished, but a planned part of it (a survey step, a matrix's retests) did not run or finish;
+# what it did measure is kept.
+FINAL = ("ok", "failed", "invalid", "interrupted", "partial")
 JSON_COLUMNS = ("hosts", "params", "summary", "samples", "argv", "environment", "scratch")
 LIST_COLUMNS = ("hosts", "argv", "scratch")
 SCRATCH_PREFIX = "rmax-"   # only paths named so are ever removed as a run's scratch
@@ -66,6 +71,7 @@ class RunRecord:
     label: str | None = None
     proc_start: str | None = None
     scratch: list = field(default_factory=list)
+    lease_until: float | None = None    # Unix time; renewed while the run's process runs
 
     @classmethod
     def from_row(cls, row) -> "RunRecord":
@@ -139,7 +145,8 @@ class Run:
 
 def new_record(kind: str, **fields: Any) -> RunRecord:
     return RunRecord(id=str(uuid.uuid4()), kind=kind, status="running", started_at=utcnow(),
-                     pid=os.getpid(), hostname=socket.gethostname(), proc_start=process_identity(), **fields)
+                     pid=os.getpid(), hostname=socket.gethostname(), proc_start=process_identity(),
+                     lease_until=expiry(), **fields)
 
 
 def alive(pid: int, identity: str | None) -> bool:
@@ -171,8 +178,21 @@ def remove_scratch(paths: list) -> None:
 
 
 def reap_orphans(store: "Store") -> int:
-    """Mark `running` rows of this host whose process is gone as interrupted, and remove their scratch."""
+    """Mark `running` rows of this host whose process is gone as interrupted, and remove their scratch;
+    and rows of other hosts whose lease has lapsed (their scratch is on that host)."""
     host = socket.gethostname()
+    now = time.time()
+    lapsed = store.con.execute("SELECT id, hostname, lease_until FROM runs WHERE status = 'running' "
+                               "AND hostname IS NOT ? AND lease_until < ?", (host, now)).fetchall()
+    for r in lapsed:
+        try:
+            when = datetime.fromtimestamp(r["lease_until"], timezone.utc).isoformat(timespec="seconds")
+        except (OverflowError, ValueError, OSError):   # a row edited by hand
+            when = "an unknown time"
+        store.con.execute(
+            "UPDATE runs SET status = 'interrupted', error = ? WHERE id = ? AND status = 'running' AND lease_until < ?",
+            (f"its lease lapsed at {when} unrenewed: its process on {r['hostname']} ended without finishing "
+             "the run (killed, or that host lost)", r["id"], now))
     rows = store.con.execute("SELECT id, pid, proc_start, scratch FROM runs WHERE status = 'running' AND hostname = ?",
                              (host,)).fetchall()
     reaped = 0
@@ -187,7 +207,7 @@ def reap_orphans(store: "Store") -> int:
                 scratch = []
             remove_scratch(scratch if isinstance(scratch, list) else [])
             reaped += 1
-    return reaped
+    return reaped + len(lapsed)
 
 
 def interrupt_own(store: "Store", reason: str) -> int:

@@ -40,6 +40,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN scratch TEXT NOT NULL DEFAULT '[]';
     """,
+    # 4: a lease (Unix time) the run's process renews while it runs (store/lease.py): a store
+    #    shared between hosts reaps a run whose host or process is gone when its lease lapses.
+    """
+    ALTER TABLE runs ADD COLUMN lease_until REAL;
+    """,
 ]
 
 LATEST = len(MIGRATIONS)

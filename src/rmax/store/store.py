@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
 from rmax.errors import RmaxError
 from rmax.store.connection import damaged
 from rmax.store.db import connect, connect_readonly, default_path, writable
+from rmax.store.lease import LeaseKeeper
 from rmax.store.runs import JSON_COLUMNS, Run, RunRecord, alive, new_record, reap_orphans, resolve_id
 
 
@@ -19,6 +21,7 @@ class Store:
         one this process may not write is opened read-only (its orphans are left to a writer)."""
         self.path = Path(path) if path else default_path()
         self.readonly = reading and (not self.path.exists() or not writable(self.path))
+        self._lease: LeaseKeeper | None = None   # renews this process's runs' leases once it starts one
         if self.readonly:
             self.con = connect_readonly(self.path)
             return
@@ -37,6 +40,8 @@ class Store:
                 raise first from None
 
     def close(self) -> None:
+        if self._lease:
+            self._lease.stop()
         self.con.close()
 
     def __enter__(self) -> "Store":
@@ -51,6 +56,7 @@ class Store:
         cols = list(rec.__dict__)
         vals = [json.dumps(v) if c in JSON_COLUMNS else v for c, v in rec.__dict__.items()]
         self.con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)
+        self._lease = self._lease or LeaseKeeper(self.path, rec.proc_start)
         return Run(self, rec)
 
     def _record(self, row) -> RunRecord:
@@ -92,9 +98,16 @@ class Store:
         run_id = resolve_id(self, id_or_prefix)
         rows = self.con.execute(
             "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT runs.id FROM runs JOIN tree ON runs.parent = tree.id) "
-            "SELECT id, pid, proc_start, hostname FROM runs WHERE id IN tree AND status = 'running'", (run_id,))
-        running = next((r for r in rows if r["hostname"] == socket.gethostname() and r["pid"]
-                        and alive(r["pid"], r["proc_start"])), None)
+            "SELECT id, pid, proc_start, hostname, lease_until FROM runs WHERE id IN tree AND status = 'running'",
+            (run_id,))
+        now, here = time.time(), socket.gethostname()
+
+        def running_now(r) -> bool:   # on this host its process runs; on another, its lease holds
+            if r["hostname"] == here:
+                return bool(r["pid"]) and alive(r["pid"], r["proc_start"])
+            return isinstance(r["lease_until"], float) and r["lease_until"] >= now
+
+        running = next((r for r in rows if running_now(r)), None)
         if running:
             raise RmaxError(f"run {running['id'][:8]} is still running (process {running['pid']} on "
                             f"{running['hostname']}): not deleted",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -20,7 +19,6 @@ class SurveyContext:
     budget: float                  # seconds for the whole survey
     launcher: str | None = None
     timeout: float = 600.0
-    started: float = field(default_factory=time.monotonic)
     facts: dict = field(default_factory=dict)   # what earlier steps learned (rates, memory) for later ones
     tune_budget: float | None = None            # seconds: a tuning session replaces the single HPL run
     out_dir: str | None = None                  # where files a step writes go (the tuned HPL.dat)
@@ -38,10 +36,3 @@ class SurveyContext:
     @property
     def ranks(self) -> int:
         return sum(h.slots for h in self.nodes)
-
-    def remaining(self) -> float:
-        return self.budget - (time.monotonic() - self.started)
-
-    def node_spec(self, program: list[str], host: Host | None = None) -> LaunchSpec:
-        """One process on one node (this one, or `host` through the MPI launcher)."""
-        return LaunchSpec(program=program, np=1, hosts=[Host(host.name, host.slots)] if host and self.hosts else None)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 from abc import ABC, abstractmethod
 
 from rmax.errors import RmaxError
@@ -27,7 +26,7 @@ class Step(ABC):
     name: str
     title: str
     share: float = 0.05     # the part of the survey's budget it may use
-    per_node: bool = False  # runs once on every node, one node after the other
+    per_node: bool = False  # runs once on every node, all nodes at once (fanout.py)
     order: int = 50         # place in the survey (the families' plans share the scale)
 
     def skip_reason(self, ctx: SurveyContext) -> str | None:
@@ -46,43 +45,30 @@ class Inventory(Step):
 
     def run(self, ctx):
         from rmax.inventory import collect, fingerprint
+        from rmax.survey.fanout import inventory_on_every_node
 
         # The FMA peak is measured once: by the peakflops step when the survey has one (its stored
         # summary then carries the peak basis), else here.
         measure = "peakflops" not in ctx.steps
-        records = []
-        for host in ctx.nodes:
-            with ctx.store.start_run("info", parent=ctx.survey_id, hosts=[host.name]) as run:
-                if ctx.hosts is None:
-                    inv = collect(measure=measure, unmeasured="not measured here: the survey's peakflops step "
-                                                                  "measures the FMA peak")
-                else:
-                    inv = _remote_inventory(ctx, host, measure)
+        if ctx.hosts:
+            records = inventory_on_every_node(ctx, measure)
+        else:
+            with ctx.store.start_run("info", parent=ctx.survey_id, hosts=[ctx.nodes[0].name]) as run:
+                inv = collect(measure=measure, unmeasured="not measured here: the survey's peakflops step "
+                                                          "measures the FMA peak")
                 run.update(summary=inv, fingerprint=fingerprint(inv))
-            records.append(ctx.store.get(run.id))
-        first = records[0].summary
-        ctx.facts["rpeak"] = first.get("rpeak", {})
-        ctx.facts["mem_available"] = min((r.summary.get("memory", {}).get("available_bytes") or 0) for r in records)
+            records = [ctx.store.get(run.id)]
+        got = [r for r in records if r.status == "ok"]
+        if not got:
+            raise RmaxError("no node's inventory: " + "; ".join(r.error or r.status for r in records))
+        ctx.facts["rpeak"] = got[0].summary.get("rpeak", {})
+        ctx.facts["mem_available"] = min((r.summary.get("memory", {}).get("available_bytes") or 0) for r in got)
         return records
 
 
-def _remote_inventory(ctx: SurveyContext, host: Host, measure: bool) -> dict:
-    """`rmax info --json` on another node, through the launcher (rmax installed at the same path there)."""
-    import json
-
-    from rmax.launch import prepare, run_job
-
-    program = [sys.executable, "-m", "rmax", "info", "--json", "--measure" if measure else "--no-measure"]
-    spec = LaunchSpec(program=program, np=1, hosts=[Host(host.name, 1)])
-    job = run_job(prepare(spec, ctx.launcher), ctx.timeout, env=spec.rank_env())
-    if not job.ok:
-        raise job.failure(f"inventory of {host.name}")
-    return json.loads(job.stdout)
-
-
 class FamilyStep(Step):
-    """A benchmark family's share of the survey, as its SurveyPlan says: one process on every node
-    in turn, or ranks over the first two nodes ("pair") or all nodes ("all")."""
+    """A benchmark family's share of the survey, as its SurveyPlan says: one process on every node,
+    all at once, or ranks over the first two nodes ("pair") or all nodes ("all")."""
 
     def __init__(self, family):
         plan = family.survey
@@ -102,8 +88,10 @@ class FamilyStep(Step):
         base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=ctx.timeout,
                           quick=ctx.quick)
         if self.per_node:
-            return [run(self.family, o, dataclasses.replace(base, spec=ctx.node_spec([], host) if ctx.hosts else None))
-                    for host in ctx.nodes]
+            from rmax.survey.fanout import family_on_every_node, fit_shared_memory
+
+            return family_on_every_node(self.family, fit_shared_memory(o, ctx), ctx) if ctx.hosts else \
+                [run(self.family, o, base)]
         nodes = ctx.nodes[:2] if self.plan.ranks == "pair" else ctx.nodes
         if self.plan.even:
             nodes = nodes[:len(nodes) - len(nodes) % 2]
@@ -168,8 +156,8 @@ class Hpl(Step):
 
         n = n_for_flops(seconds * rate * 0.6e9)   # at 60% of the peak
         mem = ctx.facts.get("mem_available") or 0
-        if mem:
-            n = min(n, math.sqrt(0.6 * mem * len(ctx.nodes) / 8))
+        if mem:   # nodes that share a machine (a virtual cluster's) share its memory
+            n = min(n, math.sqrt(0.6 * mem * len(ctx.nodes) / ctx.facts.get("sharing", 1) / 8))
         unit = nb * math.lcm(p, q)
         return max(unit, int(n) // unit * unit), nb, p, q
 

@@ -14,24 +14,52 @@ from rmax.survey.spread import node_spread
 from rmax.survey.steps import Step
 
 DEFAULT_BUDGET, QUICK_BUDGET = 300.0, 60.0
+# What a step's entry in the survey summary may say: ok, skipped (it does not apply here: one node,
+# no --tune), or one of MISSING: planned, and it did not run or finish (the survey is then partial).
+MISSING = ("failed", "invalid", "interrupted", "partial")
 
 
-def default_budget(steps: list[Step], nodes: int, quick: bool) -> float:
-    """The one-node budget, plus the per-node steps' share of it again for every further node:
-    those steps measure one node after the other, so their time grows with the node count."""
-    base = QUICK_BUDGET if quick else DEFAULT_BUDGET
-    return base * (1 + (nodes - 1) * sum(s.share for s in steps if s.per_node))
+def default_budget(quick: bool) -> float:
+    """The survey's budget when none is given: the per-node steps run on every node at once, so it
+    does not grow with the node count."""
+    return QUICK_BUDGET if quick else DEFAULT_BUDGET
+
+
+def step_outcome(records: list[RunRecord]) -> tuple[str, str | None]:
+    """A step's status and error from its runs: ok; partial when some of them (some nodes) did not
+    end ok, naming them; else the first run's status and error."""
+    bad = [r for r in records if r.status != "ok"]
+    if not bad:
+        return "ok", None
+    if len(bad) == len(records):
+        return bad[0].status, bad[0].error
+    return "partial", f"{len(bad)} of {len(records)} runs not ok: " + "; ".join(
+        f"{r.error or r.status}" for r in bad)
+
+
+def missing_steps(entries: list[dict]) -> list[dict]:
+    """The planned steps that did not run or finish: step, status and why."""
+    return [{"step": e["step"], "status": e["status"], "why": e.get("error") or e["status"]}
+            for e in entries if e["status"] in MISSING]
+
+
+def partial_line(steps: list[dict]) -> str:
+    """The first line of a partial survey's summary and report: which planned steps are missing, and why."""
+    return "PARTIAL: planned steps missing: " + "; ".join(f"{m['step']} ({m['status']}: {m['why']})"
+                                                          for m in missing_steps(steps))
 
 
 def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = None, quick: bool = False,
                budget: float | None = None, launcher: str | None = None, timeout: float = 600.0,
                label: str | None = None, tune_budget: float | None = None, out_dir: str | None = None,
                on_step: Callable[[str, str, dict], None] | None = None) -> RunRecord:
-    """Run each step in order; a failed step is recorded and the next one runs.
+    """Run each step in order; a failed step is recorded and the next one runs. Every planned step
+    runs (none is dropped for time); the survey is `partial` when one did not run or finish, and
+    `failed` when none did.
 
     on_step(name, event, info) is told "start", "ok", "failed" or "skipped", and "progress" with
     info {"text": ...} while a step that reports progress (HPL) runs."""
-    budget = (budget or default_budget(steps, len(hosts) if hosts else 1, quick)) + (tune_budget or 0)
+    budget = (budget or default_budget(quick)) + (tune_budget or 0)
     params = {"quick": quick, "budget_s": budget, "tune_budget_s": tune_budget, "steps": [s.name for s in steps],
               "hosts": [f"{h.name}:{h.slots}" for h in hosts] if hosts else None, "launcher": launcher}
     with store.start_run("survey", params=params, hosts=[h.name for h in hosts] if hosts else [],
@@ -47,8 +75,6 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
 
         for step in steps:
             reason = step.skip_reason(ctx)
-            if reason is None and ctx.remaining() <= 0 and step.name != "inventory":
-                reason = f"the survey's {budget:.0f} s budget was used up"
             if reason:
                 note({"step": step.name, "title": step.title, "status": "skipped", "reason": reason})
                 on_step and on_step(step.name, "skipped", {"reason": reason})
@@ -62,18 +88,20 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                       "seconds": time.monotonic() - t0})
                 on_step and on_step(step.name, "failed", {"error": str(e)})
                 continue
-            bad = [r for r in records if r.status != "ok"]
-            entry = {"step": step.name, "title": step.title, "status": "ok" if not bad else bad[0].status,
-                     "runs": [r.id for r in records], "seconds": time.monotonic() - t0}
-            if bad:
-                entry["error"] = bad[0].error
+            status, error = step_outcome(records)
+            entry = {"step": step.name, "title": step.title, "status": status, "runs": [r.id for r in records],
+                     "seconds": time.monotonic() - t0}
+            if error:
+                entry["error"] = error
             note(entry)
             on_step and on_step(step.name, entry["status"], entry)
 
-        summary = {"steps": report, "nodes": [h.name for h in ctx.nodes], "ranks": ctx.ranks,
+        missing = missing_steps(report)
+        summary = {"steps": report, "missing": missing, "nodes": [h.name for h in ctx.nodes], "ranks": ctx.ranks,
                    "spread": node_spread(store.children(survey.id))}
         survey.update(summary=summary)
-        failed = [e["step"] for e in report if e["status"] not in ("ok", "skipped")]
-        if failed:
-            survey.finish("failed", f"steps that did not complete: {', '.join(failed)}")
+        if missing:
+            done = any(e["status"] in ("ok", "partial") for e in report)
+            survey.finish("partial" if done else "failed",
+                          "steps missing: " + "; ".join(f"{m['step']} ({m['why']})" for m in missing))
     return store.get(survey.id)

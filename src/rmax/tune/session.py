@@ -24,6 +24,7 @@ from rmax.model.hpl_model import hpl_flops
 from rmax.stats import differ_significantly
 from rmax.store import Store
 from rmax.store.runs import Run, process_identity
+from rmax.textfile import write_atomic
 from rmax.tune import steps, table
 from rmax.tune.effects import effect_sizes
 from rmax.tune.evaluator import Budget, BudgetExhausted, Duel, Evaluator, Measurement
@@ -370,7 +371,8 @@ class Session:
         cand, g = best
         cfg = to_config(cand, st.threshold)
         path = Path(st.out)
-        path.write_text(render(cfg, title=f"HPL.dat tuned by rmax (session {self.run.id[:8]}): {g:.3f} GFLOPS"))
+        write_atomic(path, render(cfg, title=f"HPL.dat tuned by rmax (session {self.run.id[:8]}): {g:.3f} GFLOPS"),
+                     "the tuned HPL.dat")
         x = summary["start"]["gflops"]
         rp = self.facts.get("rpeak_gflops")
         bound, bound_source = self.best_bound(cand)

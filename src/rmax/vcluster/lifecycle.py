@@ -2,7 +2,8 @@
 
 A node is a network namespace (its network) plus a persistent UTS namespace
 (its host name); a switch is a Linux bridge; a node's link and every trunk
-between switches is a veth pair, shaped with tbf. A mesh of bridges would be
+between switches is a veth pair, shaped with tbf; a star's trunks meet at a
+spine bridge with no node of its own. A mesh of bridges would be
 an Ethernet loop, so in a mesh every trunk port is "isolated": a frame that
 arrives from one trunk never leaves on another, which gives each pair of
 switches its direct path and no broadcast storm, without STP's delays."""
@@ -13,6 +14,7 @@ import os
 import shlex
 from pathlib import Path
 
+from rmax.textfile import write_atomic
 from rmax.vcluster import cgroups, daemons
 from rmax.vcluster import slurm as slurm_mod
 from rmax.vcluster import state as st_mod
@@ -28,9 +30,10 @@ CRASH_VARIABLE = "RMAX_VCLUSTER_CRASH_AFTER"
 
 def up(name: str, nodes: int, switches: int, *, link: str | None = None, trunk: str | None = None,
        trunk_kind: str = "chain", mtu: int = 1500, subnet: str | None = None, slots: int = 1,
-       slurm: bool = False, pin_cpus: bool = False) -> State:
-    """pin_cpus: each node gets its own `slots` CPUs, from those this process may use, in cgroups of its own."""
-    check_counts(nodes, switches, trunk_kind, mtu, slots)
+       slurm: bool = False, pin_cpus: bool = False, sizes: list[int] | None = None) -> State:
+    """pin_cpus: each node gets its own `slots` CPUs, from those this process may use, in cgroups of its own.
+    sizes: nodes per switch; None: as even as the counts allow."""
+    check_counts(nodes, switches, trunk_kind, mtu, slots, sizes)
     cpus = sorted(os.sched_getaffinity(0)) if pin_cpus else None
     if cpus is not None:
         allot_cpus(nodes, slots, cpus)   # too few CPUs is bad input: refused before root is checked
@@ -44,7 +47,7 @@ def up(name: str, nodes: int, switches: int, *, link: str | None = None, trunk: 
     others = [s.plan.subnet for s in st_mod.load_all() if s.plan and s.name != name]
     net = choose_subnet(nodes, subnet, others)
     plan = make_plan(name, nodes, switches, net, trunk_kind=trunk_kind, link_rate=link_rate,
-                     trunk_rate=trunk_rate, mtu=mtu, slots=slots, cpus=cpus)
+                     trunk_rate=trunk_rate, mtu=mtu, slots=slots, cpus=cpus, sizes=sizes)
     plan.extra["slurm"] = slurm
     if hierarchies:
         plan.extra["cgroups"] = [h.as_dict() for h in hierarchies]
@@ -124,15 +127,15 @@ def _build(state: State) -> None:
 def write_files(state: State) -> None:
     """The hostfile, the launcher agent and the declared topology (cluster.toml)."""
     plan = state.plan
-    state.hostfile.write_text(f"# virtual cluster {plan.name}: {len(plan.nodes)} nodes on {len(plan.switches)} "
-                              f"switches, subnet {plan.subnet}\n"
-                              + "".join(f"{n.name} slots={plan.slots}\n" for n in plan.nodes))
+    write_atomic(state.hostfile, f"# virtual cluster {plan.name}: {len(plan.nodes)} nodes on {len(plan.leaves)} "
+                 f"switches, subnet {plan.subnet}\n"
+                 + "".join(f"{n.name} slots={plan.slots}\n" for n in plan.nodes), "the hostfile")
     cases = "".join(f"  {shlex.quote(n.name)}|{n.address}) node={shlex.quote(n.name)}; "
                     f"procs={shlex.quote(_procs(state, n.name))} ;;\n" for n in plan.nodes)
     # Open MPI calls its remote-shell agent as it would call ssh: `agent [options] HOST COMMAND...`,
     # COMMAND being a shell command line Open MPI built itself. ssh would run it through the
     # remote user's shell; the agent does the same inside HOST's namespaces.
-    state.agent.write_text(f"""#!/bin/sh
+    write_atomic(state.agent, f"""#!/bin/sh
 # Launcher agent of rmax virtual cluster {plan.name} (written by `rmax vcluster up`).
 while [ $# -gt 0 ]; do case "$1" in -*) shift ;; *) break ;; esac; done
 [ $# -ge 2 ] || {{ echo "usage: $0 HOST COMMAND..." >&2; exit 255; }}
@@ -143,12 +146,12 @@ esac
 # a pinned node: the command joins the node's cgroups first, and all it starts stays on the node's CPUs
 for p in $procs; do echo $$ >"$p" || exit 255; done
 exec nsenter --net=/run/netns/"$node" --uts={shlex.quote(str(state.directory / 'uts'))}/"$node" -- /bin/sh -c "$*"
-""")
-    state.agent.chmod(0o755)
+""", "the launcher agent", mode=0o755)
     from rmax.topology.declared import write_cluster_toml
 
-    write_cluster_toml(state.cluster_toml, plan.groups(), plan.switches, note=f"virtual cluster {plan.name}, declared by "
-                       f"`rmax vcluster up`; link {_rate(plan.link_rate)}, trunk {_rate(plan.trunk_rate)}")
+    write_cluster_toml(state.cluster_toml, plan.groups(), plan.leaves, note=f"virtual cluster {plan.name}, declared by "
+                       f"`rmax vcluster up`; link {_rate(plan.link_rate)}, trunk {_rate(plan.trunk_rate)} "
+                       f"({plan.trunk_kind}{', through spine ' + plan.spine if plan.spine else ''})")
 
 
 def _procs(state: State, node: str) -> str:
@@ -224,7 +227,7 @@ def status(state: State) -> dict:
     if plan:
         info.update(subnet=plan.subnet, mtu=plan.mtu, slots=plan.slots, trunk_kind=plan.trunk_kind,
                     link_rate_bps=plan.link_rate, trunk_rate_bps=plan.trunk_rate,
-                    switches=[{"name": br, "nodes": g} for br, g in zip(plan.switches, plan.groups())],
+                    switches=[{"name": br, "nodes": g} for br, g in zip(plan.leaves, plan.groups())], spine=plan.spine,
                     nodes=[{"name": n.name, "address": n.address, "switch": plan.switches[n.switch], "cpus": n.cpus,
                             "cgroups": [str(d) for d in state.cgroups(n.name)]} for n in plan.nodes])
         if plan.pinned:

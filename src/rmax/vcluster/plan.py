@@ -16,7 +16,9 @@ from rmax.errors import RmaxError
 # veth name embeds the cluster name.
 NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,5}$")
 IFNAMSIZ = 15
-TRUNK_KINDS = ("chain", "mesh")
+# chain: s1-s2-s3...; mesh: a trunk between every two switches; star: every
+# switch's trunk goes to one spine bridge that holds no node (a two-level tree).
+TRUNK_KINDS = ("chain", "mesh", "star")
 
 _RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(bit|bps)?\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
@@ -91,9 +93,29 @@ class Plan:
         raise RmaxError(f"virtual cluster '{self.name}' has no node '{name}'",
                         hint="nodes: " + ", ".join(n.name for n in self.nodes))
 
+    @property
+    def leaves(self) -> list[str]:
+        """The bridges nodes hang off, in switch order (a star's spine, last, holds none)."""
+        held = {n.switch for n in self.nodes}
+        return [br for s, br in enumerate(self.switches) if s in held]
+
+    @property
+    def spine(self) -> str | None:
+        """The bridge that joins a star's switches (it holds no node); None in a chain or mesh."""
+        spare = [br for br in self.switches if br not in self.leaves]
+        return spare[0] if spare else None
+
     def groups(self) -> list[list[str]]:
-        """Node names per switch: the declared topology."""
-        return [[n.name for n in self.nodes if n.switch == s] for s in range(len(self.switches))]
+        """Node names per leaf switch: the declared topology."""
+        per = [[n.name for n in self.nodes if n.switch == s] for s in range(len(self.switches))]
+        return [g for g in per if g]
+
+    def tree(self) -> list[list[list[str]]]:
+        """The declared tree bottom-up, as `rmax.topology.infer` reports one: the leaf switches'
+        groups, then all nodes (under the spine of a star, or the trunks of a chain or mesh,
+        which declare no level between)."""
+        groups = self.groups()
+        return [groups, [[n.name for n in self.nodes]]] if len(groups) > 1 else [groups]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -106,8 +128,26 @@ class Plan:
         return cls(**d)
 
 
-def check_counts(nodes: int, switches: int, trunk_kind: str, mtu: int, slots: int) -> None:
+def parse_sizes(text: str) -> list[int]:
+    """'4,3,3' -> [4, 3, 3]: the node count of each switch, in switch order."""
+    parts = [p.strip() for p in (text or "").split(",")]
+    if not all(p.isdigit() for p in parts):
+        raise RmaxError(f"--switch-sizes '{text}' is not a list of node counts", hint="e.g. --switch-sizes 4,3,3")
+    sizes = [int(p) for p in parts]
+    if min(sizes) < 1:
+        raise RmaxError(f"--switch-sizes '{text}' has an empty switch: every switch needs at least one node")
+    return sizes
+
+
+def check_counts(nodes: int, switches: int, trunk_kind: str, mtu: int, slots: int,
+                 sizes: list[int] | None = None) -> None:
     """Bad input is refused here, before root is even checked, with what is missing named."""
+    if sizes is not None:
+        if len(sizes) != switches:
+            raise RmaxError(f"--switch-sizes gives {len(sizes)} switches but --switches is {switches}",
+                            hint="leave --switches out: the sizes say how many")
+        if sum(sizes) != nodes:
+            raise RmaxError(f"--switch-sizes adds up to {sum(sizes)} nodes but --nodes is {nodes}")
     if nodes < 1:
         raise RmaxError(f"--nodes must be at least 1, not {nodes}")
     if switches < 1:
@@ -123,19 +163,21 @@ def check_counts(nodes: int, switches: int, trunk_kind: str, mtu: int, slots: in
         raise RmaxError(f"--slots must be at least 1, not {slots}")
 
 
-def spread(nodes: int, switches: int) -> list[int]:
-    """Switch index of each node: contiguous blocks, sizes differing by at most one
-    (5 nodes on 2 switches: 3 + 2), so node order follows switch order."""
-    base, extra = divmod(nodes, switches)
-    out = []
-    for s in range(switches):
-        out += [s] * (base + (1 if s < extra else 0))
-    return out
+def spread(nodes: int, switches: int, sizes: list[int] | None = None) -> list[int]:
+    """Switch index of each node: contiguous blocks, so node order follows switch order; of the
+    given sizes, else differing by at most one (5 nodes on 2 switches: 3 + 2)."""
+    if sizes is None:
+        base, extra = divmod(nodes, switches)
+        sizes = [base + (1 if s < extra else 0) for s in range(switches)]
+    return [s for s, size in enumerate(sizes) for _ in range(size)]
 
 
 def trunk_pairs(switches: int, kind: str) -> list[tuple[int, int]]:
+    """Switch index pairs joined by a trunk; a star's spine is switch number `switches`."""
     if kind == "chain":
         return [(s, s + 1) for s in range(switches - 1)]
+    if kind == "star":
+        return [(s, switches) for s in range(switches)] if switches > 1 else []
     return [(a, b) for a in range(switches) for b in range(a + 1, switches)]
 
 
@@ -151,22 +193,25 @@ def allot_cpus(nodes: int, slots: int, allowed: list[int]) -> list[list[int]]:
 
 def make_plan(name: str, nodes: int, switches: int, subnet: str, *, trunk_kind: str = "chain",
               link_rate: int | None = None, trunk_rate: int | None = None, mtu: int = 1500,
-              slots: int = 1, cpus: list[int] | None = None) -> Plan:
-    """cpus: the CPUs to pin the nodes to (--pin-cpus), `slots` each; None: the nodes share every CPU."""
+              slots: int = 1, cpus: list[int] | None = None, sizes: list[int] | None = None) -> Plan:
+    """cpus: the CPUs to pin the nodes to (--pin-cpus), `slots` each; None: the nodes share every CPU.
+    sizes: nodes per switch (--switch-sizes); None: as even as the counts allow."""
     if not NAME_RE.match(name):
         raise RmaxError(f"cluster name '{name}' must be 1-6 lower-case letters or digits, starting with a letter",
                         hint="interface names embed it and Linux allows only 15 characters")
-    check_counts(nodes, switches, trunk_kind, mtu, slots)
+    check_counts(nodes, switches, trunk_kind, mtu, slots, sizes)
     net = ipaddress.ip_network(subnet, strict=False)
     usable = list(net.hosts())
     if nodes > len(usable):
         raise RmaxError(f"{nodes} nodes need {nodes} addresses but subnet {net} has only {len(usable)}",
                         hint="use a larger --subnet (a smaller prefix length) or fewer --nodes")
-    where = spread(nodes, switches)
+    where = spread(nodes, switches, sizes)
     own = allot_cpus(nodes, slots, cpus) if cpus is not None else [[] for _ in range(nodes)]
     node_list = [Node(name=f"{name}-n{i + 1}", index=i, switch=where[i], address=str(usable[i]),
                       veth=f"{name}-n{i + 1}", cpus=own[i]) for i in range(nodes)]
     bridges = [f"{name}-s{s + 1}" for s in range(switches)]
+    if trunk_kind == "star" and switches > 1:
+        bridges.append(f"{name}-sp")
     trunks = [Trunk(a, b, f"{name}t{a + 1}-{b + 1}a", f"{name}t{a + 1}-{b + 1}b")
               for a, b in trunk_pairs(switches, trunk_kind)]
     for ifname in [*bridges, *(n.veth for n in node_list), *(t.end_a for t in trunks)]:

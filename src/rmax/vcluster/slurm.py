@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from rmax.errors import RmaxError
+from rmax.textfile import write_atomic
 from rmax.vcluster import daemons
 
 # Slurm's client commands given wrappers; those not installed are skipped.
@@ -146,21 +147,20 @@ def write_files(state) -> None:
         fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
         with os.fdopen(fd, "wb") as f:
             f.write(os.urandom(1024))
-    conf_path(state).write_text(render_conf(state))
-    (d / "plugstack.conf").write_text("")
+    write_atomic(conf_path(state), render_conf(state), "slurm.conf")
+    write_atomic(d / "plugstack.conf", "", "plugstack.conf")
     prolog = d / "task-prolog"
     # Slurm adds the "export NAME=VALUE" lines a TaskProlog prints to each task's environment
     # (slurm.conf manual, TaskProlog). The nodes share this machine's cores, and Open MPI ranks that
     # busy-poll starve each other: the same setting as the vcluster launcher's, unless the job sets it.
-    prolog.write_text("#!/bin/sh\n"
-                      '[ -n "$OMPI_MCA_mpi_yield_when_idle" ] || echo "export OMPI_MCA_mpi_yield_when_idle=1"\n')
-    prolog.chmod(0o755)
+    write_atomic(prolog, "#!/bin/sh\n"
+                 '[ -n "$OMPI_MCA_mpi_yield_when_idle" ] || echo "export OMPI_MCA_mpi_yield_when_idle=1"\n',
+                 "the task prolog", mode=0o755)
     for command in CLIENTS:
         real = shutil.which(command)
         if real:
             w = bin_dir(state) / command
-            w.write_text(_wrapper(state, command, real))
-            w.chmod(0o755)
+            write_atomic(w, _wrapper(state, command, real), f"the {command} wrapper", mode=0o755)
 
 
 def start(state, record) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rmax.errors import RmaxError
+from rmax.textfile import write_atomic
 from rmax.vcluster.cgroups import procs_file
 from rmax.vcluster.plan import Plan
 
@@ -72,9 +73,7 @@ class State:
     def save(self) -> None:
         data = {"name": self.name, "complete": self.complete, "objects": self.objects,
                 "plan": self.plan.to_dict() if self.plan else None}
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, self.path)   # never a half-written state file
+        write_atomic(self.path, json.dumps(data, indent=1), "the cluster's state")   # never half-written
 
     def record(self, kind: str, name: str, **extra) -> None:
         """Note an object about to be created (the intent log)."""

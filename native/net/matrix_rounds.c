@@ -1,0 +1,190 @@
+/* Which pairs of ranks meet in each round of rmax-net matrix: every pair
+ * (a round-robin tournament), or a sample of O(log n) shifts for large n, and
+ * the rounds of the retests. In every round a rank meets at most one other, so
+ * that the round's pairs run at once under the same load. */
+#include "matrix.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Round r of the circle method over m (even) players: the k-th pair. */
+static void circle_pair(int m, int r, int k, int *a, int *b)
+{
+    *a = k == 0 ? m - 1 : (r + k) % (m - 1);
+    *b = k == 0 ? r : (r - k + m - 1) % (m - 1);
+}
+
+static int alloc_rounds(mx_schedule *s, int n, int rounds)
+{
+    s->n = n;
+    s->rounds = 0;
+    s->partner = malloc(((size_t)rounds * (size_t)n + 1) * sizeof *s->partner);
+    if (!s->partner)
+        return -1;
+    for (size_t i = 0; i < (size_t)rounds * (size_t)n; i++)
+        s->partner[i] = -1;
+    return 0;
+}
+
+int mx_schedule_full(int n, mx_schedule *s)
+{
+    const int m = n % 2 ? n + 1 : n;  /* a ghost player makes the count even; its partner sits out */
+    if (alloc_rounds(s, n, m - 1) < 0)
+        return -1;
+    for (int r = 0; r < m - 1; r++)
+        for (int k = 0; k < m / 2; k++) {
+            int a, b;
+            circle_pair(m, r, k, &a, &b);
+            if (a < n && b < n) {
+                s->partner[(size_t)r * n + a] = b;
+                s->partner[(size_t)r * n + b] = a;
+            }
+        }
+    s->rounds = m - 1;
+    return 0;
+}
+
+static int gcd(int a, int b)
+{
+    while (b) {
+        int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The shifts: 1 to 4 (neighbours: same switch where hosts are numbered along
+ * the switches), then growing by half up to n / 2 (farther and farther). */
+static int shifts(int n, int *k)
+{
+    int c = 0, half = n / 2;
+    for (int v = 1; v <= half; v = v < 4 ? v + 1 : v + (v + 1) / 2)
+        k[c++] = v;
+    if (half >= 1 && k[c - 1] != half)
+        k[c++] = half;
+    return c;
+}
+
+int mx_schedule_sampled(int n, const int *group_of, mx_schedule *s)
+{
+    int *pos = malloc((size_t)n * sizeof *pos), *k = malloc(64 * sizeof *k);
+    if (!pos || !k) {
+        free(pos);
+        free(k);
+        return -1;
+    }
+    /* positions: the ranks ordered by switch group (then rank), so shifts cross groups in order */
+    int ng = 0, biggest = 0;
+    for (int r = 0; r < n; r++)
+        ng = group_of && group_of[r] + 1 > ng ? group_of[r] + 1 : ng;
+    int p = 0;
+    if (group_of) {
+        for (int g = 0; g < ng; g++) {
+            int size = 0;
+            for (int r = 0; r < n; r++)
+                if (group_of[r] == g) {
+                    pos[p++] = r;
+                    size++;
+                }
+            biggest = size > biggest ? size : biggest;
+        }
+    } else {
+        for (int r = 0; r < n; r++)
+            pos[p++] = r;
+    }
+    const int nk = shifts(n, k);
+    const int inside = group_of && biggest > 1 ? (biggest % 2 ? biggest : biggest - 1) : 0;
+    if (alloc_rounds(s, n, inside + 3 * nk) < 0) {
+        free(pos);
+        free(k);
+        return -1;
+    }
+    /* every pair inside a group: the groups' tournaments side by side (members are consecutive in pos) */
+    for (int start = 0; start < n && inside;) {
+        int end = start;
+        while (end < n && group_of[pos[end]] == group_of[pos[start]])
+            end++;
+        const int size = end - start, m = size % 2 ? size + 1 : size;
+        for (int r = 0; r < m - 1; r++)
+            for (int q = 0; q < m / 2; q++) {
+                int a, b;
+                circle_pair(m, r, q, &a, &b);
+                if (a < size && b < size) {
+                    s->partner[(size_t)r * n + pos[start + a]] = pos[start + b];
+                    s->partner[(size_t)r * n + pos[start + b]] = pos[start + a];
+                }
+            }
+        start = end;
+    }
+    s->rounds = inside;
+    /* shift k: the pairs (p, p + k) form gcd(n, k) cycles of n / gcd positions; alternate edges of
+     * a cycle can run at once: 2 rounds for even cycles, 3 for odd ones (the closing edge), 1 for k = n / 2 */
+    for (int i = 0; i < nk; i++) {
+        const int g = gcd(n, k[i]), len = n / g, colours = len == 2 ? 1 : len % 2 ? 3 : 2;
+        int base = s->rounds, used[3] = {0, 0, 0};
+        for (int c = 0; c < g; c++)
+            for (int t = 0; t < (len == 2 ? 1 : len); t++) {
+                const int a = pos[(c + (long)t * k[i]) % n], b = pos[(c + (long)(t + 1) * k[i]) % n];
+                if (group_of && inside && group_of[a] == group_of[b])
+                    continue;  /* measured with its group */
+                const int colour = len % 2 && t == len - 1 ? 2 : t % 2;
+                s->partner[(size_t)(base + colour) * n + a] = b;
+                s->partner[(size_t)(base + colour) * n + b] = a;
+                used[colour] = 1;
+            }
+        /* close the gaps left by rounds with no pair (all of the shift's pairs inside groups) */
+        for (int colour = 0; colour < colours; colour++) {
+            if (!used[colour])
+                continue;
+            if (base + colour != s->rounds)
+                memcpy(s->partner + (size_t)s->rounds * n, s->partner + (size_t)(base + colour) * n,
+                       (size_t)n * sizeof *s->partner);
+            s->rounds++;
+        }
+        for (int r = s->rounds; r < base + colours; r++)
+            for (int q = 0; q < n; q++)
+                s->partner[(size_t)r * n + q] = -1;
+    }
+    free(pos);
+    free(k);
+    return 0;
+}
+
+void mx_schedule_free(mx_schedule *s)
+{
+    free(s->partner);
+    s->partner = NULL;
+    s->rounds = 0;
+}
+
+int mx_retest_rounds(const mx_suspect *sus, int nsus, int cap, int n, int *round_of)
+{
+    const int units = nsus < cap ? nsus : cap;
+    unsigned char *busy = calloc((size_t)(units ? units : 1) * (size_t)n, 1);  /* busy[round * n + rank] */
+    if (!busy)
+        return -1;
+    int rounds = 0;
+    for (int s = 0; s < nsus; s++) {
+        round_of[s] = -1;
+        if (s >= units)
+            continue;
+        const int r4[4] = {sus[s].from, sus[s].to, sus[s].ctl_from, sus[s].ctl_to};
+        for (int r = 0;; r++) {
+            unsigned char *b = busy + (size_t)r * n;
+            int free_ = 1;
+            for (int q = 0; q < 4; q++)
+                free_ &= r4[q] < 0 || !b[r4[q]];
+            if (!free_)
+                continue;
+            for (int q = 0; q < 4; q++)
+                if (r4[q] >= 0)
+                    b[r4[q]] = 1;
+            round_of[s] = r;
+            rounds = r + 1 > rounds ? r + 1 : rounds;
+            break;
+        }
+    }
+    free(busy);
+    return rounds;
+}

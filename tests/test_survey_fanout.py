@@ -1,0 +1,166 @@
+"""A survey's per-node steps on every node at once (survey/fanout.py): the workers' frames split by
+node and reassembled through a launcher's damage, each node stored as its own run (a failed node
+named, the others kept); and a survey missing a planned step is `partial`, exit status 3."""
+
+import json
+import random
+import subprocess
+import sys
+
+from rmax.errors import RmaxError
+from rmax.store import open_store
+from rmax.survey.fanout import NodeResult, assign, store_per_node
+from rmax.survey.frames import BLANK, BLOCK, FRAME, decode, encode, stream
+from rmax.survey.steps import Step
+from rmax.survey.workflow import run_survey
+
+
+def _result(n: int) -> dict:
+    rng = random.Random(n)   # incompressible text: a result of several frames
+    return {"rc": 0, "stdout": "".join(rng.choice("0123456789abcdef") for _ in range(6000)) + "\n", "error": None}
+
+
+def _damaged(rank: int, host: str, result: dict) -> bytes:
+    """One rank's output as Open MPI 4.1 was seen to forward it: the byte at the end of every 4 KiB lost."""
+    data = b"".join(stream(encode(rank, host, result)))
+    return b"".join(data[i:i + BLOCK - 1] for i in range(0, len(data), BLOCK))
+
+
+def test_frames_come_back_whole_through_a_damaging_launcher():
+    frames = encode(0, "n1", _result(0))
+    assert len(frames) > 8 and all(len(f) == FRAME for f in frames)
+    out = stream(frames)
+    assert all(out[i] == BLANK for i in range(BLOCK // FRAME - 1, len(out), BLOCK // FRAME))
+    a, b = _damaged(0, "n1", _result(0)), _damaged(1, "n2", _result(1))
+    # the two ranks' output interleaved a frame at a time, with a launcher's own line among them
+    mixed = b"".join(a[i:i + FRAME] + b[i:i + FRAME] for i in range(0, max(len(a), len(b)), FRAME))
+    results, broken = decode(mixed.decode() + "mpirun: a warning of its own\n")
+    assert broken == {} and results == {0: _result(0), 1: _result(1)}
+
+
+def test_a_result_missing_a_frame_is_reported_not_parsed():
+    frames = encode(3, "n4", _result(3))
+    cut = frames[:2] + [frames[2][:100] + b"\n"] + frames[3:]   # one frame cut, sent once
+    results, broken = decode(b"".join(cut).decode())
+    assert results == {} and broken == {3: "n4"}
+
+
+def test_each_host_gets_its_own_ranks_result():
+    hosts = ["a.example", "b", "c", "d", "e"]
+    results = {0: {"host": "c", "rc": 0, "stdout": "C"},                   # named by its host name, not its rank
+               1: {"host": "a", "rc": 0, "stdout": "A"},                   # by its short name
+               2: {"host": "localhost", "rc": 0, "stdout": "?"},           # its place (c) is taken: nobody's
+               4: {"host": "localhost", "rc": 2, "stdout": "", "error": "boom"}}   # by its place in the list
+    got = assign(results, {3: "d"}, hosts, "sent no result")
+    assert got["c"].stdout == "C" and got["a.example"].stdout == "A" and got["e"].error == "boom"
+    assert got["b"].error == "sent no result" and "cut" in got["d"].error
+
+
+def test_nodes_sharing_one_machine_share_its_memory():
+    from types import SimpleNamespace
+
+    from rmax.bench.family import get
+    from rmax.survey.fanout import fit_shared_memory
+
+    o = get("stream").options(True)            # 128 MiB per array
+    ctx = SimpleNamespace(facts={"sharing": 64, "mem_available": 22 * 2**30})
+    assert fit_shared_memory(o, ctx).size == 88 * 2**20 and 3 * 64 * 88 * 2**20 < 22 * 2**30
+    ctx.facts["sharing"] = 1                    # separate machines: each node's own memory
+    assert fit_shared_memory(o, ctx) == o
+    assert fit_shared_memory(get("oslat").options(True), SimpleNamespace(facts={"sharing": 64})) == \
+        get("oslat").options(True)              # nothing sized by memory
+
+
+class _Fan:
+    """A finished fan-out's results, as FanOut.run returns them."""
+
+    def __init__(self, results: dict[str, NodeResult]):
+        self.hosts, self._results = list(results), results
+
+    def run(self):
+        return self._results
+
+
+def test_every_node_is_stored_as_its_own_run_and_a_failed_one_is_named(db):
+    fan = _Fan({"n1": NodeResult("n1", '{"x": 1}'), "n2": NodeResult("n2", error="timed out after 60 s"),
+                "n3": NodeResult("n3", "not json")})
+
+    def fill(run, res):
+        try:
+            run.update(summary=json.loads(res.stdout))
+        except ValueError:
+            raise RmaxError("printed no result") from None
+
+    with open_store() as store:
+        parent = store.start_run("survey")
+        recs = store_per_node(store, parent.id, "stream", fan, {"params": {"size": 1}}, fill)
+        assert [(r.hosts, r.status, r.parent) for r in recs] == [(["n1"], "ok", parent.id), (["n2"], "failed", parent.id),
+                                                                 (["n3"], "failed", parent.id)]
+        assert recs[0].summary == {"x": 1} and recs[0].params == {"size": 1}
+        assert recs[1].error == "n2: timed out after 60 s" and recs[2].error == "n3: printed no result"
+
+
+def test_the_worker_reports_a_failing_and_a_hung_program():
+    def worker(timeout, *program):
+        done = subprocess.run([sys.executable, "-m", "rmax.survey.node_worker", "--timeout", str(timeout), "--",
+                               *program], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0   # it reported: a launcher must not end the other nodes
+        return decode(done.stderr)[0][0]
+
+    failed = worker(10, "sh", "-c", "echo partial; echo 'kernel: error: no memory' >&2; exit 3")   # passed on too
+    assert failed["rc"] == 3 and failed["stdout"] == "partial\n" and failed["error"] == "kernel: error: no memory"
+    hung = worker(0.5, "sleep", "30")
+    assert hung["timed_out"] and hung["error"] == "timed out after 0.5 s"
+    assert worker(5, "/nonexistent/kernel")["error"].startswith("cannot run /nonexistent/kernel")
+
+
+class _Ok(Step):
+    name, title = "ok-step", "a step that stores a run"
+
+    def run(self, ctx):
+        with ctx.store.start_run("marker", parent=ctx.survey_id, hosts=["n1"]) as run:
+            pass
+        return [ctx.store.get(run.id)]
+
+
+class _Broken(Step):
+    name, title = "net", "a planned step that fails"
+
+    def run(self, ctx):
+        raise RmaxError("mpirun could not reach n3")
+
+
+class _NotHere(Step):
+    name, title = "tune", "a step that does not apply"
+
+    def skip_reason(self, ctx):
+        return "no --tune budget given"
+
+    def run(self, ctx):
+        raise AssertionError("a skipped step ran")
+
+
+def test_a_survey_missing_a_planned_step_is_partial_and_says_which(db):
+    with open_store() as store:
+        rec = run_survey(store, [_Ok(), _Broken(), _NotHere()])
+        assert rec.status == "partial" and "net (mpirun could not reach n3)" in rec.error
+        assert rec.summary["missing"] == [{"step": "net", "status": "failed", "why": "mpirun could not reach n3"}]
+        assert run_survey(store, [_Ok(), _NotHere()]).status == "ok"      # not applicable is not missing
+        assert run_survey(store, [_Broken()]).status == "failed"          # nothing measured
+
+
+def test_the_cli_exits_3_on_a_partial_survey_and_says_so_first(db, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from rmax.cli import survey as cli_survey
+    from rmax.survey import steps
+
+    monkeypatch.setattr(steps, "by_name", lambda names: [_Ok(), _Broken()])
+    out = tmp_path / "report"
+    got = CliRunner().invoke(cli_survey.command, ["--out", str(out)])
+    assert isinstance(got.exception, RmaxError) and got.exception.exit_code == cli_survey.PARTIAL_EXIT == 3
+    assert "partial" in str(got.exception)
+    first = got.output.index("PARTIAL: planned steps missing: net (failed: mpirun could not reach n3)")
+    assert first < got.output.index("; partial")    # above the summary's own title line
+    html = (out / "index.html").read_text()
+    assert html.index("PARTIAL: planned steps missing: net") < html.index("What limits this cluster")

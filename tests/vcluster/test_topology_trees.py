@@ -1,0 +1,160 @@
+"""infer_groups against declared virtual-cluster layouts, on matrices simulated the way
+`rmax bench matrix` measures a virtual cluster: a round-robin tournament of concurrent
+pairs, each flow held to its tbf-shaped link and to its share of every trunk on its path
+(trunks shared unevenly, round by round), the shared CPUs' noise, latency mostly noise,
+and a few pairs not measured."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, deque
+
+import pytest
+
+from rmax.topology.infer import infer_groups
+from rmax.vcluster.plan import make_plan
+
+CPU = 32e6          # bytes/s one pair gets from the shared CPUs: same-switch pairs measure 24-35 MB/s
+
+
+def simulate(switch_of: list[int], trunks: list[tuple[int, int, float]], link: float, *, seed: int,
+             missing: float = 0.03, noise: tuple[float, float] = (0.75, 1.1)):
+    """(latency s, bandwidth bytes/s) matrices; trunks: (bridge a, bridge b, bytes/s each way)."""
+    rnd = random.Random(seed)
+    n = len(switch_of)
+    nbr: dict[int, list[tuple[int, float]]] = {}
+    for a, b, rate in trunks:
+        nbr.setdefault(a, []).append((b, rate))
+        nbr.setdefault(b, []).append((a, rate))
+
+    def path(s: int, t: int) -> list[tuple[int, int, float]]:
+        back, todo = {s: None}, deque([s])
+        while todo:
+            u = todo.popleft()
+            for v, rate in nbr.get(u, []):
+                if v not in back:
+                    back[v] = (u, rate)
+                    todo.append(v)
+        out = []
+        while t != s:
+            u, rate = back[t]
+            out.append((u, t, rate))
+            t = u
+        return out
+
+    paths = {(s, t): path(s, t) for s in set(switch_of) for t in set(switch_of)}
+    lat = [[None] * n for _ in range(n)]
+    bw = [[None] * n for _ in range(n)]
+    m = n + n % 2
+    for r in range(m - 1):                      # the circle method, as native/net/cmd_matrix.c
+        pairs = [(m - 1 if k == 0 else (r + k) % (m - 1), r if k == 0 else (r - k + m - 1) % (m - 1))
+                 for k in range(m // 2)]
+        pairs = [(min(a, b), max(a, b)) for a, b in pairs if a < n and b < n]
+        for flows in (pairs, [(b, a) for a, b in pairs]):   # lo sends, then hi sends
+            load = Counter(e[:2] for s, t in flows for e in paths[switch_of[s], switch_of[t]])
+            for s, t in flows:
+                rate = min([link, CPU] + [e[2] / load[e[:2]] for e in paths[switch_of[s], switch_of[t]]])
+                bw[s][t] = rate * rnd.uniform(*noise)
+        for a, b in pairs:
+            hops = len(paths[switch_of[a], switch_of[b]])
+            lat[a][b] = lat[b][a] = 30e-6 * (1 + 0.05 * hops) * rnd.lognormvariate(0, 0.25)
+    for mat in (lat, bw):
+        for i in range(n):
+            for j in range(n):
+                if i != j and rnd.random() < missing:
+                    mat[i][j] = None
+    return lat, bw
+
+
+def from_plan(plan, seed: int, **kw):
+    """Simulated matrices of a planned virtual cluster, with its host names."""
+    return (*simulate([n.switch for n in plan.nodes], [(t.a, t.b, plan.trunk_rate / 8) for t in plan.trunks],
+                      plan.link_rate / 8, seed=seed, **kw), [n.name for n in plan.nodes])
+
+
+def canon(levels):
+    return [sorted(sorted(g) for g in level) for level in levels]
+
+
+LAYOUTS = [  # (nodes, switches, trunks, sizes)
+    (9, 3, "chain", None),
+    (10, 3, "chain", [4, 3, 3]),
+    (16, 4, "chain", None),
+    (64, 8, "chain", None),
+    (12, 3, "star", None),
+    (10, 4, "mesh", [1, 3, 4, 2]),
+]
+
+
+@pytest.mark.parametrize("nodes,switches,trunks,sizes", LAYOUTS)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_declared_switches_exactly(nodes, switches, trunks, sizes, seed):
+    plan = make_plan("tp", nodes, switches, "10.213.9.0/24", trunk_kind=trunks, link_rate=10**9,
+                     trunk_rate=10**8, sizes=sizes)
+    lat, bw, hosts = from_plan(plan, seed)
+    got = infer_groups(lat, bw, hosts)
+    assert canon([got.groups]) == canon([plan.groups()]), got.note
+    assert got.decided_by == "bandwidth" and got.levels[0] == got.groups
+    assert got.levels[-1] == [hosts] and len(got.parents) == len(got.levels) - 1
+    if trunks == "star":      # every leaf one trunk from the spine: no level between
+        assert canon(got.levels) == canon(plan.tree())
+
+
+def test_spine_over_pods_gives_three_levels():
+    # 4 leaf switches of 4 nodes; leaves 0, 1 under aggregation switch 4, leaves 2, 3 under 5;
+    # 4 and 5 under spine 6, whose trunks are the narrower (an oversubscribed core).
+    switch_of = [s for s in range(4) for _ in range(4)]
+    trunks = [(0, 4, 12.5e6), (1, 4, 12.5e6), (2, 5, 12.5e6), (3, 5, 12.5e6), (4, 6, 4e6), (5, 6, 4e6)]
+    hosts = [f"h{i}" for i in range(16)]
+    lat, bw = simulate(switch_of, trunks, 125e6, seed=3)
+    got = infer_groups(lat, bw, hosts)
+    leaves = [hosts[4 * s:4 * s + 4] for s in range(4)]
+    assert canon(got.levels) == canon([leaves, [leaves[0] + leaves[1], leaves[2] + leaves[3]], [hosts]])
+    pods = got.levels[1]
+    for g, p in zip(got.levels[0], got.parents[0]):
+        assert set(g) <= set(pods[p])
+    assert "above them 2 groups" in got.note
+
+
+@pytest.mark.parametrize("nodes", [9, 16, 40])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_one_switch_invents_nothing(nodes, seed):
+    plan = make_plan("tp", nodes, 1, "10.213.9.0/24", link_rate=10**9, trunk_rate=10**8)
+    lat, bw, hosts = from_plan(plan, seed)
+    got = infer_groups(lat, bw, hosts)
+    assert got.groups == [hosts] and got.decided_by is None and got.levels == [[hosts]]
+    assert "one switch" in got.note
+
+
+def test_noisier_cpus_still_exact():
+    # same-switch pairs anywhere from 16 to 35 MB/s, as on a busier host
+    plan = make_plan("tp", 24, 3, "10.213.9.0/24", link_rate=10**9, trunk_rate=10**8)
+    lat, bw, hosts = from_plan(plan, 4, noise=(0.5, 1.1))
+    got = infer_groups(lat, bw, hosts)
+    assert canon([got.groups]) == canon([plan.groups()]), got.note
+
+
+def test_sampled_matrix_of_shifts():
+    # The sampled design above ~64 nodes: only pairs (i, i + k) for a few shifts k are measured.
+    plan = make_plan("tp", 96, 8, "10.213.9.0/24", link_rate=10**9, trunk_rate=10**8)
+    lat, bw, hosts = from_plan(plan, 5, missing=0.0)
+    n = len(hosts)
+    shifts = {1, 2, 3, 5, 8, 13, 21, 34, 48}
+    keep = {(i, (i + k) % n) for i in range(n) for k in shifts}
+    for m in (lat, bw):
+        for i in range(n):
+            for j in range(n):
+                if (i, j) not in keep and (j, i) not in keep:
+                    m[i][j] = None
+    got = infer_groups(None, bw, hosts)
+    assert canon([got.groups]) == canon([plan.groups()]), got.note
+
+
+def test_1024_nodes_in_seconds():
+    rnd = random.Random(7)
+    n, per = 1024, 32
+    hosts = [f"h{i}" for i in range(n)]
+    bw = [[None if i == j or rnd.random() < 0.2 else (30e6 if i // per == j // per else 6e6) * rnd.uniform(0.5, 1.5)
+           for j in range(n)] for i in range(n)]
+    got = infer_groups(None, bw, hosts)
+    assert canon([got.groups]) == canon([[hosts[k:k + per] for k in range(0, n, per)]])
