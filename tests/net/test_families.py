@@ -237,6 +237,12 @@ def test_matrix_measures_a_control_for_each_suspect(db):
     retested = {x["suspect"]: x for r in recs if r.get("record") == "retests" for x in r["suspects"]}
     assert sorted(retested) == list(range(len(rec["suspects"])))     # every suspect, within the budget
     for k, sus in enumerate(rec["suspects"]):
+        if "control_from" not in sus:
+            # no pair of its kind shares no rank with it and is no suspect: it is retested alone
+            others = {(x["from"], x["to"]) for x in rec["suspects"] if x["kind"] == sus["kind"]}
+            disjoint = [(a, b) for a in range(4) for b in range(4) if a != b and not {a, b} & {sus["from"], sus["to"]}]
+            assert all(p in others or p[::-1] in others for p in disjoint) and "control" not in retested[k]
+            continue
         pair = (sus["control_from"], sus["control_to"])
         assert not {sus["from"], sus["to"]} & set(pair) and len(retested[k]["control"]) == 2
         assert not any((x["from"], x["to"]) == pair and x["kind"] == sus["kind"] for x in rec["suspects"])

@@ -69,6 +69,11 @@ STATISTIC = ("per pair: median over samples, all pairs of a round at once (concu
 NOT_RETESTED = "not retested"
 
 
+def auto_design(ranks: int, quick: bool) -> str:
+    """--design auto: every pair up to SAMPLE_ABOVE ranks (QUICK_SAMPLE_ABOVE with --quick), else sampled."""
+    return "sampled" if ranks > (QUICK_SAMPLE_ABOVE if quick else SAMPLE_ABOVE) else "full"
+
+
 @dataclass
 class MatrixOptions:
     lat_size: int = option(8, "Latency message size.", type=MESSAGE)
@@ -324,8 +329,7 @@ class Matrix(Family):
     def execute(self, o, ctx):
         found, source = known_groups(o.topology, ctx.launcher)
         groups = tuple(tuple(g) for g in found) if found else None
-        design = o.design if o.design != "auto" else \
-            "sampled" if self.ranks(ctx) > (QUICK_SAMPLE_ABOVE if ctx.quick else SAMPLE_ABOVE) else "full"
+        design = o.design if o.design != "auto" else auto_design(self.ranks(ctx), ctx.quick)
         return super().execute(dataclasses.replace(o, groups=groups, groups_source=source, design=design), ctx)
 
     def argv(self, o):

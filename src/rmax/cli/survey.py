@@ -21,7 +21,11 @@ PARTIAL_EXIT = 3    # the survey is partial: a planned step did not run or finis
 @click.option("--quick", is_flag=True, help="About one minute on one node instead of about five (the per-node steps "
               "run on every node at once).")
 @click.option("--budget", type=Seconds(10, 30 * 86400, lo_open=False), default=None,
-              help="Seconds the survey aims at; it sizes HPL. No planned step is dropped for time.")
+              help="Seconds the survey aims at: the plan printed before it measures gives each step its share "
+              "(per-node steps a fixed time on every node at once, whatever the node count) and sizes it to fit; a "
+              "step is stopped past its share (with a margin), keeping what it measured (partial). No planned step "
+              "is dropped for time. Default: 60 s with --quick, else 300 s; on several nodes the network steps get "
+              "240 s (900 s) more.")
 @click.option("--tune", "tune", type=Duration(), default=None,
               help="Tune HPL for this long (e.g. 20m) instead of one HPL run; the best HPL.dat is written to --out.")
 @click.option("--steps", default=None, metavar="A,B,...", help="Only these steps (see --list-steps).")
@@ -71,6 +75,10 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
     titles = {}
 
     def on_step(name, event, info):
+        if event == "plan":   # before the steps it sizes run: what this survey will measure, and for how long
+            for line in info["lines"]:
+                err_console.print(Text(line, style="dim"), soft_wrap=True)   # whole lines, never cut
+            return
         if event in ("start", "progress"):
             titles.setdefault(name, info.get("title", ""))
             status.update(Text(f"survey: {name} ({titles[name]})"

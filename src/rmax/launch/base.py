@@ -81,7 +81,8 @@ class LaunchSpec:
             raise RmaxError(f"{self.np} ranks on {self.slots} slots is more than {OVERSUBSCRIBED} per slot, "
                             "even with --oversubscribe", hint="use fewer ranks, or add hosts")
         if not self.oversubscribe and self.np > self.slots:
-            where = ", ".join(f"{h.name}:{h.slots}" for h in self.hosts) if self.hosts else f"this host has {self.slots}"
+            where = (", ".join(f"{h.name}:{h.slots}" for h in self.hosts[:8]) + (f", ... {len(self.hosts)} hosts"
+                     if len(self.hosts) > 8 else "")) if self.hosts else f"this host has {self.slots}"
             raise RmaxError(f"{self.np} ranks requested but only {self.slots} slots ({where})",
                             hint="use fewer ranks, add hosts, or pass --oversubscribe")
         self._check_this_host()

@@ -8,6 +8,7 @@ from typing import Callable
 
 from rmax.launch import Host, LaunchSpec
 from rmax.store import Store
+from rmax.survey.plan import Plan
 
 
 @dataclass
@@ -24,6 +25,13 @@ class SurveyContext:
     out_dir: str | None = None                  # where files a step writes go (the tuned HPL.dat)
     steps: tuple[str, ...] = ()                 # the names of the steps this survey runs
     on_progress: Callable[[str, str], None] | None = None   # (step, short text) while a step runs: "hpl: 45% ..."
+    plan: Plan | None = None                    # each step's seconds and sizes (plan.py), made after the inventory
+
+    def step_timeout(self, step: str) -> float:
+        """A step's watchdog: its planned seconds with a margin (plan.StepPlan.timeout), at most --timeout."""
+        planned = self.plan.get(step) if self.plan else None
+        return min(self.timeout, planned.timeout(len(self.nodes))) if planned and not planned.before else \
+            self.timeout
 
     @property
     def nodes(self) -> list[Host]:

@@ -92,10 +92,12 @@ class FanOut:
 
 
 def store_per_node(store, parent: str, kind: str, fan: FanOut, fields: dict,
-                   fill: Callable[[Run, NodeResult], None]) -> list[RunRecord]:
+                   fill: Callable[[Run, NodeResult], None],
+                   keep: Callable[[Run, NodeResult], None] | None = None) -> list[RunRecord]:
     """Run `fan` with one stored run of `kind` per host under `parent` (its row from the start,
     `fields` its other columns); fill(run, result) completes a node's run from what the node
-    printed (raising RmaxError fails that run alone); a node's own error fails its run, named."""
+    printed (raising RmaxError fails that run alone); a node's own error fails its run, named,
+    or keep(run, result) finishes it from what it printed before (a program stopped at its time)."""
     from rmax.errors import RmaxError
 
     with ExitStack() as stack:   # an interrupt or a lost launch finishes every node's run
@@ -104,7 +106,10 @@ def store_per_node(store, parent: str, kind: str, fan: FanOut, fields: dict,
         for h, run in runs.items():
             res = got[h]
             if res.error:
-                run.finish("failed", f"{h}: {res.error}")
+                if keep:
+                    keep(run, res)
+                else:
+                    run.finish("failed", f"{h}: {res.error}")
                 continue
             try:
                 fill(run, res)
@@ -113,33 +118,40 @@ def store_per_node(store, parent: str, kind: str, fan: FanOut, fields: dict,
     return [store.get(r.id) for r in runs.values()]
 
 
-def family_on_every_node(family, o, ctx) -> list[RunRecord]:
-    """A node family's run (Family.argv, env, parser) on every node of the survey at once."""
+def family_on_every_node(family, o, ctx, timeout: float) -> list[RunRecord]:
+    """A node family's run (Family.argv, env, parser) on every node of the survey at once, each
+    node's program stopped after `timeout` s: a node stopped so keeps what it measured (partial)."""
     from rmax.bench.family import RunContext
-    from rmax.bench.runner import environment, fingerprint, parse_json_lines
+    from rmax.bench.runner import _keep_measured, environment, fingerprint, parse_json_lines
     from rmax.errors import RunFailed
 
-    base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=ctx.timeout,
+    base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=timeout,
                       quick=ctx.quick)
     family.check(o, base)     # refused input becomes no run
     argv = family.argv(o)
-    fan = FanOut(argv, [h.name for h in ctx.nodes], launcher=ctx.launcher, timeout=ctx.timeout,
+    fan = FanOut(argv, [h.name for h in ctx.nodes], launcher=ctx.launcher, timeout=timeout,
                  env=family.env(o), blas_threads=family.blas_threads(o))
     params, env, fp = family.params(o, base), environment(fan.spec), fingerprint()   # this host's, as run_kernel's
+
+    def parser(res: NodeResult):
+        # The parser of the node's own run: a family may read that node's facts (peakflops its CPU).
+        return family.parser(o, dataclasses.replace(base, spec=LaunchSpec(program=argv, np=1,
+                                                                          hosts=[Host(res.host, 1)])))
 
     def fill(run: Run, res: NodeResult) -> None:
         records = parse_json_lines(res.stdout)
         if not records:
             raise RunFailed(f"{family.name} printed no results")
-        # The parser of the node's own run: a family may read that node's facts (peakflops its CPU).
-        on_node = dataclasses.replace(base, spec=LaunchSpec(program=argv, np=1, hosts=[Host(res.host, 1)]))
-        parsed = family.parser(o, on_node)(records)
+        parsed = parser(res)(records)
         run.update(summary=parsed.summary.to_dict(), samples=parsed.samples)
         if parsed.status != "ok":
             run.finish(parsed.status, parsed.error)
 
+    def keep(run: Run, res: NodeResult) -> None:   # as a failed job's run (bench/runner.py)
+        _keep_measured(run, parser(res), res.stdout, RunFailed(f"{res.host}: {res.error}"))
+
     return store_per_node(ctx.store, ctx.survey_id, family.name, fan,
-                          {"params": params, "environment": env, "fingerprint": fp, "argv": fan.argv}, fill)
+                          {"params": params, "environment": env, "fingerprint": fp, "argv": fan.argv}, fill, keep)
 
 
 def inventory_on_every_node(ctx, measure: bool) -> list[RunRecord]:

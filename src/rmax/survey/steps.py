@@ -29,6 +29,11 @@ class Step(ABC):
     per_node: bool = False  # runs once on every node, all nodes at once (fanout.py)
     order: int = 50         # place in the survey (the families' plans share the scale)
 
+    @property
+    def where(self) -> str:
+        """Where it runs, as the survey's plan sizes it (plan.StepPlan.where)."""
+        return "node" if self.per_node else "other"
+
     def skip_reason(self, ctx: SurveyContext) -> str | None:
         """Why this step does not apply here (None: it runs)."""
         return None
@@ -76,6 +81,10 @@ class FamilyStep(Step):
         self.name, self.title, self.share, self.order = family.name, plan.title, plan.share, plan.order
         self.per_node = plan.ranks == "node"
 
+    @property
+    def where(self):
+        return self.plan.ranks
+
     def skip_reason(self, ctx):
         if not self.per_node and not ctx.multi_node:
             return "one node: no network to measure"
@@ -84,13 +93,18 @@ class FamilyStep(Step):
     def run(self, ctx):
         from rmax.bench.family import RunContext, run
 
-        o = self.family.survey_options(self.family.options(ctx.quick), hpl_problem(ctx))
-        base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=ctx.timeout,
+        o = self.family.options(ctx.quick)
+        planned = ctx.plan.get(self.name) if ctx.plan else None
+        if planned:    # the sizes that fit its share of the budget
+            o = dataclasses.replace(o, **planned.sizes)
+        o = self.family.survey_options(o, hpl_problem(ctx))
+        timeout = ctx.step_timeout(self.name)
+        base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=timeout,
                           quick=ctx.quick)
         if self.per_node:
             from rmax.survey.fanout import family_on_every_node, fit_shared_memory
 
-            return family_on_every_node(self.family, fit_shared_memory(o, ctx), ctx) if ctx.hosts else \
+            return family_on_every_node(self.family, fit_shared_memory(o, ctx), ctx, timeout) if ctx.hosts else \
                 [run(self.family, o, base)]
         nodes = ctx.nodes[:2] if self.plan.ranks == "pair" else ctx.nodes
         if self.plan.even:
@@ -129,7 +143,7 @@ FAMILY_STEPS = {"peakflops": PeakStep}   # families whose survey step does more 
 
 @register
 class Hpl(Step):
-    name, title, share, order = "hpl", "HPL at a sensible N", 0.3, 60
+    name, title, share, order, where = "hpl", "HPL at a sensible N", 0.3, 60, "hpl"
 
     def engine(self) -> str:
         from rmax.native import executable
@@ -144,14 +158,15 @@ class Hpl(Step):
         return "--tune replaces the single HPL run with a tuning session" if ctx.tune_budget else None
 
     def problem(self, ctx, seconds: float | None = None) -> tuple[int, int, int, int]:
-        """(N, NB, P, Q): N sized so HPL takes about `seconds` (default: the step's share of the
-        budget), within 60% of memory."""
+        """(N, NB, P, Q): N sized so HPL takes about `seconds` (default: a third of the step's
+        planned seconds, the rest for its set-up and check), within 60% of memory."""
         ranks = ctx.ranks
         p = max(d for d in range(1, int(math.isqrt(ranks)) + 1) if ranks % d == 0)
         q = ranks // p
         nb = 192
         rate = (ctx.facts.get("rpeak") or {}).get("gflops") or 10.0 * ranks
-        seconds = seconds or max(2.0, min(self.share * ctx.budget / 3, 60.0))
+        planned = ctx.plan.get(self.name) if ctx.plan else None
+        seconds = seconds or max(2.0, (planned.seconds if planned else self.share * ctx.budget) / 3)
         from rmax.model.hpl_model import n_for_flops
 
         n = n_for_flops(seconds * rate * 0.6e9)   # at 60% of the peak
@@ -170,7 +185,8 @@ class Hpl(Step):
         o = HPL.options(config=HplConfig(ns=[n], nbs=[nb], grids=[(p, q)]), engine=self.engine())
         shown = (lambda pr: ctx.on_progress(self.name, pr.short())) if ctx.on_progress else None
         rec = run(HPL, o, RunContext(store=ctx.store, parent=ctx.survey_id, spec=LaunchSpec(program=[], np=p * q,
-                  hosts=ctx.hosts), launcher=ctx.launcher, timeout=ctx.timeout, quick=ctx.quick, on_progress=shown))
+                  hosts=ctx.hosts), launcher=ctx.launcher, timeout=ctx.step_timeout(self.name), quick=ctx.quick,
+                  on_progress=shown))
         return [rec, *ctx.store.children(rec.id)]
 
 

@@ -10,10 +10,14 @@ from rmax.launch import Host
 from rmax.store import Store
 from rmax.store.runs import RunRecord
 from rmax.survey.context import SurveyContext
+from rmax.survey.plan import Plan, make_plan
 from rmax.survey.spread import node_spread
-from rmax.survey.steps import Step
+from rmax.survey.steps import FamilyStep, Step
 
 DEFAULT_BUDGET, QUICK_BUDGET = 300.0, 60.0
+# With several nodes and no --budget, the network steps get this much more: their launches
+# alone take seconds a node (a 4-node virtual cluster's quick p2p step took over a minute).
+NET_BUDGET, QUICK_NET_BUDGET = 900.0, 240.0
 # What a step's entry in the survey summary may say: ok, skipped (it does not apply here: one node,
 # no --tune), or one of MISSING: planned, and it did not run or finish (the survey is then partial).
 MISSING = ("failed", "invalid", "interrupted", "partial")
@@ -23,6 +27,11 @@ def default_budget(quick: bool) -> float:
     """The survey's budget when none is given: the per-node steps run on every node at once, so it
     does not grow with the node count."""
     return QUICK_BUDGET if quick else DEFAULT_BUDGET
+
+
+def default_net_budget(quick: bool, nodes: int) -> float:
+    """What the network steps get on top of the default budget: nothing on one node."""
+    return 0.0 if nodes < 2 else QUICK_NET_BUDGET if quick else NET_BUDGET
 
 
 def step_outcome(records: list[RunRecord]) -> tuple[str, str | None]:
@@ -49,6 +58,16 @@ def partial_line(steps: list[dict]) -> str:
                                                           for m in missing_steps(steps))
 
 
+def plan_steps(ctx: SurveyContext, steps: list[Step], net_budget: float = 0.0) -> Plan:
+    """The survey's plan (plan.py) for the steps that apply here, from the node count, the nodes
+    that share a machine (the inventory's finding) and the options; a tuning session has its own time."""
+    planned = [s for s in steps if s.name != "tune" and not s.skip_reason(ctx)]
+    defaults = {s.name: s.family.options(ctx.quick) for s in planned if isinstance(s, FamilyStep)}
+    return make_plan([(s.name, s.share, s.where) for s in planned], defaults, nodes=len(ctx.nodes),
+                     sharing=ctx.facts.get("sharing", 1), quick=ctx.quick,
+                     budget=ctx.budget - (ctx.tune_budget or 0), net_budget=net_budget, done=("inventory",))
+
+
 def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = None, quick: bool = False,
                budget: float | None = None, launcher: str | None = None, timeout: float = 600.0,
                label: str | None = None, tune_budget: float | None = None, out_dir: str | None = None,
@@ -57,10 +76,16 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
     runs (none is dropped for time); the survey is `partial` when one did not run or finish, and
     `failed` when none did.
 
-    on_step(name, event, info) is told "start", "ok", "failed" or "skipped", and "progress" with
-    info {"text": ...} while a step that reports progress (HPL) runs."""
+    The plan (plan.py) is made before the first step after the inventory: each step's seconds and
+    sizes, so that the whole fits the budget; a step gets its seconds (with a margin) as its
+    watchdog, and one stopped there keeps what it measured and is partial.
+
+    on_step(name, event, info) is told "start", "ok", "failed", "partial" or "skipped", "plan" with
+    info {"lines": [...]} when the plan is made, and "progress" with info {"text": ...} while a
+    step that reports progress (HPL) runs."""
+    net_budget = 0.0 if budget else default_net_budget(quick, len(hosts or ()))
     budget = (budget or default_budget(quick)) + (tune_budget or 0)
-    params = {"quick": quick, "budget_s": budget, "tune_budget_s": tune_budget, "steps": [s.name for s in steps],
+    params = {"quick": quick, "budget_s": budget + net_budget, "tune_budget_s": tune_budget, "steps": [s.name for s in steps],
               "hosts": [f"{h.name}:{h.slots}" for h in hosts] if hosts else None, "launcher": launcher}
     with store.start_run("survey", params=params, hosts=[h.name for h in hosts] if hosts else [],
                          label=label) as survey:
@@ -71,9 +96,14 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
 
         def note(entry: dict) -> None:
             report.append(entry)
-            survey.update(summary={"steps": report})  # progress is in the store as it happens
+            # progress is in the store as it happens
+            survey.update(summary={"steps": report, **({"plan": ctx.plan.as_dict()} if ctx.plan else {})})
 
         for step in steps:
+            if ctx.plan is None and step.name != "inventory":   # the inventory's facts size the plan
+                ctx.plan = plan_steps(ctx, steps, net_budget)
+                survey.update(summary={"steps": report, "plan": ctx.plan.as_dict()})
+                on_step and on_step("plan", "plan", {"lines": ctx.plan.lines()})
             reason = step.skip_reason(ctx)
             if reason:
                 note({"step": step.name, "title": step.title, "status": "skipped", "reason": reason})
@@ -81,12 +111,16 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                 continue
             on_step and on_step(step.name, "start", {"title": step.title})
             t0 = time.monotonic()
+            before = {r.id for r in store.children(survey.id)}
             try:
                 records = step.run(ctx)
             except RmaxError as e:
-                note({"step": step.name, "title": step.title, "status": "failed", "error": str(e),
-                      "seconds": time.monotonic() - t0})
-                on_step and on_step(step.name, "failed", {"error": str(e)})
+                # A job stopped at its time keeps what it measured (a partial run): the step is partial.
+                kept = [r for r in store.children(survey.id) if r.id not in before and r.status == "partial"]
+                status = "partial" if kept else "failed"
+                note({"step": step.name, "title": step.title, "status": status, "error": str(e),
+                      "seconds": time.monotonic() - t0, **({"runs": [r.id for r in kept]} if kept else {})})
+                on_step and on_step(step.name, status, {"error": str(e)})
                 continue
             status, error = step_outcome(records)
             entry = {"step": step.name, "title": step.title, "status": status, "runs": [r.id for r in records],
@@ -98,7 +132,8 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
 
         missing = missing_steps(report)
         summary = {"steps": report, "missing": missing, "nodes": [h.name for h in ctx.nodes], "ranks": ctx.ranks,
-                   "spread": node_spread(store.children(survey.id))}
+                   "spread": node_spread(store.children(survey.id)),
+                   **({"plan": ctx.plan.as_dict()} if ctx.plan else {})}
         survey.update(summary=summary)
         if missing:
             done = any(e["status"] in ("ok", "partial") for e in report)

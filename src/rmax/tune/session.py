@@ -283,7 +283,13 @@ class Session:
         self.echo(table.header())
         try:
             stock = space.sized(space.stock(), full=True)
-            ev.sample(stock)
+            try:
+                ev.sample(stock)
+            except BudgetExhausted:     # not even the first trial fits: a refusal, not a search
+                why = (f"the budget left ({ev.budget.seconds_left:.0f} s) is shorter than one HPL trial at "
+                       f"N={stock['n']} is predicted to take ({predicted_seconds(stock['n'], self.facts['rate_guess_gflops']):.0f} s)")
+                self.run.finish("failed", why)
+                raise RunFailed(why, hint="give a longer budget or a smaller --n") from None
             reduced = space.sized(stock, False)["n"] != stock["n"]
             rate = self.facts["rate_guess_gflops"]
             if reduced:

@@ -1,0 +1,120 @@
+"""The survey's plan (rmax.survey.plan): deterministic, within the budget, network steps and HPL
+always planned on several nodes, per-node steps' seconds independent of the node count."""
+
+import dataclasses
+
+import pytest
+
+from rmax.errors import RunFailed
+from rmax.launch import Host
+from rmax.store import open_store
+from rmax.survey.plan import make_plan
+from rmax.survey.steps import FamilyStep, Step, all_steps
+from rmax.survey.workflow import run_survey
+
+NETWORK = {"net", "coll", "ring", "matrix", "mbw", "hpl"}
+
+
+def plan(nodes, sharing=1, quick=True, budget=60.0, names=None):
+    steps = [s for s in all_steps() if s.name != "tune" and (names is None or s.name in names)]
+    defaults = {s.name: s.family.options(quick) for s in steps if isinstance(s, FamilyStep)}
+    return make_plan([(s.name, s.share, s.where) for s in steps], defaults, nodes=nodes, sharing=sharing,
+                     quick=quick, budget=budget)
+
+
+def test_same_inputs_same_plan():
+    assert plan(16, 16).as_dict() == plan(16, 16).as_dict()
+
+
+@pytest.mark.parametrize("nodes,budget", [(2, 60.0), (48, 60.0), (1024, 300.0), (8, 3600.0)])
+def test_fits_the_budget_and_keeps_the_network(nodes, budget):
+    p = plan(nodes, budget=budget, quick=budget < 300)
+    assert sum(s.seconds for s in p.steps) <= budget + 0.1 * len(p.steps)   # rounding to 0.1 s each
+    assert NETWORK <= {s.step for s in p.steps if s.seconds > 0}
+    for s in p.steps:   # the watchdog leaves the step its seconds
+        assert s.timeout(nodes) > s.seconds
+
+
+def test_per_node_steps_do_not_grow_with_the_node_count():
+    small, large = plan(4), plan(512)
+    for s in small.steps:
+        if s.where == "node":
+            assert large.get(s.step) == s, s.step
+
+
+def test_shared_machine_cuts_fixed_work_not_time():
+    alone, shared = plan(64, 1), plan(64, 64)
+    assert shared.get("dgemm").seconds == alone.get("dgemm").seconds
+    assert max(shared.get("dgemm").sizes["sizes"]) < max(alone.get("dgemm").sizes["sizes"])
+    assert shared.get("stream").sizes["size"] < plan(4, 4).get("stream").sizes["size"]
+
+
+def test_network_sizes_shrink_with_nodes():
+    small, large = plan(4, quick=False, budget=300.0), plan(1024, quick=False, budget=300.0)
+    assert small.get("matrix").sizes["design"] == "full" and large.get("matrix").sizes["design"] == "sampled"
+    assert len(large.get("coll").sizes["sizes"]) < len(small.get("coll").sizes["sizes"])
+    assert small.get("ring").sizes["links"] and not large.get("ring").sizes["links"]
+
+
+def test_sizes_are_valid_options():
+    p = plan(48, 48)
+    for s in all_steps():
+        planned = p.get(s.name)
+        if isinstance(s, FamilyStep) and planned:
+            dataclasses.replace(s.family.options(True), **planned.sizes)   # every name is an option
+
+
+def test_only_the_chosen_steps_share_the_budget():
+    p = plan(4, budget=100.0, names={"stream", "hpl"})
+    assert [s.step for s in p.steps] == ["stream", "hpl"]
+    assert abs(sum(s.seconds for s in p.steps) - 100.0) < 0.2
+
+
+class _Stopped(Step):
+    """A network step whose job ran past its watchdog: the runner kept what it measured (partial)."""
+    name, title, share = "ring", "stopped at its time", 0.5
+
+    @property
+    def where(self):
+        return "all"
+
+    def run(self, ctx):
+        self.timeout = ctx.step_timeout(self.name)
+        with ctx.store.start_run("ring", parent=ctx.survey_id, hosts=["n1"]) as run:
+            run.finish("partial", "timed out; what was measured until then is kept")
+        raise RunFailed("ring timed out")
+
+
+def test_a_step_stopped_at_its_time_keeps_its_run_and_the_survey_is_partial(db):
+    step = _Stopped()
+    with open_store() as store:
+        rec = run_survey(store, [step], hosts=[Host("n1", 1), Host("n2", 1)], budget=40.0, timeout=900.0)
+    assert rec.summary["plan"]["steps"] == [{"step": "ring", "where": "all", "seconds": 40.0,
+                                             "timeout_s": step.timeout, "sizes": {}}]
+    assert step.timeout < 900.0      # its share bounds it, not the survey's --timeout
+    entry = rec.summary["steps"][0]
+    assert entry["status"] == "partial" and len(entry["runs"]) == 1
+    assert rec.status == "partial" and rec.summary["missing"][0]["step"] == "ring"
+
+
+def test_oslat_on_a_crowded_machine_measures_fewer_tests_in_its_time():
+    alone, crowded = plan(64, 1).get("oslat"), plan(64, 64).get("oslat")
+    assert "tests" not in alone.sizes and crowded.seconds == alone.seconds
+    assert 3 <= len(crowded.sizes["tests"]) < len(plan(64, 16).get("oslat").sizes["tests"])
+
+
+def test_the_inventory_ran_before_the_plan_and_keeps_only_its_share():
+    steps = [("inventory", 0.5, "node"), ("stream", 0.5, "node")]
+    p = make_plan(steps, {}, nodes=4, sharing=1, quick=True, budget=20.0, done=("inventory",))
+    assert p.get("inventory").seconds == 10.0 and p.as_dict()["steps"][0]["timeout_s"] is None
+    assert "ran before the plan" in p.lines()[1] and "stop at" in p.lines()[2]
+
+
+def test_the_network_budget_goes_to_the_network_steps_alone():
+    steps = [(s.name, s.share, s.where) for s in all_steps() if s.name != "tune"]
+    defaults = {s.name: s.family.options(True) for s in all_steps() if isinstance(s, FamilyStep)}
+    base = make_plan(steps, defaults, nodes=8, sharing=1, quick=True, budget=60.0)
+    more = make_plan(steps, defaults, nodes=8, sharing=1, quick=True, budget=60.0, net_budget=240.0)
+    for a, b in zip(base.steps, more.steps):
+        assert (b.seconds > a.seconds) == (a.where in ("pair", "all")), a.step
+    assert more.budget == 300.0 and more.get("net").sizes["max_size"] >= 1 << 20
