@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, option, register
 from rmax.bench.netlaunch import (MESSAGE, cell, check_memory, check_message_sizes, groups_argv, header_summary,
-                                  ranks_on_this_host, require_ranks, split_records)
+                                  require_ranks, split_records)
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Table, View, figure
 from rmax.native import executable
@@ -109,7 +109,7 @@ class Bisect(Family):
         np_ = self.ranks(ctx)
         require_ranks(np_, "the bisection test", minimum=2)
         check_message_sizes([o.size])
-        check_memory(2 * o.size, ranks_on_this_host(ctx.spec) if ctx.spec else np_, "the send and receive buffers")
+        check_memory(2 * o.size, ctx.spec.ranks_on_this_host() if ctx.spec else np_, "the send and receive buffers")
 
     def execute(self, o, ctx):
         found, source = known_groups(o.topology, ctx.launcher)

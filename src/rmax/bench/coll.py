@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
 from rmax.bench.netlaunch import (MESSAGES, cell, check_memory, check_message_sizes, check_names, header_summary,
-                                  ranks_on_this_host, require_ranks, split_records)
+                                  require_ranks, split_records)
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
@@ -101,7 +101,7 @@ class Coll(Family):
         if o.procs and min(o.procs) < 2:
             raise RmaxError("--procs: a collective needs at least 2 processes")
         check_message_sizes(o.sizes)
-        check_memory(2 * max(o.sizes) * np_, ranks_on_this_host(ctx.spec) if ctx.spec else np_,
+        check_memory(2 * max(o.sizes) * np_, ctx.spec.ranks_on_this_host() if ctx.spec else np_,
                      "the collective buffers (2 x size x ranks)")
 
     def argv(self, o):

@@ -49,7 +49,7 @@ import click
 from rmax.bench.bisect import GROUPS_HELP
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
 from rmax.bench.netlaunch import (MESSAGE, cell, check_memory, check_message_sizes, groups_argv, header_summary,
-                                  ranks_on_this_host, require_ranks, split_records)
+                                  require_ranks, split_records)
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.native import executable
@@ -323,7 +323,7 @@ class Matrix(Family):
         np_ = self.ranks(ctx)
         require_ranks(np_, "the all-pairs matrix", minimum=2)
         check_message_sizes([o.lat_size, o.bw_size])
-        check_memory(2 * max(o.lat_size, o.bw_size), ranks_on_this_host(ctx.spec) if ctx.spec else np_,
+        check_memory(2 * max(o.lat_size, o.bw_size), ctx.spec.ranks_on_this_host() if ctx.spec else np_,
                      "the send and receive buffers")
 
     def execute(self, o, ctx):

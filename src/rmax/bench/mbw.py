@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
-from rmax.bench.netlaunch import (MAX_MESSAGE, check_memory, header_summary, ranks_on_this_host, require_ranks,
+from rmax.bench.netlaunch import (MAX_MESSAGE, check_memory, header_summary, require_ranks,
                                   split_records)
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, figure
@@ -112,7 +112,7 @@ class Mbw(Family):
             raise RmaxError(f"mbw needs an even number of ranks (pairs), not {np_}",
                             hint=f"pass --np {np_ + 1} or --np {np_ - 1}" if np_ > 2 else "pass --np 2")
         largest = max(o.sizes) if o.sizes else o.max_size
-        check_memory(largest, ranks_on_this_host(ctx.spec) if ctx.spec else np_, "mbw's message buffers")
+        check_memory(largest, ctx.spec.ranks_on_this_host() if ctx.spec else np_, "mbw's message buffers")
 
     def argv(self, o):
         a = [executable("rmax-net"), "mbw", "--json", "-", "--window", str(o.window), "--budget", str(o.budget),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
 from rmax.bench.netlaunch import (MESSAGE, MESSAGES, cell, check_memory, check_message_sizes, check_names,
-                                  header_summary, ranks_on_this_host, require_ranks, split_records)
+                                  header_summary, require_ranks, split_records)
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.model.hockney import fit_hockney
@@ -239,7 +239,7 @@ class Net(Family):
         check_names(o.layers, LAYERS, "layer")
         largest = max(o.sizes) if o.sizes else o.max_size
         check_message_sizes([largest])
-        check_memory(2 * largest, ranks_on_this_host(ctx.spec) if ctx.spec else 2, "the send and receive buffers")
+        check_memory(2 * largest, ctx.spec.ranks_on_this_host() if ctx.spec else 2, "the send and receive buffers")
 
     def argv(self, o):
         a = [executable("rmax-net"), "p2p", "--json", "-", "--layers", ",".join(o.layers),

@@ -15,20 +15,15 @@ from rmax.errors import RmaxError, RunFailed
 from rmax.inventory.memory import available_bytes
 from rmax.launch import LaunchSpec, get_launcher, local_slots
 from rmax.launch.job import HostsLost
+from rmax.launch.netscope import is_local
 from rmax.params import Size, SizeList
 from rmax.store import Store
 from rmax.store.runs import RunRecord
-
-LOCAL_NAMES = {"localhost", "127.0.0.1", "::1"}
 
 
 def groups_argv(groups: list[list[str]] | None) -> list[str]:
     """rmax-net's --groups option for switch groups of hosts ('a,b;c,d'), or nothing."""
     return ["--groups", ";".join(",".join(g) for g in groups)] if groups else []
-
-
-def is_local(name: str) -> bool:
-    return name in LOCAL_NAMES or name in (socket.gethostname(), socket.getfqdn())
 
 
 def require_ranks(np_: int, what: str, exactly: int | None = None, minimum: int | None = None) -> None:
@@ -71,13 +66,6 @@ def check_memory(bytes_per_rank: int, ranks_here: int, what: str) -> None:
     if avail is not None and need > 0.8 * avail:
         raise RmaxError(f"{what} need {need / 2**30:.1f} GiB on this host but only {avail / 2**30:.1f} GiB "
                         "is available", hint="use smaller message sizes")
-
-
-def ranks_on_this_host(spec: LaunchSpec) -> int:
-    if not spec.hosts:
-        return spec.np
-    local = [h for h in spec.hosts if is_local(h.name)]
-    return min(spec.np, sum(h.slots for h in local)) if local else 0
 
 
 def with_program(spec: LaunchSpec | None, program: list[str], np_default: int, launcher: str | None) -> LaunchSpec:

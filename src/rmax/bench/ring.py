@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
 from rmax.bench.netlaunch import (MESSAGE, cell, check_memory, check_message_sizes, header_summary,
-                                  ranks_on_this_host, require_ranks, split_records)
+                                  require_ranks, split_records)
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Table, View, figure
 from rmax.native import executable
@@ -122,7 +122,7 @@ class RingFamily(Family):
         np_ = self.ranks(ctx)
         require_ranks(np_, "the ring test", minimum=2)
         check_message_sizes([o.lat_size, o.bw_size])
-        check_memory(4 * max(o.lat_size, o.bw_size), ranks_on_this_host(ctx.spec) if ctx.spec else np_,
+        check_memory(4 * max(o.lat_size, o.bw_size), ctx.spec.ranks_on_this_host() if ctx.spec else np_,
                      "the ring buffers")
 
     def argv(self, o):

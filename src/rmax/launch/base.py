@@ -92,6 +92,14 @@ class LaunchSpec:
                             f"cores bound, but only {self.slots} slots",
                             hint="use fewer ranks or threads, --bind none, or pass --oversubscribe")
 
+    def ranks_on_this_host(self) -> int:
+        """The ranks mpirun's by-slot mapping puts on this host (all of them without a host list)."""
+        if not self.hosts:
+            return self.np
+        from rmax.launch.netscope import is_local
+
+        return sum(c for h, c in zip(self.hosts, fill(self.hosts, self.np)) if c and is_local(h.name))
+
     def _check_this_host(self) -> None:
         """The ranks that land on this host against its CPUs, whatever slots the host list gives it
         (`--hosts localhost:65536`, or a hostfile naming it on 10,000 lines): beyond them only with
@@ -101,13 +109,13 @@ class LaunchSpec:
         most = OVERSUBSCRIBED * cpus if self.oversubscribe else cpus
         if not self.hosts or self.np <= most:
             return   # without hosts the checks above counted this host's CPUs
-        from rmax.launch.netscope import is_local
-
-        here = [(h, c) for h, c in zip(self.hosts, fill(self.hosts, self.np)) if c and is_local(h.name)]
-        ranks = sum(c for _, c in here)
+        ranks = self.ranks_on_this_host()
         if ranks <= most:
             return
-        given = ", ".join(f"{h.name} with {h.slots} slots" for h, _ in here)
+        from rmax.launch.netscope import is_local
+
+        here = [h for h in self.hosts if is_local(h.name)]
+        given = ", ".join(f"{h.name} with {h.slots} slots" for h in here)
         if self.oversubscribe:
             raise RmaxError(f"{ranks} ranks on this host ({given}) is more than {OVERSUBSCRIBED} per CPU of its "
                             f"{cpus}, even with --oversubscribe", hint="use fewer ranks, or add hosts")
