@@ -81,7 +81,7 @@ def fingerprint() -> str | None:
     return value
 
 
-def _keep_measured(run, parse: Callable[[list[dict]], Parsed], stdout: str, err: RunFailed) -> None:
+def keep_measured(run, parse: Callable[[list[dict]], Parsed], stdout: str, err: RunFailed) -> None:
     """Finish a failed job's run: `partial`, with the samples its records so far hold, else `failed`."""
     records = parse_json_lines(stdout)
     try:
@@ -91,9 +91,25 @@ def _keep_measured(run, parse: Callable[[list[dict]], Parsed], stdout: str, err:
     if parsed is None or not parsed.samples:
         run.finish("failed", str(err))
         return
-    summary = parsed.summary.to_dict() if hasattr(parsed.summary, "to_dict") else parsed.summary
-    run.update(summary=summary, samples=parsed.samples)
+    run.update(summary=_summary_dict(parsed), samples=parsed.samples)
     run.finish("partial", f"{err}; what was measured until then is kept")
+
+
+def finish_from_output(run, kind: str, parse: Callable[[list[dict]], Parsed], stdout: str) -> None:
+    """Complete a finished job's run from its records; RunFailed (run stored failed) when it printed none."""
+    records = parse_json_lines(stdout)
+    if not records:
+        err = RunFailed(f"{kind} printed no results", hint="run with --debug to see the kernel's output")
+        run.finish("failed", str(err))
+        raise err
+    parsed = parse(records)
+    run.update(summary=_summary_dict(parsed), samples=parsed.samples)
+    if parsed.status != "ok":
+        run.finish(parsed.status, parsed.error)
+
+
+def _summary_dict(parsed: Parsed) -> dict:
+    return parsed.summary.to_dict() if hasattr(parsed.summary, "to_dict") else parsed.summary
 
 
 def run_kernel(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[dict]], Parsed], *,
@@ -111,18 +127,9 @@ def run_kernel(kind: str, spec: LaunchSpec, params: dict, parse: Callable[[list[
             result = run_job(argv, timeout, env=spec.rank_env(), on_stdout=on_stdout, spec=spec)
             if not result.ok:
                 err = result.failure(kind)
-                _keep_measured(run, parse, result.stdout, err)
+                keep_measured(run, parse, result.stdout, err)
                 raise err
-            records = parse_json_lines(result.stdout)
-            if not records:
-                err = RunFailed(f"{kind} printed no results", hint="run with --debug to see the kernel's output")
-                run.finish("failed", str(err))
-                raise err
-            parsed = parse(records)
-            summary = parsed.summary.to_dict() if hasattr(parsed.summary, "to_dict") else parsed.summary
-            run.update(summary=summary, samples=parsed.samples)
-            if parsed.status != "ok":
-                run.finish(parsed.status, parsed.error)
+            finish_from_output(run, kind, parse, result.stdout)
         return store.get(run.id)
     finally:
         if own_store:

@@ -122,7 +122,7 @@ def family_on_every_node(family, o, ctx, timeout: float) -> list[RunRecord]:
     """A node family's run (Family.argv, env, parser) on every node of the survey at once, each
     node's program stopped after `timeout` s: a node stopped so keeps what it measured (partial)."""
     from rmax.bench.family import RunContext
-    from rmax.bench.runner import _keep_measured, environment, fingerprint, parse_json_lines
+    from rmax.bench.runner import environment, finish_from_output, fingerprint, keep_measured
     from rmax.errors import RunFailed
 
     base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=timeout,
@@ -139,16 +139,10 @@ def family_on_every_node(family, o, ctx, timeout: float) -> list[RunRecord]:
                                                                           hosts=[Host(res.host, 1)])))
 
     def fill(run: Run, res: NodeResult) -> None:
-        records = parse_json_lines(res.stdout)
-        if not records:
-            raise RunFailed(f"{family.name} printed no results")
-        parsed = parser(res)(records)
-        run.update(summary=parsed.summary.to_dict(), samples=parsed.samples)
-        if parsed.status != "ok":
-            run.finish(parsed.status, parsed.error)
+        finish_from_output(run, family.name, parser(res), res.stdout)
 
     def keep(run: Run, res: NodeResult) -> None:   # as a failed job's run (bench/runner.py)
-        _keep_measured(run, parser(res), res.stdout, RunFailed(f"{res.host}: {res.error}"))
+        keep_measured(run, parser(res), res.stdout, RunFailed(f"{res.host}: {res.error}"))
 
     return store_per_node(ctx.store, ctx.survey_id, family.name, fan,
                           {"params": params, "environment": env, "fingerprint": fp, "argv": fan.argv}, fill, keep)
