@@ -7,11 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Round r of the circle method over m (even) players: the k-th pair. */
-static void circle_pair(int m, int r, int k, int *a, int *b)
+/* Every pair of the `size` ranks pos[0..size) in rounds 0.. of s (a round-robin tournament by the
+ * circle method; a ghost player makes the count even, and its partner sits out that round). */
+static void tournament(mx_schedule *s, const int *pos, int size)
 {
-    *a = k == 0 ? m - 1 : (r + k) % (m - 1);
-    *b = k == 0 ? r : (r - k + m - 1) % (m - 1);
+    const int m = size % 2 ? size + 1 : size;
+    for (int r = 0; r < m - 1; r++)
+        for (int k = 0; k < m / 2; k++) {
+            const int a = k == 0 ? m - 1 : (r + k) % (m - 1), b = k == 0 ? r : (r - k + m - 1) % (m - 1);
+            if (a < size && b < size) {
+                s->partner[(size_t)r * s->n + pos[a]] = pos[b];
+                s->partner[(size_t)r * s->n + pos[b]] = pos[a];
+            }
+        }
 }
 
 static int alloc_rounds(mx_schedule *s, int n, int rounds)
@@ -28,19 +36,17 @@ static int alloc_rounds(mx_schedule *s, int n, int rounds)
 
 int mx_schedule_full(int n, mx_schedule *s)
 {
-    const int m = n % 2 ? n + 1 : n;  /* a ghost player makes the count even; its partner sits out */
-    if (alloc_rounds(s, n, m - 1) < 0)
+    const int m = n % 2 ? n + 1 : n;
+    int *pos = malloc((size_t)n * sizeof *pos);
+    if (!pos || alloc_rounds(s, n, m - 1) < 0) {
+        free(pos);
         return -1;
-    for (int r = 0; r < m - 1; r++)
-        for (int k = 0; k < m / 2; k++) {
-            int a, b;
-            circle_pair(m, r, k, &a, &b);
-            if (a < n && b < n) {
-                s->partner[(size_t)r * n + a] = b;
-                s->partner[(size_t)r * n + b] = a;
-            }
-        }
+    }
+    for (int r = 0; r < n; r++)
+        pos[r] = r;
+    tournament(s, pos, n);
     s->rounds = m - 1;
+    free(pos);
     return 0;
 }
 
@@ -105,16 +111,7 @@ int mx_schedule_sampled(int n, const int *group_of, mx_schedule *s)
         int end = start;
         while (end < n && group_of[pos[end]] == group_of[pos[start]])
             end++;
-        const int size = end - start, m = size % 2 ? size + 1 : size;
-        for (int r = 0; r < m - 1; r++)
-            for (int q = 0; q < m / 2; q++) {
-                int a, b;
-                circle_pair(m, r, q, &a, &b);
-                if (a < size && b < size) {
-                    s->partner[(size_t)r * n + pos[start + a]] = pos[start + b];
-                    s->partner[(size_t)r * n + pos[start + b]] = pos[start + a];
-                }
-            }
+        tournament(s, pos + start, end - start);
         start = end;
     }
     s->rounds = inside;
