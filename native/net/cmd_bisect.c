@@ -41,7 +41,7 @@ int cmd_bisect(int argc, char **argv)
 {
     const char *json = NULL, *groups = NULL;
     size_t size = 1 << 20;
-    long long window = 16, cuts = 5, seed = 1, max_samples = 50;
+    long long window = 16, cuts = 5, seed = 1, max_samples = 50, min_samples = 5;
     double budget = 0.05;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
@@ -51,6 +51,8 @@ int cmd_bisect(int argc, char **argv)
         {"seed", RMX_ARG_INT, &seed, "seed of the random bisections", 1, 1e18, NULL},
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per bisection", 0.001, 3600, NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per bisection", 5, 100000, NULL},
+        {"min-samples", RMX_ARG_INT, &min_samples,
+         "fewest samples per measurement (below 5: no separate warm-up batch)", 2, 100000, NULL},
         {"groups", RMX_ARG_STRING, &groups,
          "hosts per switch, 'h1,h2;h3,h4': measure the cut between the groups too", 0, 0, NULL},
     };
@@ -79,7 +81,7 @@ int cmd_bisect(int argc, char **argv)
     }
     if (run.table)
         printf("# %-10s %6s %22s %18s\n", "Bisection", "Pairs", "Aggregate (MB/s)", "Slowest pair (MB/s)");
-    net_timing t = net_timing_make(budget, (size_t)max_samples);
+    net_timing t = net_timing_make(budget, (size_t)max_samples, (size_t)min_samples);
     uint64_t state = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 11;
     int half = n / 2, *perm = malloc((size_t)n * sizeof *perm);
     int *order = malloc((size_t)n * sizeof *order), *group_of = malloc((size_t)n * sizeof *group_of);

@@ -101,7 +101,7 @@ int cmd_coll(int argc, char **argv)
     const char *orders = "natural,reversed,random";
     rmx_size_list sizes = {NULL, 0}, procs = {NULL, 0};
     double budget = 0.02;
-    long long max_samples = 100, seed = 1;
+    long long max_samples = 100, min_samples = 5, seed = 1;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
         {"ops", RMX_ARG_STRING, &ops, "comma-separated operations", 0, 0, NULL},
@@ -112,6 +112,8 @@ int cmd_coll(int argc, char **argv)
         {"seed", RMX_ARG_INT, &seed, "seed of the random order", 1, 1e18, NULL},
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per point", 0.001, 3600, NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per point", 5, 100000, NULL},
+        {"min-samples", RMX_ARG_INT, &min_samples,
+         "fewest samples per measurement (below 5: no separate warm-up batch)", 2, 100000, NULL},
     };
     rmx_args_parse(PROG " coll", "Collectives vs message size, process count and rank order.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);
@@ -167,7 +169,7 @@ int cmd_coll(int argc, char **argv)
         printf("# %-10s %6s %-9s %10s %14s %12s %12s\n", "Op", "Procs", "Order", "Size", "Avg Latency(us)",
                "Min(us)", "Max(us)");
 
-    net_timing t = net_timing_make(budget, (size_t)max_samples);
+    net_timing t = net_timing_make(budget, (size_t)max_samples, (size_t)min_samples);
     uint64_t state = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 1;
     long points = 0, invalid = 0;
     int *pos = malloc((size_t)n * sizeof *pos);

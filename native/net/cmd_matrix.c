@@ -4,7 +4,9 @@
  * tournament (N-1 rounds, N when N is odd), or above MX_SAMPLE_ABOVE ranks a
  * sample in O(log N) shifts (matrix_rounds.c). Per pair: a ping-pong of
  * lat-size bytes, and a stream of bw-size messages each way. Each rank reduces
- * its samples to numbers per pair (median and best) before rank 0 gathers them.
+ * its samples to numbers per pair (median and best); rank 0 gathers them after
+ * each round and writes that round's pairs as a record ("round"), so that a run
+ * stopped in the rounds keeps what it measured.
  *
  * Rank 0 then writes the matrices (before any retest: a run stopped during
  * the retests keeps them) with the suspects (matrix_suspects.c): a pair whose
@@ -46,22 +48,14 @@ typedef struct {
     size_t lat_size, bw_size;
 } matrix_ctx;
 
-/* One measurement between world ranks a (initiator / sender) and b; every rank
- * calls it (ranks of no pair pass -1 and wait without polling). Returns, on
- * world rank a, the median latency (one-way seconds) or bandwidth (bytes/s),
- * and in *best the best sample; *bad on a says whether validation failed;
- * *shared, on a and b, whether they ran on one CPU meanwhile (colocate.c). */
-static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad, double *best, int *shared)
+/* One measurement on pc, a pair's communicator whose rank 0 initiates (latency) or sends
+ * (bandwidth). Returns, on pc's rank 0, the median latency (one-way seconds) or bandwidth
+ * (bytes/s), and in *best the best sample; *bad there says whether validation failed; *shared,
+ * on both, whether they ran on one CPU meanwhile (colocate.c). */
+static double measure_on(matrix_ctx *x, MPI_Comm pc, int bandwidth, int *bad, double *best, int *shared)
 {
-    MPI_Comm pc = net_pair_comm(a, b);
     double value = NAN;
-    *bad = 0;
-    *shared = 0;
     *best = NAN;
-    if (pc == MPI_COMM_NULL) {
-        net_quiet_barrier(MPI_COMM_WORLD, 1);
-        return value;
-    }
     const int cpu = net_cpu_now();
     net_pair *p = &x->p;
     p->comm = pc;
@@ -84,8 +78,31 @@ static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad,
         *best = bandwidth ? bytes / s.min : s.min / 2;
     }
     net_measure_free(&m);
-    MPI_Comm_free(&pc);
-    net_quiet_barrier(MPI_COMM_WORLD, 0);
+    return value;
+}
+
+/* The end of one measurement of every pair at once. A rank whose pair is done only waits: it
+ * sleeps between tests instead of polling, or on a host whose cores the ranks share the pairs
+ * done first would take CPU time from those still measuring. */
+static void measured(void)
+{
+    net_quiet_barrier(MPI_COMM_WORLD, 1);
+}
+
+/* One measurement between world ranks a (initiator / sender) and b; every rank calls it (ranks
+ * of no pair pass -1). As measure_on, on world rank a (and *shared on a and b). */
+static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad, double *best, int *shared)
+{
+    MPI_Comm pc = net_pair_comm(a, b);
+    double value = NAN;
+    *bad = 0;
+    *shared = 0;
+    *best = NAN;
+    if (pc != MPI_COMM_NULL) {
+        value = measure_on(x, pc, bandwidth, bad, best, shared);
+        MPI_Comm_free(&pc);
+    }
+    measured();
     return value;
 }
 
@@ -246,7 +263,7 @@ static int self_test_analysis(int n)
 
     mx_schedule sch;
     double t1 = cpu_s();
-    if (mx_schedule_sampled(n, group_of, &sch) < 0)
+    if (mx_schedule_sampled(n, group_of, 0, &sch) < 0)
         net_fail(1, "out of memory for the sampled schedule");
     write_schedule(&j, "sampled", &sch, cpu_s() - t1);
     mx_schedule_free(&sch);
@@ -270,7 +287,8 @@ int cmd_matrix(int argc, char **argv)
 {
     const char *json = NULL, *groups = NULL, *design = "auto";
     size_t lat_size = 8, bw_size = 1 << 20;
-    long long window = 8, max_samples = 20, retests = 3, self_test = 0;
+    long long window = 8, max_samples = 20, min_samples = 5, retests = 3, self_test = 0, shifts = 0,
+              at_once = 0;
     double budget = 0.01, retest_budget = 120;
     int no_retest = 0;
     const rmx_arg spec[] = {
@@ -281,9 +299,17 @@ int cmd_matrix(int argc, char **argv)
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per pair and measurement", 0.001, 3600,
          NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per pair and measurement", 5, 100000, NULL},
+        {"min-samples", RMX_ARG_INT, &min_samples,
+         "fewest samples per measurement (below 5: no separate warm-up batch)", 2, 100000, NULL},
         {"design", RMX_ARG_CHOICE, &design,
          "pairs measured: full (every pair), sampled (O(log N) shifts plus every pair inside a switch), auto "
          "(full up to 64 ranks)", 0, 0, "auto|full|sampled"},
+        {"shifts", RMX_ARG_INT, &shifts,
+         "the sampled design's shifts at most (0: all, about 2 log2 N), spread from the nearest to the farthest", 0,
+         64, NULL},
+        {"pairs-at-once", RMX_ARG_INT, &at_once,
+         "pairs measured at once at most (0: every pair of a round; fewer where ranks share few cores)", 0,
+         1 << 20, NULL},
         {"no-retest", RMX_ARG_FLAG, &no_retest, "report suspects without measuring them again", 0, 0, NULL},
         {"retests", RMX_ARG_INT, &retests, "times each suspect is measured alone", 1, 100, NULL},
         {"retest-budget", RMX_ARG_DOUBLE, &retest_budget,
@@ -310,7 +336,7 @@ int cmd_matrix(int argc, char **argv)
     memset(&x, 0, sizeof x);
     x.lat_size = lat_size;
     x.bw_size = bw_size;
-    x.t = net_timing_make(budget, (size_t)max_samples);
+    x.t = net_timing_make(budget, (size_t)max_samples, (size_t)min_samples);
     x.p.sbuf = net_alloc(big, "the send buffer");
     x.p.rbuf = net_alloc(big, "the receive buffer");
     x.p.req = malloc(2 * (size_t)window * sizeof *x.p.req);
@@ -331,7 +357,8 @@ int cmd_matrix(int argc, char **argv)
                 group_of = NULL;
             }
         }
-        if ((sampled ? mx_schedule_sampled(n, group_of, &sch) : mx_schedule_full(n, &sch)) < 0)
+        if ((sampled ? mx_schedule_sampled(n, group_of, (int)shifts, &sch) : mx_schedule_full(n, &sch)) < 0 ||
+            mx_schedule_cap(&sch, (int)at_once) < 0)
             net_fail(1, "out of memory for the schedule of %d ranks", n);
     }
     MPI_Bcast(&sch.rounds, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -339,11 +366,44 @@ int cmd_matrix(int argc, char **argv)
         sch.partner = malloc(((size_t)sch.rounds * (size_t)n + 1) * sizeof *sch.partner);
     MPI_Bcast(sch.partner, sch.rounds * n, MPI_INT, 0, MPI_COMM_WORLD);
 
-    /* my rows: latency to j (when I initiated), bandwidth from me to j, their best samples, CPU shared */
-    double *row = malloc(ROWS * (size_t)n * sizeof *row);
-    for (size_t i = 0; i < ROWS * (size_t)n; i++)
-        row[i] = i >= ROW_SHARED * (size_t)n ? 0 : NAN;
-    int bad_row = 0;
+    /* The header before the rounds: each round's pairs are a record of their own, so that a run
+     * stopped in the rounds (its watchdog, a lost host) keeps the pairs measured so far. */
+    rmx_json *j = me == 0 ? net_run_header(&run, "matrix") : NULL;
+    if (j) {
+        rmx_json_int(j, "lat_size", (long long)lat_size);
+        rmx_json_int(j, "bw_size", (long long)bw_size);
+        rmx_json_int(j, "window", window);
+        rmx_json_int(j, "min_samples", min_samples);
+        rmx_json_str(j, "design", sampled ? "sampled" : "full");
+        rmx_json_int(j, "shifts", shifts);
+        rmx_json_int(j, "pairs_at_once", at_once);
+        rmx_json_int(j, "rounds", sch.rounds);
+        rmx_json_int(j, "pairs", schedule_pairs(&sch));
+        rmx_json_int(j, "pairs_total", (long long)n * (n - 1) / 2);
+        rmx_json_int(j, "retests", retests);
+        rmx_json_bool(j, "retesting", !no_retest);
+        rmx_json_num(j, "retest_budget", retest_budget);
+        rmx_json_bool(j, "classes", group_of != NULL);
+        rmx_json_arr_begin(j, "group_of");   /* each rank's switch group, when known */
+        for (int r = 0; r < n && group_of; r++)
+            rmx_json_int(j, NULL, group_of[r]);
+        rmx_json_arr_end(j);
+        rmx_json_obj_end(j);
+    }
+
+    /* Rank 0 holds numbers per pair (not samples): each round, every rank sends its cell to its
+     * partner (latency when it initiated, bandwidth from it, their best samples, CPU shared). */
+    double *mat[ROWS];
+    for (int k = 0; k < ROWS; k++) {
+        mat[k] = me == 0 ? malloc(nn * sizeof *mat[k]) : NULL;
+        if (me == 0 && !mat[k])
+            net_fail(1, "out of memory for the %d x %d matrices", n, n);
+        for (size_t c = 0; me == 0 && c < nn; c++)
+            mat[k][c] = k == ROW_SHARED ? 0 : NAN;
+    }
+    enum { C_PARTNER, C_LAT, C_LAT_BEST, C_BW, C_BW_BEST, C_SHARED, C_BAD, CELL };
+    double *cells = me == 0 ? malloc((size_t)n * CELL * sizeof *cells) : NULL;
+    int any_bad = 0;
     const double rounds_start = MPI_Wtime();
     for (int round = 0; round < sch.rounds; round++) {
         int partner = sch.partner[(size_t)round * n + me];
@@ -354,35 +414,67 @@ int cmd_matrix(int argc, char **argv)
         }
         const int lo = partner < 0 ? -1 : (me < partner ? me : partner);
         const int hi = partner < 0 ? -1 : (me < partner ? partner : me);
-        int bad, sh[3];
-        double best, v = measure_pair(&x, lo, hi, 0, &bad, &best, &sh[0]);
-        if (me == lo && partner >= 0) {
-            row[ROW_LAT * n + partner] = v;
-            row[ROW_LAT_BEST * n + partner] = best;
-            bad_row |= bad;
-        }
-        for (int dir = 0; dir < 2; dir++) {  /* lo sends, then hi sends */
-            v = measure_pair(&x, dir ? hi : lo, dir ? lo : hi, 1, &bad, &best, &sh[1 + dir]);
-            if (me == (dir ? hi : lo) && partner >= 0) {
-                row[ROW_BW * n + partner] = v;
-                row[ROW_BW_BEST * n + partner] = best;
-                bad_row |= bad;
+        double cell[CELL] = {partner, NAN, NAN, NAN, NAN, 0, 0};
+        /* The round's pair communicators: one split of the world per round, not per measurement
+         * (each costs every rank a time slice where ranks crowd few cores); the reversed one,
+         * whose rank 0 is hi, is split from the pair alone. */
+        MPI_Comm pc[2] = {net_pair_comm(lo, hi), MPI_COMM_NULL};
+        if (pc[0] != MPI_COMM_NULL)
+            MPI_Comm_split(pc[0], 0, me == hi ? 0 : 1, &pc[1]);
+        int bad = 0, sh[3] = {0, 0, 0};
+        double best, v;
+        for (int q = 0; q < 3; q++) {  /* latency (lo initiates), then bandwidth: lo sends, then hi sends */
+            const int dir = q == 2, from = dir ? hi : lo;
+            v = NAN;
+            if (pc[dir] != MPI_COMM_NULL)
+                v = measure_on(&x, pc[dir], q > 0, &bad, &best, &sh[q]);
+            measured();
+            if (me == from && partner >= 0) {
+                cell[q ? C_BW : C_LAT] = v;
+                cell[q ? C_BW_BEST : C_LAT_BEST] = best;
+                cell[C_BAD] = cell[C_BAD] || bad;
             }
         }
-        if (partner >= 0)
-            row[ROW_SHARED * n + partner] = sh[0] || sh[1] || sh[2];
+        for (int d = 0; d < 2; d++)
+            if (pc[d] != MPI_COMM_NULL)
+                MPI_Comm_free(&pc[d]);
+        cell[C_SHARED] = partner >= 0 && (sh[0] || sh[1] || sh[2]);
+        MPI_Gather(cell, CELL, MPI_DOUBLE, cells, CELL, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        if (me != 0)
+            continue;
+        static const int row_of[CELL] = {-1, ROW_LAT, ROW_LAT_BEST, ROW_BW, ROW_BW_BEST, ROW_SHARED, -1};
+        if ((j = net_record(&run, "round"))) {
+            rmx_json_int(j, "round", round);
+            rmx_json_arr_begin(j, "cells");  /* [from, to, latency, latency_best, bandwidth, bandwidth_best, shared] */
+        }
+        for (int i = 0; i < n; i++) {
+            const double *c = cells + (size_t)i * CELL;
+            if (c[C_PARTNER] < 0)
+                continue;
+            const size_t at = (size_t)i * n + (size_t)c[C_PARTNER];
+            for (int k = C_LAT; k <= C_SHARED; k++)
+                if (k == C_SHARED || !isnan(c[k]))
+                    mat[row_of[k]][at] = c[k];
+            any_bad |= c[C_BAD] != 0;
+            if (j) {
+                rmx_json_arr_begin(j, NULL);
+                rmx_json_int(j, NULL, i);
+                rmx_json_int(j, NULL, (long long)c[C_PARTNER]);
+                for (int k = C_LAT; k < C_SHARED; k++)
+                    rmx_json_num(j, NULL, c[k]);
+                rmx_json_int(j, NULL, c[C_SHARED] != 0);
+                rmx_json_arr_end(j);
+            }
+        }
+        if (j) {
+            rmx_json_arr_end(j);
+            rmx_json_bool(j, "validated", !any_bad);
+            rmx_json_obj_end(j);
+        }
     }
+    free(cells);
     const double per_round = sch.rounds ? (MPI_Wtime() - rounds_start) / sch.rounds : 0;
-    double *mat[ROWS];
-    for (int k = 0; k < ROWS; k++) {
-        mat[k] = me == 0 ? malloc(nn * sizeof *mat[k]) : NULL;
-        if (me == 0 && !mat[k])
-            net_fail(1, "out of memory for the %d x %d matrices", n, n);
-        MPI_Gather(row + (size_t)k * n, n, MPI_DOUBLE, mat[k], n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    }
-    free(row);
-    int any_bad = 0;
-    MPI_Reduce(&bad_row, &any_bad, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&any_bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
 
     /* the analysis, and the matrices written before any retest */
     const int cap = no_retest ? 0 : RETESTS_PER_RANK * n;
@@ -391,10 +483,10 @@ int cmd_matrix(int argc, char **argv)
     if (me == 0) {
         double *lat = mat[ROW_LAT], *bw = mat[ROW_BW];
         for (int i = 0; i < n; i++)
-            for (int j = 0; j < i; j++)
+            for (int q = 0; q < i; q++)
                 for (int k = 0; k < 2; k++) {  /* measured once, by the lower rank */
                     double *m = mat[k ? ROW_LAT_BEST : ROW_LAT];
-                    m[(size_t)i * n + j] = m[(size_t)j * n + i];
+                    m[(size_t)i * n + q] = m[(size_t)q * n + i];
                 }
         mx_class_stat st[2][2];
         mx_class_stats(lat, bw, n, group_of, st);
@@ -412,26 +504,8 @@ int cmd_matrix(int argc, char **argv)
                     const int u[U_INTS] = {s, sus[s].from, sus[s].to, sus[s].kind, sus[s].ctl_from, sus[s].ctl_to, r};
                     memcpy(units + (size_t)nunits++ * U_INTS, u, sizeof u);
                 }
-        rmx_json *j = net_run_header(&run, "matrix");
-        if (j) {
-            rmx_json_int(j, "lat_size", (long long)lat_size);
-            rmx_json_int(j, "bw_size", (long long)bw_size);
-            rmx_json_int(j, "window", window);
-            rmx_json_str(j, "design", sampled ? "sampled" : "full");
-            rmx_json_int(j, "rounds", sch.rounds);
-            rmx_json_int(j, "pairs", schedule_pairs(&sch));
-            rmx_json_int(j, "pairs_total", (long long)n * (n - 1) / 2);
-            rmx_json_int(j, "retests", retests);
-            rmx_json_bool(j, "retesting", !no_retest);
-            rmx_json_num(j, "retest_budget", retest_budget);
+        if ((j = net_record(&run, "matrix"))) {
             rmx_json_int(j, "retest_rounds", nrounds);
-            rmx_json_bool(j, "classes", group_of != NULL);
-            rmx_json_arr_begin(j, "group_of");   /* each rank's switch group, when known */
-            for (int r = 0; r < n && group_of; r++)
-                rmx_json_int(j, NULL, group_of[r]);
-            rmx_json_arr_end(j);
-            rmx_json_obj_end(j);
-            net_record(&run, "matrix");
             for (int k = 0; k < ROWS; k++)
                 write_matrix(j, ROW_NAMES[k], mat[k], n);
             write_class_stats(j, st, group_of != NULL);
@@ -513,7 +587,7 @@ int cmd_matrix(int argc, char **argv)
                     any_bad |= a >= 0 && got[3 * a + 1] != 0;
                 }
             }
-        rmx_json *j = net_record(&run, "retests");
+        j = net_record(&run, "retests");
         if (j) {
             rmx_json_int(j, "round", r);
             rmx_json_arr_begin(j, "suspects");
@@ -540,7 +614,7 @@ int cmd_matrix(int argc, char **argv)
     }
 
     if (me == 0) {
-        rmx_json *j = net_run_done(&run);
+        j = net_run_done(&run);
         if (j) {
             rmx_json_bool(j, "validated", !any_bad);
             rmx_json_int(j, "retest_rounds_run", rounds_run);

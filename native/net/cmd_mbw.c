@@ -18,6 +18,7 @@
  * Each point is first exchanged once untimed with every byte checked; timed
  * windows carry a first/last-byte mark (every byte with --validate). */
 #include "net.h"
+#include "p2p.h"
 
 #include "rmx_args.h"
 #include "rmx_step.h"
@@ -145,8 +146,8 @@ int cmd_mbw(int argc, char **argv)
 {
     const char *json = NULL;
     rmx_size_list sizes = {NULL, 0};
-    size_t min_size = 1, max_size = 4u << 20;
-    long long window = 64, max_samples = 200, repeats = 3;
+    size_t min_size = 1, max_size = 4u << 20, window_bytes = 0;
+    long long window = 64, max_samples = 200, min_samples = 5, repeats = 3;
     double budget = 0.05;
     int validate = 0, corrupt = 0;
     const rmx_arg spec[] = {
@@ -158,8 +159,13 @@ int cmd_mbw(int argc, char **argv)
          (double)MAX_MESSAGE, NULL},
         {"window", RMX_ARG_INT, &window, "messages each sender keeps in flight per iteration (OSU: 64)", 1, 1024,
          NULL},
+        {"window-bytes", RMX_ARG_SIZE, &window_bytes,
+         "at most this many bytes in flight per sender: large messages get a shorter window (0: no bound)", 0,
+         (double)((size_t)1 << 40), NULL},
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per size and repeat", 0.001, 3600, NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per size and repeat", 5, 100000, NULL},
+        {"min-samples", RMX_ARG_INT, &min_samples,
+         "fewest samples per measurement (below 5: no separate warm-up batch)", 2, 100000, NULL},
         {"repeats", RMX_ARG_INT, &repeats, "times the whole size list is measured, one repeat after the other", 1,
          1000, NULL},
         {"validate", RMX_ARG_FLAG, &validate, "check every byte of every window (slower)", 0, 0, NULL},
@@ -201,13 +207,15 @@ int cmd_mbw(int argc, char **argv)
     c.buf = net_alloc(largest, "the message buffer");
     c.req = malloc((size_t)window * sizeof *c.req);
 
-    net_timing t = net_timing_make(budget, (size_t)max_samples);
+    net_timing t = net_timing_make(budget, (size_t)max_samples, (size_t)min_samples);
     net_run_init(&run, "rmax.mbw/1", json);
     int table = run.table;
     rmx_json *j = net_run_header(&run, "mbw");
     if (j) {
         rmx_json_int(j, "pairs", c.pairs);
         rmx_json_int(j, "window", window);
+        rmx_json_int(j, "window_bytes", (long long)window_bytes);
+        rmx_json_int(j, "min_samples", min_samples);
         rmx_json_bool(j, "validate_every_message", validate);
         rmx_json_num(j, "budget", budget);
         rmx_json_num(j, "batch", t.batch_target);
@@ -231,6 +239,7 @@ int cmd_mbw(int argc, char **argv)
         for (size_t i = 0; i < nsz; i++) {
             mbw_repeat *r = &res[i * (size_t)repeats + (size_t)trial];
             c.size = sz[i];
+            c.window = net_window_for((int)window, sz[i], window_bytes);
             net_measure m;
             memset(&m, 0, sizeof m);
             r->failed = validate_once(&c);
@@ -242,7 +251,7 @@ int cmd_mbw(int argc, char **argv)
                 for (size_t k = 0; k < m.s[NET_MAX].n; k++)
                     r->seconds += m.s[NET_MAX].v[k] * (double)m.iters;  /* samples are per iteration */
                 r->iterations = m.iters * (long)m.s[NET_MAX].n;
-                r->rate = r->seconds > 0 ? (double)c.pairs * (double)window * (double)r->iterations / r->seconds : 0;
+                r->rate = r->seconds > 0 ? (double)c.pairs * (double)c.window * (double)r->iterations / r->seconds : 0;
                 r->converged = m.converged;
             }
             net_measure_free(&m);
@@ -265,7 +274,7 @@ int cmd_mbw(int argc, char **argv)
         }
         invalid += bad;
         if (run.jf)
-            write_point(&run, sz[i], c.pairs, (int)window, r, repeats);
+            write_point(&run, sz[i], c.pairs, net_window_for((int)window, sz[i], window_bytes), r, repeats);
         if (table) {
             double rate = bad ? 0 : median(v, (size_t)repeats);
             printf("  %-10zu %14.2f %16.0f %9.1f%%%s\n", sz[i], rate * (double)sz[i] / 1e6, rate,

@@ -61,8 +61,8 @@ int cmd_p2p(int argc, char **argv)
 {
     const char *json = NULL, *layers = "mpi,mpi-nonblocking,mpi-stream,mpi-bidir,tcp,udp";
     rmx_size_list sizes = {NULL, 0};
-    size_t min_size = 0, max_size = 8u << 20, offset = 0;
-    long long window = 64, max_samples = 200, repeats = 1;
+    size_t min_size = 0, max_size = 8u << 20, offset = 0, window_bytes = 0;
+    long long window = 64, max_samples = 200, min_samples = 5, repeats = 1;
     double budget = 0.05, batch = 0, layer_budget = 0;
     int no_perturb = 0, validate = 0, corrupt = 0, one_buffer = 0;
     const rmx_arg spec[] = {
@@ -74,8 +74,13 @@ int cmd_p2p(int argc, char **argv)
         {"max-size", RMX_ARG_SIZE, &max_size, "largest size of the schedule", 0, (double)MAX_MESSAGE, NULL},
         {"no-perturb", RMX_ARG_FLAG, &no_perturb, "schedule without the +-3-byte points", 0, 0, NULL},
         {"window", RMX_ARG_INT, &window, "messages in flight for stream and bidirectional", 1, 1024, NULL},
+        {"window-bytes", RMX_ARG_SIZE, &window_bytes,
+         "at most this many bytes in flight: large messages get a shorter window (0: no bound)", 0,
+         (double)((size_t)1 << 40), NULL},
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per layer and size", 0.001, 3600, NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per layer and size", 5, 100000, NULL},
+        {"min-samples", RMX_ARG_INT, &min_samples,
+         "fewest samples per layer and size (below 5: no separate warm-up batch)", 2, 100000, NULL},
         {"batch", RMX_ARG_DOUBLE, &batch,
          "seconds one timed batch (one sample) lasts (default: 0.001, shorter for tiny budgets; NetPIPE: 0.25)",
          1e-5, 10, NULL},
@@ -136,7 +141,7 @@ int cmd_p2p(int argc, char **argv)
         net_sockets_open(&p, my_addr, peer_addr, sizeof my_addr);
     net_run_init(&run, "rmax.net/1", json);
 
-    net_timing t = net_timing_make(budget, (size_t)max_samples);
+    net_timing t = net_timing_make(budget, (size_t)max_samples, (size_t)min_samples);
     if (batch > 0)
         t.batch_target = batch;  /* asked for: wins over the budget */
     rmx_json *j = net_run_header(&run, "p2p");
@@ -144,6 +149,8 @@ int cmd_p2p(int argc, char **argv)
         rmx_json_str(j, "address0", my_addr);
         rmx_json_str(j, "address1", peer_addr);
         rmx_json_int(j, "window", window);
+        rmx_json_int(j, "window_bytes", (long long)window_bytes);
+        rmx_json_int(j, "min_samples", min_samples);
         rmx_json_bool(j, "validate_every_message", validate);
         rmx_json_bool(j, "one_buffer", one_buffer);
         rmx_json_int(j, "offset", (long long)offset);
@@ -202,6 +209,7 @@ int cmd_p2p(int argc, char **argv)
                 if ((kern->fn == net_tcp_pingpong && n == 0) || (kern->fn == net_udp_pingpong && n > NET_UDP_MAX))
                     continue;
                 p.size = n;
+                p.window = net_window_for((int)window, n, window_bytes);
                 p.lost = 0;
                 p.bad = 0;   /* a damaged message makes its own point invalid, not every later one */
                 /* Only the blocking round trips may share one buffer: a pending receive and a
@@ -228,6 +236,8 @@ int cmd_p2p(int argc, char **argv)
                         rmx_json_int(j, "size", (long long)n);
                         rmx_json_int(j, "trial", trial);
                         rmx_json_int(j, "messages_per_op", (long long)msgs);
+                        if (kern->per_window)
+                            rmx_json_int(j, "window", p.window);
                         rmx_json_int(j, "udp_resent", p.lost);
                         net_record_end(&run, !failed, &m, NET_ROOT, msgs);
                     }

@@ -153,7 +153,7 @@ int cmd_ring(int argc, char **argv)
 {
     const char *json = NULL;
     size_t lat_size = 8, bw_size = 2000000;
-    long long rings = 10, seed = 1, max_samples = 50;
+    long long rings = 10, seed = 1, max_samples = 50, min_samples = 5;
     double budget = 0.02;
     int no_links = 0;
     const rmx_arg spec[] = {
@@ -165,6 +165,8 @@ int cmd_ring(int argc, char **argv)
         {"seed", RMX_ARG_INT, &seed, "seed of the random rings", 1, 1e18, NULL},
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per measurement", 0.001, 3600, NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per measurement", 5, 100000, NULL},
+        {"min-samples", RMX_ARG_INT, &min_samples,
+         "fewest samples per measurement (below 5: no separate warm-up batch)", 2, 100000, NULL},
         {"no-links", RMX_ARG_FLAG, &no_links, "skip timing each link of the natural ring alone", 0, 0, NULL},
     };
     rmx_args_parse(PROG " ring", "HPCC natural and random ring latency and bandwidth, and per-link times.", argc,
@@ -195,7 +197,7 @@ int cmd_ring(int argc, char **argv)
         printf("# %-8s %-8s %10s %-12s %14s %12s\n", "Ring", "Pattern", "Size", "Method", "Avg Latency(us)",
                "Best(us)");
 
-    net_timing t = net_timing_make(budget, (size_t)max_samples);
+    net_timing t = net_timing_make(budget, (size_t)max_samples, (size_t)min_samples);
     uint64_t state = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 7;
     int *order = malloc((size_t)n * sizeof *order);
     long invalid = 0;

@@ -24,8 +24,12 @@ int mx_schedule_full(int n, mx_schedule *s);
  * (the groups' tournaments side by side), then for each shift k of a set of
  * O(log n) shifts the pairs (p, p + k mod n) of positions in the ranks' order
  * (grouped by switch when known: near and far shifts cross near and far
- * switches), 1 to 3 rounds per shift. Returns 0, -1 when out of memory. */
-int mx_schedule_sampled(int n, const int *group_of, mx_schedule *s);
+ * switches), 1 to 3 rounds per shift; at most `most_shifts` shifts (0: all),
+ * spread from the nearest to the farthest. Returns 0, -1 when out of memory. */
+int mx_schedule_sampled(int n, const int *group_of, int most_shifts, mx_schedule *s);
+/* Split every round of more than `most` pairs into rounds of at most `most` (0: as it is): where
+ * the ranks crowd few cores, pairs measured all at once measure the cores, not the links. */
+int mx_schedule_cap(mx_schedule *s, int most);
 void mx_schedule_free(mx_schedule *s);
 
 /* 0 within one switch group, 1 across; 0 for all when group_of is NULL. */

@@ -61,18 +61,26 @@ static int gcd(int a, int b)
 }
 
 /* The shifts: 1 to 4 (neighbours: same switch where hosts are numbered along
- * the switches), then growing by half up to n / 2 (farther and farther). */
-static int shifts(int n, int *k)
+ * the switches), then growing by half up to n / 2 (farther and farther); at
+ * most `most` of them (0: all), spread evenly with the first and the last kept,
+ * so that near and far pairs are still both sampled. */
+static int shifts(int n, int most, int *k)
 {
     int c = 0, half = n / 2;
     for (int v = 1; v <= half; v = v < 4 ? v + 1 : v + (v + 1) / 2)
         k[c++] = v;
     if (half >= 1 && k[c - 1] != half)
         k[c++] = half;
+    if (most > 0 && c > most) {
+        const int keep = most < 2 ? 2 : most;
+        for (int i = 0; i < keep; i++)
+            k[i] = k[(int)((double)i * (c - 1) / (keep - 1) + 0.5)];
+        c = keep;
+    }
     return c;
 }
 
-int mx_schedule_sampled(int n, const int *group_of, mx_schedule *s)
+int mx_schedule_sampled(int n, const int *group_of, int most_shifts, mx_schedule *s)
 {
     int *pos = malloc((size_t)n * sizeof *pos), *k = malloc(64 * sizeof *k);
     if (!pos || !k) {
@@ -99,7 +107,7 @@ int mx_schedule_sampled(int n, const int *group_of, mx_schedule *s)
         for (int r = 0; r < n; r++)
             pos[p++] = r;
     }
-    const int nk = shifts(n, k);
+    const int nk = shifts(n, most_shifts, k);
     const int inside = group_of && biggest > 1 ? (biggest % 2 ? biggest : biggest - 1) : 0;
     if (alloc_rounds(s, n, inside + 3 * nk) < 0) {
         free(pos);
@@ -145,6 +153,47 @@ int mx_schedule_sampled(int n, const int *group_of, mx_schedule *s)
     }
     free(pos);
     free(k);
+    return 0;
+}
+
+int mx_schedule_cap(mx_schedule *s, int most)
+{
+    if (most <= 0)
+        return 0;
+    const size_t n = (size_t)s->n;
+    size_t rounds = 0;
+    for (int r = 0; r < s->rounds; r++) {
+        int pairs = 0;
+        for (size_t q = 0; q < n; q++)
+            pairs += s->partner[(size_t)r * n + q] > (int)q;
+        rounds += pairs > most ? (size_t)((pairs + most - 1) / most) : 1;
+    }
+    int *out = malloc((rounds * n + 1) * sizeof *out);
+    if (!out)
+        return -1;
+    for (size_t i = 0; i < rounds * n; i++)
+        out[i] = -1;
+    size_t at = 0;
+    for (int r = 0; r < s->rounds; r++) {
+        const int *in = s->partner + (size_t)r * n;
+        int pairs = 0;
+        for (size_t q = 0; q < n; q++)
+            pairs += in[q] > (int)q;
+        const int parts = pairs > most ? (pairs + most - 1) / most : 1;
+        /* the k-th pair of the round goes to part k mod parts: pairs of neighbouring ranks (often one
+         * switch's) spread over the parts, so that each part mixes near and far pairs as the round did */
+        int k = 0;
+        for (size_t q = 0; q < n; q++)
+            if (in[q] > (int)q) {
+                int *o = out + (at + (size_t)(k++ % parts)) * n;
+                o[q] = in[q];
+                o[in[q]] = (int)q;
+            }
+        at += (size_t)parts;
+    }
+    free(s->partner);
+    s->partner = out;
+    s->rounds = (int)rounds;
     return 0;
 }
 

@@ -71,8 +71,10 @@ void net_measure_run(MPI_Comm comm, int root, int key, const net_timing *t, net_
                      net_measure *m);
 void net_measure_free(net_measure *m);
 
-/* Defaults from budget (seconds per measurement) and the sample cap. */
-net_timing net_timing_make(double budget, size_t max_samples);
+/* Defaults from budget (seconds per measurement), the sample cap and the fewest samples (5
+ * usually; 2 to 4 where a caller fits many measurements into a short time: then no separate
+ * warm-up batch either). */
+net_timing net_timing_make(double budget, size_t max_samples, size_t min_samples);
 
 /* ---- payloads (payload.c) ---------------------------------------------- */
 void net_fill(unsigned char *buf, size_t n, uint64_t seed);

@@ -147,6 +147,14 @@ const net_p2p_kernel net_p2p_kernels[] = {
 };
 const size_t net_p2p_nkernels = sizeof net_p2p_kernels / sizeof net_p2p_kernels[0];
 
+int net_window_for(int window, size_t size, size_t max_bytes)
+{
+    if (max_bytes == 0 || size == 0 || (size_t)window * size <= max_bytes)
+        return window;
+    const size_t w = max_bytes / size;
+    return w < 1 ? 1 : (int)w;
+}
+
 int net_p2p_msgs(const net_p2p_kernel *k, const net_pair *p)
 {
     return k->per_window ? k->msgs * p->window : k->msgs;

@@ -34,6 +34,11 @@ typedef struct {
 extern const net_p2p_kernel net_p2p_kernels[];
 extern const size_t net_p2p_nkernels;
 
+/* The window for messages of `size` bytes: `window` messages, but at most `max_bytes` in flight
+ * (0: no bound), at least one. A window of 64 large messages is 128 MiB at 2 MiB, a second per
+ * batch on 1 Gbit/s, while a few MiB in flight already fill any link's bandwidth-delay product. */
+int net_window_for(int window, size_t size, size_t max_bytes);
+
 /* Messages one operation of k moves with this pair's window. */
 int net_p2p_msgs(const net_p2p_kernel *k, const net_pair *p);
 

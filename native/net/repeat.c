@@ -16,19 +16,23 @@
 #include "rmx_timer.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { GO_ON = 1, STOP_MET = 2, STOP_BUDGET = 3, FAILED = -1 };
 
-net_timing net_timing_make(double budget, size_t max_samples)
+net_timing net_timing_make(double budget, size_t max_samples, size_t min_samples)
 {
     net_timing t;
     t.batch_target = 1e-3;  /* 1 ms: > 1000x the clock resolution, short enough for many samples */
     t.max_iters = 10000000;
     t.rule = rmx_repeat_default();
-    t.rule.warmup = 1;
-    t.rule.min_reps = 5;
-    t.rule.max_reps = max_samples;
+    /* Below the usual 5 samples the caller fits a point into a short budget (ranks crowded onto
+     * few cores, where every batch's synchronisation costs many time slices): the calibration's
+     * batches and the untimed validation exchange already warm up, so no separate warm-up. */
+    t.rule.min_reps = min_samples < 2 ? 2 : min_samples;
+    t.rule.warmup = t.rule.min_reps >= 5;
+    t.rule.max_reps = max_samples < t.rule.min_reps ? t.rule.min_reps : max_samples;
     t.rule.budget = budget;
     t.rule.rel_target = 0.02;
     t.deadline = 0;
@@ -44,20 +48,30 @@ static int past(const net_timing *t)
     return t->deadline > 0 && rmx_now() >= t->deadline;
 }
 
-/* One batch on every rank; the root gets (this root's, min, sum, max) elapsed. */
-static int batch(MPI_Comm comm, int root, net_batch_fn fn, void *ctx, long iters, double out[NET_NSTAT])
+/* One batch on every rank; the root gets (this root's, min, mean, max) elapsed. One gather, not
+ * a reduction per statistic: each collective around a batch costs every rank a time slice where
+ * ranks outnumber cores, and the root's n doubles are nothing next to that. */
+static int batch(MPI_Comm comm, int root, net_batch_fn fn, void *ctx, long iters, double out[NET_NSTAT],
+                 double *all)
 {
     double el = fn(ctx, iters);
-    double mm[2] = {el, -el}, red[2] = {0, 0}, sum = 0;
-    MPI_Reduce(mm, red, 2, MPI_DOUBLE, MPI_MAX, root, comm);
-    MPI_Reduce(&el, &sum, 1, MPI_DOUBLE, MPI_SUM, root, comm);
-    int n;
+    int n, me;
     MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    MPI_Gather(&el, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, root, comm);
     out[NET_ROOT] = el;
-    out[NET_MIN] = -red[1];
+    if (me != root)
+        return 0;
+    double lo = all[0], hi = all[0], sum = 0;
+    for (int r = 0; r < n; r++) {
+        lo = all[r] < lo ? all[r] : lo;
+        hi = all[r] > hi ? all[r] : hi;
+        sum += all[r];
+    }
+    out[NET_MIN] = lo;
     out[NET_AVG] = sum / n;
-    out[NET_MAX] = red[0];
-    return out[NET_MIN] < 0; /* some rank reported a validation failure */
+    out[NET_MAX] = hi;
+    return lo < 0; /* some rank reported a validation failure */
 }
 
 void net_measure_run(MPI_Comm comm, int root, int key, const net_timing *t, net_batch_fn fn, void *ctx,
@@ -66,14 +80,18 @@ void net_measure_run(MPI_Comm comm, int root, int key, const net_timing *t, net_
     memset(m, 0, sizeof *m);
     for (int k = 0; k < NET_NSTAT; k++)
         rmx_samples_init(&m->s[k]);
-    int me;
+    int me, size;
     MPI_Comm_rank(comm, &me);
-    double v[NET_NSTAT];
+    MPI_Comm_size(comm, &size);
+    double v[NET_NSTAT] = {0, 0, 0, 0};
+    double *all = me == root ? malloc((size_t)size * sizeof *all) : NULL;
+    if (me == root && !all)
+        net_fail(1, "out of memory for %d ranks' batch times", size);
 
     /* Calibration: grow the batch until it lasts batch_target on the slowest rank. */
     long iters = 1;
     for (;;) {
-        int bad = batch(comm, root, fn, ctx, iters, v);
+        int bad = batch(comm, root, fn, ctx, iters, v, all);
         long next = 0;
         if (me == root) {
             if (bad)
@@ -87,6 +105,7 @@ void net_measure_run(MPI_Comm comm, int root, int key, const net_timing *t, net_
         MPI_Bcast(&next, 1, MPI_LONG, root, comm);
         if (next < 0) {
             m->failed = 1;
+            free(all);
             return;
         }
         if (next == 0)
@@ -96,18 +115,19 @@ void net_measure_run(MPI_Comm comm, int root, int key, const net_timing *t, net_
     m->iters = iters;
 
     for (size_t w = 0; w < t->rule.warmup; w++) {
-        int bad = batch(comm, root, fn, ctx, iters, v);
+        int bad = batch(comm, root, fn, ctx, iters, v, all);
         int go = bad ? FAILED : GO_ON;
         MPI_Bcast(&go, 1, MPI_INT, root, comm);
         if (go == FAILED) {
             m->failed = 1;
+            free(all);
             return;
         }
     }
 
     double start = rmx_now();
     for (;;) {
-        int bad = batch(comm, root, fn, ctx, iters, v);
+        int bad = batch(comm, root, fn, ctx, iters, v, all);
         long go[2] = {GO_ON, iters}; /* the decision, and the iterations of the next batch */
         if (me == root) {
             for (int k = 0; k < NET_NSTAT; k++)
@@ -133,10 +153,12 @@ void net_measure_run(MPI_Comm comm, int root, int key, const net_timing *t, net_
         MPI_Bcast(go, 2, MPI_LONG, root, comm);
         if (go[0] == FAILED) {
             m->failed = 1;
+            free(all);
             return;
         }
         if (go[0] != GO_ON) {
             m->converged = go[0] == STOP_MET;
+            free(all);
             return;
         }
         iters = m->iters = go[1];

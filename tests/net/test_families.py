@@ -117,13 +117,16 @@ def test_matrix(db, ranks):
     assert s.retest_status == "done" and {c.kind for c in s.class_stats} == {"latency", "bandwidth"}
 
 
-def test_matrix_odd_rank_count_covers_every_pair():
-    proc = mpirun(3, "matrix", "--json", "-", "--budget", "0.002", "--max-samples", "5", "--bw-size", "64K")
+@pytest.mark.parametrize("np_,at_once,rounds", [(3, 0, 3), (4, 1, 6)])
+def test_matrix_covers_every_pair_with_odd_ranks_and_few_pairs_at_once(np_, at_once, rounds):
+    # 3 ranks: one sits out each round; 4 ranks one pair at a time: each round of 2 pairs split in two
+    proc = mpirun(np_, "matrix", "--json", "-", "--budget", "0.002", "--max-samples", "5", "--bw-size", "64K",
+                  "--pairs-at-once", str(at_once))
     assert proc.returncode == 0, proc.stderr
     parsed = get("matrix").parse(records(proc))
-    assert parsed.status == "ok" and parsed.summary.rounds == 3
+    assert parsed.status == "ok" and parsed.summary.rounds == rounds and parsed.summary.pairs == np_ * (np_ - 1) // 2
     lat = parsed.summary.latency
-    assert all(lat[i][j] > 0 for i in range(3) for j in range(3) if i != j)
+    assert all(lat[i][j] > 0 for i in range(np_) for j in range(np_) if i != j)
     assert all(not math.isnan(v) for row in parsed.summary.bandwidth for v in row if v is not None)
 
 

@@ -1,6 +1,6 @@
 """The matrix at scale: the analysis of a synthetic 1024-rank matrix (rmax-net matrix
 --self-test-analysis, no MPI world of 1024 ranks), the sampled design's rounds, the retest
-budget, and a record stream cut short during the retests still giving a summary."""
+budget, and a record stream cut short in the rounds or during the retests still giving a summary."""
 
 import json
 import random
@@ -163,3 +163,16 @@ def test_retest_budget_and_sampled_design_under_mpi():
     assert not [r for r in recs if r.get("record") == "retests"]
     assert all(x.verdict == "not retested: budget used up" for x in s.suspects)
     assert s.retest_status == ("budget used up" if s.suspects else "done")
+    # every concurrent round is a record of its own, written when it ends, with the same numbers as the matrix
+    rounds = [r for r in recs if r.get("record") == "round"]
+    assert [r["round"] for r in rounds] == list(range(s.rounds))
+    a, b, lat, _, bw, _, _ = next(c for c in rounds[0]["cells"] if c[2] is not None)
+    assert s.latency[a][b] == s.latency[b][a] == lat and s.bandwidth[a][b] == bw
+    # a run stopped after its first round (watchdog, lost host) keeps that round's pairs: partial
+    cut = recs[:recs.index(rounds[0]) + 1]
+    part = get("matrix").parse(cut)
+    assert part.status == "partial" and "after round 1 of" in part.error and part.samples
+    measured = {(i, j) for i, row in enumerate(part.summary.bandwidth) for j, v in enumerate(row) if v is not None}
+    assert measured == {(c[0], c[1]) for c in rounds[0]["cells"]}
+    assert part.summary.latency[a][b] == lat and {c.kind for c in part.summary.class_stats} == {
+        "latency", "bandwidth"}

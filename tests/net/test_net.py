@@ -191,3 +191,15 @@ def test_buffers_placed_past_a_page_boundary_still_validate():
     assert parsed.status == "ok" and parsed.summary.offset == 16 and parsed.summary.repeats == 2
     proc = mpirun(2, "p2p", "--offset", "4096")
     assert proc.returncode == 2 and "--offset" in proc.stderr
+
+
+def test_large_messages_keep_at_most_window_bytes_in_flight_and_few_samples_are_kept_few():
+    """--window-bytes shortens a large message's window (the time per message stays per message);
+    --min-samples 2 stops a point that met no confidence target after 2 samples, not 5."""
+    recs = records(mpirun(2, "p2p", "--json", "-", "--layers", "mpi-stream", "--sizes", "8,1M", "--window", "64",
+                          "--window-bytes", "4M", "--min-samples", "2", "--max-samples", "5", "--budget", "0.001"))
+    small, large = [r for r in recs if r["record"] == "point"]
+    assert (small["window"], small["messages_per_op"]) == (64, 64)
+    assert (large["window"], large["messages_per_op"]) == (4, 4)
+    assert large["summary"]["n"] == 2 and large["validated"]
+    assert recs[0]["window_bytes"] == 4 << 20 and recs[0]["min_samples"] == 2

@@ -38,6 +38,8 @@ class CollOptions:
     seed: int = option(1, "Seed of the random order.", type=Count(1, 2**31 - 1))
     budget: float = option(0.02, "Seconds per point.", type=Seconds(0.001, 3600, lo_open=False), quick=0.005)
     max_samples: int = option(100, "Most samples per point.", type=Count(5, 100000), quick=20, cli=False)
+    min_samples: int = option(5, "Fewest samples per point (the survey's plan lowers it where ranks crowd "
+                                 "few cores: below 5, no warm-up batch either).", type=Count(2, 100000), cli=False)
 
 
 @dataclass
@@ -107,7 +109,7 @@ class Coll(Family):
     def argv(self, o):
         a = [executable("rmax-net"), "coll", "--json", "-", "--ops", ",".join(o.ops), "--orders", ",".join(o.orders),
              "--sizes", ",".join(map(str, o.sizes)), "--seed", str(o.seed), "--budget", str(o.budget),
-             "--max-samples", str(o.max_samples)]
+             "--max-samples", str(o.max_samples), "--min-samples", str(o.min_samples)]
         if o.procs:
             a += ["--procs", ",".join(map(str, o.procs))]
         return a

@@ -31,9 +31,11 @@ where its waker runs) measured that CPU, not the network: it is left out of
 the test, its control's too, and a suspect left with fewer than 2 values is
 reported as "CPU shared".
 
-The kernel writes the matrices before any retest, then one record per retest
-round: a run stopped during the retests (watchdog, lost host) still parses,
-as `partial`, with the suspects it did not retest named."""
+The kernel writes each concurrent round's pairs as a record when the round ends,
+the matrices before any retest, then one record per retest round: a run stopped
+in its rounds (watchdog, lost host) parses as `partial` with the pairs of the
+rounds it finished (no suspects: the analysis needs them all), and one stopped
+during the retests as `partial` with the suspects it did not retest named."""
 
 from __future__ import annotations
 
@@ -82,10 +84,17 @@ class MatrixOptions:
     budget: float = option(0.01, "Seconds per pair and measurement.", type=Seconds(0.001, 3600, lo_open=False),
                            quick=0.003)
     max_samples: int = option(20, "Most samples per pair.", type=Count(5, 100000), quick=10, cli=False)
+    min_samples: int = option(5, "Fewest samples per pair and measurement (the survey's plan lowers it where ranks "
+                                 "crowd few cores: below 5, no warm-up batch either).", type=Count(2, 100000), cli=False)
     design: str = option("auto", f"Pairs measured: every pair (full), or every pair inside a switch plus O(log N) "
                                  f"shifts (sampled); auto: full up to {SAMPLE_ABOVE} ranks ({QUICK_SAMPLE_ABOVE} "
                                  "with --quick).",
                          type=click.Choice(["auto", "full", "sampled"]))
+    shifts: int = option(0, "The sampled design's shifts at most (0: all, about 2 log2 N), spread from the nearest "
+                            "to the farthest.", type=Count(0, 64))
+    pairs_at_once: int = option(0, "Pairs measured at once at most (0: every pair of a round). Where the ranks "
+                                   "crowd few cores (a virtual cluster's) the plan lowers it, so that a pair's "
+                                   "bandwidth is its links', not its share of the cores.", type=Count(0, 1 << 20))
     retest: bool = option(True, "Report suspects without measuring them again.", flag="--no-retest")
     retests: int = option(3, "Retests per suspect (Welch's t-test against its control needs 2 or more).",
                           type=Count(1, 100))
@@ -296,6 +305,52 @@ def _suspect(sus: dict, classes: dict[str, _ClassValues], hosts: list[str], rete
                    [bool(x) for x in sus.get("control_cpu_shared") or []], v["reference"])
 
 
+def _from_rounds(records: list[dict], n: int, group_of: list[int]) -> dict | None:
+    """A matrix record made from the kernel's per-round records, for a run stopped in its rounds (no
+    matrix record): the pairs of the rounds it finished, their class statistics, no suspects; None
+    when it finished no round."""
+    rounds = [r for r in records if r.get("schema") == SCHEMA and r.get("record") == "round"]
+    if not rounds or n < 2:
+        return None
+    names = ("latency", "latency_best", "bandwidth", "bandwidth_best", "cpu_shared")
+    m: dict = {k: [[None] * n for _ in range(n)] for k in names}
+    for rec in rounds:
+        for cell in rec.get("cells", []):
+            a, b, *vals = cell
+            if not (0 <= a < n and 0 <= b < n):
+                continue
+            for k, v in zip(names, vals):
+                if v is not None:
+                    m[k][a][b] = v
+                    if k.startswith("latency"):     # measured once, by the lower rank: kept in both cells
+                        m[k][b][a] = v
+    m["cpu_shared"] = [[bool(v) for v in row] for row in m["cpu_shared"]]
+    m["class_stats"] = _class_stats(m["latency"], m["bandwidth"], group_of)
+    m["validated"] = all(r.get("validated", True) for r in rounds)
+    m["rounds_done"] = len(rounds)
+    return m
+
+
+def _class_stats(lat: list, bw: list, group_of: list[int]) -> list[dict]:
+    """As the kernel's class statistics (matrix_suspects.c): per kind and class, the pairs, their
+    median and 1.4826 x the median absolute deviation."""
+    out = []
+    for kind, mat in (("latency", lat), ("bandwidth", bw)):
+        by: dict[str, list[float]] = {}
+        for a, row in enumerate(mat):
+            for b, v in enumerate(row):
+                if a != b and v is not None and (kind == "bandwidth" or a < b):
+                    cls = "all" if not group_of else "across" if group_of[a] != group_of[b] else "same"
+                    by.setdefault(cls, []).append(v)
+        for cls in (("all",) if not group_of else ("same", "across")):
+            vals = by.get(cls, [])
+            med = statistics.median(vals) if vals else None
+            mad = statistics.median(abs(v - med) for v in vals) if vals else None
+            out.append({"kind": kind, "class": cls, "pairs": len(vals), "median": med,
+                        "spread": 1.4826 * mad if mad is not None else None})
+    return out
+
+
 def _retest_status(header: dict, done: dict | None) -> str:
     if not header.get("retesting", True):
         return "off"
@@ -335,8 +390,9 @@ class Matrix(Family):
     def argv(self, o):
         a = [executable("rmax-net"), "matrix", "--json", "-", "--lat-size", str(o.lat_size), "--bw-size",
              str(o.bw_size), "--window", str(o.window), "--budget", str(o.budget), "--max-samples",
-             str(o.max_samples), "--design", o.design, "--retests", str(o.retests), "--retest-budget",
-             str(o.retest_budget), *groups_argv(o.groups)]
+             str(o.max_samples), "--min-samples", str(o.min_samples), "--design", o.design, "--shifts",
+             str(o.shifts), "--pairs-at-once", str(o.pairs_at_once), "--retests", str(o.retests), "--retest-budget", str(o.retest_budget),
+             *groups_argv(o.groups)]
         return a + ([] if o.retest else ["--no-retest"])
 
     def parse(self, records):
@@ -356,7 +412,9 @@ class Matrix(Family):
             group_of=group_of, design=h.get("design", "full"), pairs=h.get("pairs"), pairs_total=h.get("pairs_total"),
             retest_budget=h.get("retest_budget"))
         if m is None:
-            return Parsed(summary, {}, "failed", "rmax-net matrix wrote no matrix")
+            m = _from_rounds(records, len(hosts), group_of)
+            if m is None:
+                return Parsed(summary, {}, "failed", "rmax-net matrix wrote no matrix")
         classes = {k: _ClassValues(m[k], group_of, k) for k in ("latency", "bandwidth")}
         retesting = h.get("retesting", True)
         summary.latency, summary.bandwidth = m["latency"], m["bandwidth"]
@@ -370,6 +428,10 @@ class Matrix(Family):
         samples = {"latency_best": m.get("latency_best", []), "bandwidth_best": m.get("bandwidth_best", [])}
         if not m.get("validated") or (done is not None and not done.get("validated", True)):
             return Parsed(summary, samples, "invalid", "payload validation failed for some pair")
+        if m.get("rounds_done") is not None:
+            return Parsed(summary, samples, "partial",
+                          f"rmax-net matrix stopped after round {m['rounds_done']} of {h.get('rounds')}: the pairs "
+                          f"of the rounds measured are kept, without suspects or retests")
         if done is None:
             return Parsed(summary, samples, "partial",
                           f"rmax-net matrix stopped during the retests: the concurrent matrix is kept, "

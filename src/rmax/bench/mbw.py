@@ -30,6 +30,10 @@ class MbwOptions:
                            type=Size(1, MAX_MESSAGE), quick=64 << 10)
     window: int = option(64, "Messages each sender keeps in flight per iteration (OSU's default).",
                          type=Count(1, 1024))
+    window_bytes: int = option(8 << 20, "Bytes each sender keeps in flight at most (0: no bound): a large message "
+                               "gets a shorter window.", type=Size(0, 1 << 40), show="8MiB")
+    min_samples: int = option(5, "Fewest samples per size and repeat (the survey's plan lowers it where ranks crowd "
+                                 "few cores: below 5, no warm-up batch either).", type=Count(2, 100000), cli=False)
     budget: float = option(0.05, "Seconds of timed repetitions per size and repeat.", type=Seconds(0.001, 3600),
                            quick=0.005)
     repeats: int = option(5, "Times the whole size list is measured, one repeat after the other.",
@@ -115,8 +119,9 @@ class Mbw(Family):
         check_memory(largest, ctx.spec.ranks_on_this_host() if ctx.spec else np_, "mbw's message buffers")
 
     def argv(self, o):
-        a = [executable("rmax-net"), "mbw", "--json", "-", "--window", str(o.window), "--budget", str(o.budget),
-             "--repeats", str(o.repeats)]
+        a = [executable("rmax-net"), "mbw", "--json", "-", "--window", str(o.window), "--window-bytes",
+             str(o.window_bytes), "--budget", str(o.budget), "--repeats", str(o.repeats), "--min-samples",
+             str(o.min_samples)]
         # one point per size, in order: a figure's key names its size
         a += ["--sizes", ",".join(map(str, sorted(set(o.sizes))))] if o.sizes else ["--max-size", str(o.max_size)]
         if o.validate:
@@ -127,10 +132,11 @@ class Mbw(Family):
 
     def timeout(self, o):
         # Past its budget a point takes eight batches at least (calibration, warm-up, five samples),
-        # each of one window or more; 100 MB/s is slower than any link MPI runs over.
+        # each of one window (at most window_bytes) or more; 100 MB/s is slower than any link MPI runs over.
         points = len(o.sizes) if o.sizes else 2 * o.max_size.bit_length()
         volume = sum(o.sizes) if o.sizes else 4 * o.max_size      # the schedule's sizes sum to < 3.5x its largest
-        return 120.0 + o.repeats * (3.0 * points * o.budget + 8 * o.window * volume / 1e8)
+        window = min(o.window * volume, o.window_bytes * points) if o.window_bytes else o.window * volume
+        return 120.0 + o.repeats * (3.0 * points * o.budget + 8 * window / 1e8)
 
     def parse(self, records):
         header, recs, done = split_records(records, SCHEMA)

@@ -17,7 +17,7 @@ from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.model.hockney import fit_hockney
 from rmax.native import executable
-from rmax.params import Count, Names, Seconds
+from rmax.params import Count, Names, Seconds, Size
 from rmax.stats import differ_significantly, spread, two_states
 
 LAYERS = ("mpi", "mpi-nonblocking", "mpi-stream", "mpi-bidir", "tcp", "udp")
@@ -43,6 +43,11 @@ class NetOptions:
     budget: float = option(0.05, "Seconds of timed repetitions per layer and size.",
                            type=Seconds(0.001, 3600, lo_open=False), quick=0.01)
     max_samples: int = option(200, "Most samples per point.", type=Count(5, 100000), quick=50)
+    min_samples: int = option(5, "Fewest samples per point (the survey's plan lowers it where ranks crowd few cores: "
+                                 "below 5, no warm-up batch either).", type=Count(2, 100000), cli=False)
+    window_bytes: int = option(8 << 20, "Bytes in flight at most in stream and bidirectional (0: no bound): a large "
+                               "message gets a shorter window (OSU's 64 x 2 MiB is a second per batch at 1 Gbit/s).",
+                               type=Size(0, 1 << 40), show="8MiB")
     batch: float | None = option(None, "Seconds one timed batch (one sample) lasts [default: 0.001; NetPIPE's "
                                        "trials: 0.25].", type=Seconds(1e-5, 10, lo_open=False))
     one_buffer: bool = option(False, "Ping-pongs send back the buffer just received, as NetPIPE does (OSU uses two "
@@ -244,7 +249,8 @@ class Net(Family):
     def argv(self, o):
         a = [executable("rmax-net"), "p2p", "--json", "-", "--layers", ",".join(o.layers),
              "--window", str(o.window), "--budget", str(o.budget), "--max-samples", str(o.max_samples),
-             "--repeats", str(o.repeats), "--layer-budget", str(o.layer_budget)]
+             "--min-samples", str(o.min_samples), "--window-bytes", str(o.window_bytes), "--repeats", str(o.repeats),
+             "--layer-budget", str(o.layer_budget)]
         if o.sizes:
             a += ["--sizes", ",".join(str(s) for s in o.sizes)]
         else:

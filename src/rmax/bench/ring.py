@@ -32,6 +32,8 @@ class RingOptions:
     seed: int = option(1, "Seed of the random rings.", type=Count(1, 2**31 - 1))
     budget: float = option(0.02, "Seconds per measurement.", type=Seconds(0.001, 3600, lo_open=False), quick=0.005)
     max_samples: int = option(50, "Most samples per measurement.", type=Count(5, 100000), quick=20, cli=False)
+    min_samples: int = option(5, "Fewest samples per measurement (the survey's plan lowers it where ranks crowd "
+                                 "few cores: below 5, no warm-up batch either).", type=Count(2, 100000), cli=False)
     links: bool = option(True, "Skip timing each link alone.", flag="--no-links")
 
 
@@ -128,7 +130,7 @@ class RingFamily(Family):
     def argv(self, o):
         a = [executable("rmax-net"), "ring", "--json", "-", "--lat-size", str(o.lat_size), "--bw-size",
              str(o.bw_size), "--random-rings", str(o.random_rings), "--seed", str(o.seed), "--budget", str(o.budget),
-             "--max-samples", str(o.max_samples)]
+             "--max-samples", str(o.max_samples), "--min-samples", str(o.min_samples)]
         return a + ([] if o.links else ["--no-links"])
 
     def parse(self, records):
