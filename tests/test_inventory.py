@@ -513,3 +513,41 @@ def test_the_schema_names_every_peak_basis():
         return next((got for got in map(find, children) if got), None)
 
     assert tuple(find(SCHEMA)) == rpeak.BASES
+
+
+def test_nodes_of_one_machine_read_its_software_once_per_survey(tmp_path, monkeypatch):
+    from rmax.inventory import shared
+
+    monkeypatch.setattr(shared.tempfile, "gettempdir", lambda: str(tmp_path))
+    calls = []
+
+    def read():
+        calls.append(1)
+        return {"mpi": {"default": None}}, {"blas": "OSError: boom"}
+
+    first = shared.reuse("survey-a", read)
+    assert first == ({"mpi": {"default": None}}, {"blas": "OSError: boom"}, os.uname().nodename)
+    assert shared.reuse("survey-a", read) == first and len(calls) == 1      # the next node reuses it, named
+    assert shared.reuse("survey-b", read) == first and len(calls) == 2      # another survey reads again
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/elsewhere")                     # another BLAS may load: read again
+    shared.reuse("survey-a", read)
+    assert len(calls) == 3
+    folder = tmp_path / f"rmax-inventory-{os.getuid()}"
+    assert folder.stat().st_mode & 0o777 == 0o700
+    folder.chmod(0o755)                                                     # not private: each node reads its own
+    shared.reuse("survey-a", read)
+    assert len(calls) == 4
+
+
+def test_a_survey_inventory_names_the_node_that_read_the_machine_sections(tmp_path, monkeypatch):
+    from rmax.inventory import shared
+
+    collect = sys.modules["rmax.inventory.collect"]   # the module: the package's `collect` is its function
+    monkeypatch.setattr(shared.tempfile, "gettempdir", lambda: str(tmp_path))
+    # this host's own interfaces are not what is tested (a virtual cluster's host has hundreds)
+    monkeypatch.setattr(collect, "_nics", lambda: {"interfaces": [], "reasons": {"interfaces": "not read here"}})
+    inv = shared.collect_node(False, "not measured here", survey="survey-c")
+    _validate(inv)
+    assert inv["machine_sections_read_on"] == os.uname().nodename and inv["mpi"] and inv["blas"]
+    again = shared.collect_node(False, "not measured here", survey="survey-c")
+    assert again["blas"] == inv["blas"] and again["fingerprint"] == inv["fingerprint"]

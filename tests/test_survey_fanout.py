@@ -1,6 +1,7 @@
 """A survey's per-node steps on every node at once (survey/fanout.py): the workers' frames split by
-node and reassembled through a launcher's damage, each node stored as its own run (a failed node
-named, the others kept); and a survey missing a planned step is `partial`, exit status 3."""
+node and step and reassembled through a launcher's damage, each node stored as its own run (a failed
+node named, the others kept), consecutive per-node steps in one launch, a node's failed step followed
+by its next; and a survey missing a planned step is `partial`, exit status 3."""
 
 import json
 import random
@@ -10,7 +11,8 @@ import sys
 from rmax.errors import RmaxError
 from rmax.store import open_store
 from rmax.survey.fanout import NodeResult, assign, store_per_node
-from rmax.survey.frames import BLANK, BLOCK, FRAME, decode, encode, stream
+from rmax.survey.frames import BLANK, BLOCK, FRAME, Reassembly, decode, encode, stream
+from rmax.survey.node_worker import plan_arg
 from rmax.survey.steps import Step
 from rmax.survey.workflow import run_survey
 
@@ -35,14 +37,23 @@ def test_frames_come_back_whole_through_a_damaging_launcher():
     # the two ranks' output interleaved a frame at a time, with a launcher's own line among them
     mixed = b"".join(a[i:i + FRAME] + b[i:i + FRAME] for i in range(0, max(len(a), len(b)), FRAME))
     results, broken = decode(mixed.decode() + "mpirun: a warning of its own\n")
-    assert broken == {} and results == {0: _result(0), 1: _result(1)}
+    assert broken == {} and results == {(0, 0): _result(0), (1, 0): _result(1)}
+
+
+def test_each_step_is_whole_as_soon_as_its_frames_came():
+    got = Reassembly()
+    first, second = encode(0, "n1", _result(0), step=0), encode(0, "n1", _result(1), step=1)
+    assert got.feed(b"".join(first[:-1]).decode()) == []            # not yet whole
+    assert got.feed(b"".join(first[-1:] + second).decode()) == [(0, 0), (0, 1)]
+    assert got.feed(b"".join(first).decode()) == []                 # the second copy adds nothing
+    assert got.results == {(0, 0): _result(0), (0, 1): _result(1)} and got.broken() == {}
 
 
 def test_a_result_missing_a_frame_is_reported_not_parsed():
     frames = encode(3, "n4", _result(3))
     cut = frames[:2] + [frames[2][:100] + b"\n"] + frames[3:]   # one frame cut, sent once
     results, broken = decode(b"".join(cut).decode())
-    assert results == {} and broken == {3: "n4"}
+    assert results == {} and broken == {(3, 0): "n4"}
 
 
 def test_each_host_gets_its_own_ranks_result():
@@ -71,19 +82,9 @@ def test_nodes_sharing_one_machine_share_its_memory():
         get("oslat").options(True)              # nothing sized by memory
 
 
-class _Fan:
-    """A finished fan-out's results, as FanOut.run returns them."""
-
-    def __init__(self, results: dict[str, NodeResult]):
-        self.hosts, self._results = list(results), results
-
-    def run(self):
-        return self._results
-
-
 def test_every_node_is_stored_as_its_own_run_and_a_failed_one_is_named(db):
-    fan = _Fan({"n1": NodeResult("n1", '{"x": 1}'), "n2": NodeResult("n2", error="timed out after 60 s"),
-                "n3": NodeResult("n3", "not json")})
+    got = {"n1": NodeResult("n1", '{"x": 1}'), "n2": NodeResult("n2", error="timed out after 60 s"),
+           "n3": NodeResult("n3", "not json")}
 
     def fill(run, res):
         try:
@@ -93,25 +94,41 @@ def test_every_node_is_stored_as_its_own_run_and_a_failed_one_is_named(db):
 
     with open_store() as store:
         parent = store.start_run("survey")
-        recs = store_per_node(store, parent.id, "stream", fan, {"params": {"size": 1}}, fill)
+        recs = store_per_node(store, parent.id, "stream", list(got), lambda: got, {"params": {"size": 1}}, fill)
         assert [(r.hosts, r.status, r.parent) for r in recs] == [(["n1"], "ok", parent.id), (["n2"], "failed", parent.id),
                                                                  (["n3"], "failed", parent.id)]
         assert recs[0].summary == {"x": 1} and recs[0].params == {"size": 1}
         assert recs[1].error == "n2: timed out after 60 s" and recs[2].error == "n3: printed no result"
 
 
-def test_the_worker_reports_a_failing_and_a_hung_program():
-    def worker(timeout, *program):
-        done = subprocess.run([sys.executable, "-m", "rmax.survey.node_worker", "--timeout", str(timeout), "--",
-                               *program], capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0   # it reported: a launcher must not end the other nodes
-        return decode(done.stderr)[0][0]
-
-    failed = worker(10, "sh", "-c", "echo partial; echo 'kernel: error: no memory' >&2; exit 3")   # passed on too
+def test_the_worker_reports_each_step_and_goes_on_after_a_failing_or_hung_one():
+    plan = [{"step": "a", "timeout": 10, "argv": ["sh", "-c", "echo partial; echo 'kernel: error: no memory' >&2; exit 3"]},
+            {"step": "b", "timeout": 0.5, "argv": ["sleep", "30"]},
+            {"step": "c", "timeout": 5, "argv": ["/nonexistent/kernel"]},
+            {"step": "d", "timeout": 5, "argv": ["sh", "-c", "echo $RMAX_X"], "env": {"RMAX_X": "its own"}}]
+    done = subprocess.run([sys.executable, "-m", "rmax.survey.node_worker", "--plan", plan_arg(plan)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0   # it reported: a launcher must not end the other nodes
+    got = {step: r for (_, step), r in decode(done.stderr)[0].items()}
+    failed = got[0]   # passed on too
     assert failed["rc"] == 3 and failed["stdout"] == "partial\n" and failed["error"] == "kernel: error: no memory"
-    hung = worker(0.5, "sleep", "30")
-    assert hung["timed_out"] and hung["error"] == "timed out after 0.5 s"
-    assert worker(5, "/nonexistent/kernel")["error"].startswith("cannot run /nonexistent/kernel")
+    assert got[1]["timed_out"] and got[1]["error"] == "timed out after 0.5 s"
+    assert got[2]["error"].startswith("cannot run /nonexistent/kernel")
+    assert got[3]["rc"] == 0 and got[3]["stdout"] == "its own\n"
+    bad = subprocess.run([sys.executable, "-m", "rmax.survey.node_worker", "--plan", "not-a-plan"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_per_node_steps_share_one_launch():
+    from types import SimpleNamespace
+
+    from rmax.survey.steps import all_steps, node_group
+
+    steps = [s for s in all_steps() if s.name != "inventory"]
+    group = node_group(steps, SimpleNamespace())
+    assert [s.name for s in group] == ["peakflops", "cpurate", "memlat", "stream", "dgemm", "memcopy", "oslat"]
+    assert node_group(steps[len(group):], SimpleNamespace()) == []      # then the network steps, HPL
 
 
 class _Ok(Step):

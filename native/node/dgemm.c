@@ -34,6 +34,7 @@ typedef struct {
     int m, n, k;
     double *a, *b, *c;
     size_t calls; /* dgemm calls per timed block */
+    double block; /* the seconds a block is sized for (--sample-time) */
     int corrupt, bad;
     node_rng rng;
 } gemm_ctx;
@@ -75,7 +76,13 @@ static double sample(void *arg)
         g->c[0] += 1.0;
     if (!verify(g))
         g->bad = 1;
-    return 2.0 * g->m * (double)g->n * g->k * (double)g->calls / t / 1e9;
+    double rate = 2.0 * g->m * (double)g->n * g->k * (double)g->calls / t / 1e9;
+    /* Blocks are sized from one call's time; where the CPU is shared (nodes of a virtual cluster)
+     * that call may have had a whole core and the next ones a sliver of it: a block far past its
+     * time gets fewer calls from then on, so the point stays near its budget. */
+    if (t > 2 * g->block && g->calls > 1)
+        g->calls = (size_t)fmax(1.0, (double)g->calls * g->block / t);
+    return rate;
 }
 
 static void fill(double *x, size_t n, node_rng *r)
@@ -83,6 +90,8 @@ static void fill(double *x, size_t n, node_rng *r)
     for (size_t i = 0; i < n; i++)
         x[i] = (double)(node_rand(r) >> 11) * 0x1.0p-53 - 0.5;
 }
+
+enum { MIN_REPS = 5, MIN_FIT = 3 };   /* timed blocks a point takes at least: as a rule, and when short of time */
 
 static void measure(node_run *r, const char *sweep, int m, int n, int k)
 {
@@ -102,9 +111,16 @@ static void measure(node_run *r, const char *sweep, int m, int n, int k)
     gemm(&g); /* untimed: the BLAS's first call sets up its threads and buffers */
     double t0 = rmx_now();
     gemm(&g);
-    g.calls = node_blocks(r, rmx_now() - t0);
+    double one = rmx_now() - t0;
+    g.calls = node_blocks(r, one);
+    g.block = r->sample_time;
 
-    rmx_repeat_rule rule = node_rule(r, 1, 5, 0, r->budget);
+    /* The warm-up and the minimum repetitions fit the point's budget: when a call alone is long
+     * (HPL's shape on a shared core), fewer than MIN_REPS blocks, down to MIN_FIT, rather than a
+     * point that overruns the time the survey planned for it. */
+    double fit = r->budget / fmax((double)g.calls * one, 1e-9) - 1;
+    size_t min_reps = (size_t)fmax(MIN_FIT, fmin(MIN_REPS, floor(fit)));
+    rmx_repeat_rule rule = node_rule(r, 1, min_reps, 0, r->budget);
     node_meas s;
     node_measure(sample, &g, &rule, &s);
     if (r->table)

@@ -31,6 +31,15 @@ def test_given_shapes_are_measured_and_checked():
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and words in proc.stderr, proc.stderr
 
 
+def test_a_point_whose_calls_are_long_takes_fewer_blocks_within_its_budget():
+    # one call of this shape is far longer than the budget and a block (sample-time 1e-5 s): the
+    # point takes the fewest blocks (3), not the usual 5, rather than overrun the time it was given
+    rec = records("dgemm", "--sweep", "shape", "--shapes", "512x512x256", "--budget", "0.001", "--sample-time", "0.00001")[0]
+    assert rec["calls_per_sample"] == 1 and rec["summary"]["n"] == 3 and rec["validated"] is True
+    rec = records("dgemm", "--sweep", "shape", "--shapes", "32x32x16", "--budget", "0.05", "--sample-time", "0.002")[0]
+    assert rec["summary"]["n"] >= 5   # short calls: the usual minimum
+
+
 def test_cli_stores_the_shapes(db):
     rec = json.loads(run_cli("bench", "dgemm", "--sweep", "shape", "--shapes", "96x48x16", "--budget", "0.05",
                              "--json", check=True).stdout)

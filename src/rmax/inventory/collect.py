@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
@@ -30,11 +31,36 @@ def _nics() -> dict:
     return {"interfaces": found, "reasons": {} if names else {"interfaces": "/sys/class/net is empty"}}
 
 
-def collect(measure: bool = True, unmeasured: str = "not measured (--no-measure)") -> dict:
-    """This node's facts as a JSON-serialisable dict (schema: rmax/schemas/info.schema.json);
-    `unmeasured`: why the FMA peak was not measured, when it was not."""
-    t0 = time.monotonic()
+# Sections that are the same on every node of one machine that shares one file system and one
+# environment (software found on PATH, the BLAS, the hardware's caches as hwloc sees them): the
+# nodes of a virtual cluster may read them once between them (shared.py).
+MACHINE_SECTIONS = ("caches", "mpi", "compilers", "blas")
+
+
+def read_sections(jobs: dict[str, Callable[[], dict]]) -> tuple[dict, dict[str, str]]:
+    """Each section's reader run concurrently: (section -> value, section -> internal error)."""
+    results: dict = {}
     errors: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=max(1, len(jobs))) as pool:
+        futures = {name: pool.submit(fn) for name, fn in jobs.items()}
+        for name, fut in futures.items():
+            try:
+                results[name] = fut.result()
+            except Exception as e:  # a reader bug must not take the other sections down
+                results[name] = None
+                errors[name] = f"{type(e).__name__}: {e}"
+    return results, errors
+
+
+Reuse = Callable[[Callable[[], tuple[dict, dict]]], tuple[dict, dict, str | None]]
+
+
+def collect(measure: bool = True, unmeasured: str = "not measured (--no-measure)", reuse: Reuse | None = None) -> dict:
+    """This node's facts as a JSON-serialisable dict (schema: rmax/schemas/info.schema.json);
+    `unmeasured`: why the FMA peak was not measured, when it was not. `reuse(read)` returns the
+    MACHINE_SECTIONS (results, errors, the host that read them): read(), or what another node of
+    this machine read (shared.py); without it this node reads them."""
+    t0 = time.monotonic()
     cpu_facts = cpu.collect_cpu()
     jobs = {
         "system": software.collect_system,
@@ -46,15 +72,15 @@ def collect(measure: bool = True, unmeasured: str = "not measured (--no-measure)
         "compilers": software.collect_compilers,
         "blas": _blas,
     }
-    results: dict = {}
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = {name: pool.submit(fn) for name, fn in jobs.items()}
-        for name, fut in futures.items():
-            try:
-                results[name] = fut.result()
-            except Exception as e:  # a reader bug must not take the other sections down
-                results[name] = None
-                errors[name] = f"{type(e).__name__}: {e}"
+    machine = {name: jobs.pop(name) for name in MACHINE_SECTIONS} if reuse else {}
+    with ThreadPoolExecutor(max_workers=1) as pool:   # this node's own sections meanwhile
+        shared = pool.submit(reuse, lambda: read_sections(machine)) if reuse else None
+        results, errors = read_sections(jobs)
+        read_on = None
+        if shared:
+            more, more_errors, read_on = shared.result()
+            results.update(more)
+            errors.update(more_errors)
 
     rows, why = rpeak.measure_peak() if measure else (None, unmeasured)
     try:
@@ -81,6 +107,8 @@ def collect(measure: bool = True, unmeasured: str = "not measured (--no-measure)
         "measured": measure,
         "errors": errors,
     }
+    if read_on:
+        inv["machine_sections_read_on"] = read_on
     inv["fingerprint"] = fingerprint(inv)
     inv["collect_seconds"] = round(time.monotonic() - t0, 3)
     return inv

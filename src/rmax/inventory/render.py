@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich import box
 from rich.console import Group
 from rmax.terminal import Table
+from rmax.inventory.rpeak import plural
 from rich.text import Text
 
 
@@ -33,10 +34,6 @@ def why(section: dict | None, field: str) -> str:
 def val(section: dict | None, field: str, fmt=str) -> str:
     v = (section or {}).get(field)
     return fmt(v) if v is not None else why(section, field)
-
-
-def plural(n, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _kv(title: str) -> Table:

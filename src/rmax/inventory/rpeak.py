@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass
 
 from rmax.inventory.probe import run
-from rmax.inventory.render import plural
 
 DP_FLOPS_PER_CYCLE = {"sse2": 4, "avx": 8, "avx2": 16}
 AVX512_FLOPS_PER_CYCLE = {1: 16, 2: 32}
@@ -145,6 +144,10 @@ def measure_peak(timeout: float = 60) -> tuple[list[PeakRow] | None, str | None]
     except (ValueError, KeyError) as e:
         return None, f"rmax-node peakflops printed unparsable JSON: {e}"
     return (rows, None) if rows else (None, "rmax-node peakflops printed no measurements")
+
+
+def plural(n, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def peak_rows(rows: list[PeakRow]) -> tuple[PeakRow | None, PeakRow | None]:

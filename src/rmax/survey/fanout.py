@@ -1,13 +1,19 @@
-"""A survey's per-node step on every node at once: one launch through the survey's launcher
-(mpirun, srun, the virtual cluster), one process per node (node_worker.py), each node measuring
-itself; its result comes back on stderr in frames (frames.py) and is stored as that node's own run under
-the survey. A node that fails, hangs or is lost is stored failed under its name, and the others'
-results are kept: the step's time no longer grows with the node count."""
+"""A survey's per-node steps on every node at once: one launch through the survey's launcher
+(mpirun, srun, the virtual cluster) for the inventory, and one for each group of consecutive
+per-node kernel steps (NodeSteps), one process per node (node_worker.py) that runs the group's
+kernels one after the other, each node measuring itself. Each step's result comes back on stderr
+in frames (frames.py) as soon as the node finishes it, and is stored as that node's own run under
+the survey while the nodes go on with the next step. A node that fails, hangs or is lost in a step
+is stored failed under its name for that step, and the others' results are kept; it still runs
+the next step. So the per-node steps cost a launch per group, not per step: starting a daemon and
+a worker on every node is what grows with the node count."""
 
 from __future__ import annotations
 
 import dataclasses
 import sys
+import threading
+import time
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -15,9 +21,10 @@ from typing import Callable
 
 from rmax.launch import Host, LaunchSpec, prepare, run_job
 from rmax.store.runs import Run, RunRecord
-from rmax.survey.frames import MAGIC, decode
+from rmax.survey.frames import MAGIC, Reassembly
+from rmax.survey.node_worker import GRACE, plan_arg
 
-# The whole job may run this much longer than each node's own limit: starting a worker on every
+# The whole job may run this much longer than its steps' own limits: starting a worker on every
 # node (a daemon per node, then Python), and reporting.
 LAUNCH_S, LAUNCH_PER_NODE_S = 60.0, 0.5
 
@@ -31,9 +38,9 @@ class NodeResult:
 
 
 def assign(results: dict[int, dict], broken: dict[int, str], hosts: list[str], missing: str) -> dict[str, NodeResult]:
-    """Each host's result: the rank that names it (its host name, or its short name), else the rank at
-    its place in the list (launchers place rank i on the i-th host of a one-slot list). A host no rank
-    reported for gets `missing` as its error."""
+    """Each host's result (results and broken by rank): the rank that names it (its host name, or its
+    short name), else the rank at its place in the list (launchers place rank i on the i-th host of a
+    one-slot list). A host no rank reported for gets `missing` as its error."""
     short = {h.split(".")[0]: h for h in hosts}
     out: dict[str, NodeResult] = {}
 
@@ -60,49 +67,87 @@ def assign(results: dict[int, dict], broken: dict[int, str], hosts: list[str], m
 
 
 class FanOut:
-    """One program on every host at once. The launch is prepared (and bad input refused) when
-    this is made, so a caller makes it before storing any run."""
+    """A plan of steps (node_worker.py) on every host at once, in one launch. The launch is prepared
+    (and bad input refused) when this is made, so a caller makes it before storing any run; start()
+    launches it, and results(i) waits for step i's results while the nodes go on."""
 
-    def __init__(self, program: list[str], hosts: list[str], *, launcher: str | None, timeout: float,
-                 env: dict | None = None, blas_threads: int = 1):
-        self.hosts, self.timeout = hosts, timeout
-        self.sharing = 1     # after run(): the most nodes that share one machine (one boot id)
-        worker = [sys.executable, "-m", "rmax.survey.node_worker", "--timeout", f"{timeout:g}", "--", *program]
+    def __init__(self, plan: list[dict], hosts: list[str], *, launcher: str | None):
+        self.hosts, self.steps = hosts, [p["step"] for p in plan]
+        self.sharing = 1     # after results(): the most nodes that share one machine (one boot id)
+        worker = [sys.executable, "-m", "rmax.survey.node_worker", "--plan", plan_arg(plan)]
         # Not bound: the one process measures its whole node (its threads spread over its cores).
-        self.spec = LaunchSpec(program=worker, np=len(hosts), hosts=[Host(h, 1) for h in hosts],
-                               env=dict(env or {}), blas_threads=blas_threads, bind="none")
+        self.spec = LaunchSpec(program=worker, np=len(hosts), hosts=[Host(h, 1) for h in hosts], bind="none")
         self.argv = prepare(self.spec, launcher)
+        # Step i is over on every node by the launch's time plus its own and the earlier steps' limits.
+        launch, spent, self.limits = LAUNCH_S + LAUNCH_PER_NODE_S * len(hosts), 0.0, []
+        for p in plan:
+            spent += float(p["timeout"]) + GRACE + 1.0
+            self.limits.append(launch + spent)
+        self._frames = Reassembly()
+        self._changed = threading.Condition()
+        self._job = None
+        self._thread: threading.Thread | None = None
+        self._start = 0.0
 
-    def run(self) -> dict[str, NodeResult]:
-        frames: list[str] = []
-
+    def start(self) -> "FanOut":
         def frame(line: str) -> bool:   # the workers' frames, kept out of the failure's tail
-            if MAGIC in line:
-                frames.append(line)
-                return True
-            return False
+            if MAGIC not in line:
+                return False
+            with self._changed:
+                if self._frames.feed(line):
+                    self._changed.notify_all()
+            return True
 
-        job = run_job(self.argv, self.timeout + LAUNCH_S + LAUNCH_PER_NODE_S * len(self.hosts),
-                      env=self.spec.rank_env(), spec=self.spec, on_stderr=frame)
-        results, broken = decode("\n".join(frames))
-        boots = Counter(r["boot_id"] for r in results.values() if r.get("boot_id"))
+        def launch():
+            try:
+                job = run_job(self.argv, self.limits[-1], env=self.spec.rank_env(), spec=self.spec, on_stderr=frame)
+            except Exception as e:   # a launch that could not start: every step's result is missing
+                job = e
+            with self._changed:
+                self._job = job
+                self._changed.notify_all()
+
+        self._start = time.monotonic()
+        # a daemon: an interrupted survey exits, and the supervisor takes the job down with it
+        self._thread = threading.Thread(target=launch, daemon=True)
+        self._thread.start()
+        return self
+
+    def results(self, i: int) -> dict[str, NodeResult]:
+        """Step i's result on every host: once every host sent it, the job ended, or step i's time is up."""
+        deadline = self._start + self.limits[i]
+        with self._changed:
+            while self._job is None and sum(1 for (_, s) in self._frames.results if s == i) < len(self.hosts):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._changed.wait(min(left, 1.0))
+            got = {rank: r for (rank, s), r in self._frames.results.items() if s == i}
+            broken = {rank: h for (rank, s), h in self._frames.broken().items() if s == i} if self._job else {}
+            job = self._job
+        boots = Counter(r["boot_id"] for r in got.values() if r.get("boot_id"))
         self.sharing = max(boots.values(), default=1)
-        missing = ("sent no result: " + str(job.failure("the fan-out"))) if not job.ok else "sent no result"
-        return assign(results, broken, self.hosts, missing)
+        if job is None:
+            missing = f"sent no result for {self.steps[i]} within {self.limits[i]:g} s of the launch"
+        elif isinstance(job, Exception):
+            missing = f"sent no result: {job}"
+        else:
+            missing = ("sent no result: " + str(job.failure("the fan-out"))) if not job.ok else "sent no result"
+        return assign(got, broken, self.hosts, missing)
 
 
-def store_per_node(store, parent: str, kind: str, fan: FanOut, fields: dict,
-                   fill: Callable[[Run, NodeResult], None],
+def store_per_node(store, parent: str, kind: str, hosts: list[str], results: Callable[[], dict[str, NodeResult]],
+                   fields: dict, fill: Callable[[Run, NodeResult], None],
                    keep: Callable[[Run, NodeResult], None] | None = None) -> list[RunRecord]:
-    """Run `fan` with one stored run of `kind` per host under `parent` (its row from the start,
-    `fields` its other columns); fill(run, result) completes a node's run from what the node
-    printed (raising RmaxError fails that run alone); a node's own error fails its run, named,
-    or keep(run, result) finishes it from what it printed before (a program stopped at its time)."""
+    """One stored run of `kind` per host under `parent` (its row from the start, `fields` its other
+    columns), completed from results() (host -> NodeResult): fill(run, result) completes a node's run
+    from what the node printed (raising RmaxError fails that run alone); a node's own error fails its
+    run, named, or keep(run, result) finishes it from what it printed before (a program stopped at its time)."""
     from rmax.errors import RmaxError
 
     with ExitStack() as stack:   # an interrupt or a lost launch finishes every node's run
-        runs = {h: stack.enter_context(store.start_run(kind, parent=parent, hosts=[h], **fields)) for h in fan.hosts}
-        got = fan.run()
+        runs = {h: stack.enter_context(store.start_run(kind, parent=parent, hosts=[h], **fields)) for h in hosts}
+        got = results()
         for h, run in runs.items():
             res = got[h]
             if res.error:
@@ -118,54 +163,96 @@ def store_per_node(store, parent: str, kind: str, fan: FanOut, fields: dict,
     return [store.get(r.id) for r in runs.values()]
 
 
-def family_on_every_node(family, o, ctx, timeout: float) -> list[RunRecord]:
-    """A node family's run (Family.argv, env, parser) on every node of the survey at once, each
-    node's program stopped after `timeout` s: a node stopped so keeps what it measured (partial)."""
-    from rmax.bench.family import RunContext
-    from rmax.bench.runner import environment, finish_from_output, fingerprint, keep_measured
-    from rmax.errors import RunFailed
-
-    base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=timeout,
-                      quick=ctx.quick)
-    family.check(o, base)     # refused input becomes no run
-    argv = family.argv(o)
-    fan = FanOut(argv, [h.name for h in ctx.nodes], launcher=ctx.launcher, timeout=timeout,
-                 env=family.env(o), blas_threads=family.blas_threads(o))
-    params, env, fp = family.params(o, base), environment(fan.spec), fingerprint()   # this host's, as run_kernel's
-
-    def parser(res: NodeResult):
-        # The parser of the node's own run: a family may read that node's facts (peakflops its CPU).
-        return family.parser(o, dataclasses.replace(base, spec=LaunchSpec(program=argv, np=1,
-                                                                          hosts=[Host(res.host, 1)])))
-
-    def fill(run: Run, res: NodeResult) -> None:
-        finish_from_output(run, family.name, parser(res), res.stdout)
-
-    def keep(run: Run, res: NodeResult) -> None:   # as a failed job's run (bench/runner.py)
-        keep_measured(run, parser(res), res.stdout, RunFailed(f"{res.host}: {res.error}"))
-
-    return store_per_node(ctx.store, ctx.survey_id, family.name, fan,
-                          {"params": params, "environment": env, "fingerprint": fp, "argv": fan.argv}, fill, keep)
+@dataclass
+class NodeStep:
+    """One per-node family step of a group: its family, options and watchdog (seconds)."""
+    name: str
+    family: object
+    options: object
+    timeout: float
 
 
-def inventory_on_every_node(ctx, measure: bool) -> list[RunRecord]:
-    """`rmax info --json` on every node of the survey at once (rmax installed at the same path there)."""
+class NodeSteps:
+    """Consecutive per-node family steps of a survey in one launch: every node runs them one after
+    the other, each with its own options, environment and time; records(name) stores that step's
+    runs, one per node, as its results arrive. A step whose input its family refuses (Family.check)
+    is left out of the launch and raises its refusal when its turn comes, with no run stored."""
+
+    def __init__(self, ctx, steps: list[NodeStep]):
+        from rmax.bench.family import RunContext
+        from rmax.errors import RmaxError
+
+        self.ctx, self.refused, self.steps, plan = ctx, {}, {}, []
+        for s in steps:
+            base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=s.timeout,
+                              quick=ctx.quick)
+            try:
+                s.family.check(s.options, base)     # refused input becomes no run
+            except RmaxError as e:
+                self.refused[s.name] = e
+                continue
+            argv = s.family.argv(s.options)
+            spec = LaunchSpec(program=argv, np=1, env=dict(s.family.env(s.options)),
+                              blas_threads=s.family.blas_threads(s.options), bind="none")
+            self.steps[s.name] = (len(plan), s, base, spec)
+            plan.append({"step": s.name, "timeout": s.timeout, "argv": argv, "env": spec.rank_env()})
+        hosts = [h.name for h in ctx.nodes]
+        self.fan = FanOut(plan, hosts, launcher=ctx.launcher).start() if plan else None
+
+    def records(self, name: str) -> list[RunRecord]:
+        """Step `name`'s runs, one per node, each stopped at the step's time keeping what it measured (partial)."""
+        from rmax.bench.runner import environment, finish_from_output, keep_measured
+        from rmax.errors import RunFailed
+
+        if name in self.refused:
+            raise self.refused[name]
+        i, s, base, spec = self.steps[name]
+        family, o = s.family, s.options
+        fields = {"params": family.params(o, base), "environment": environment(spec),   # this host's, as run_kernel's
+                  "argv": spec.program}
+        # Each node's run carries that node's fingerprint, from its inventory in this survey (none
+        # without one): not this host's, whose inventory would also walk every interface of a
+        # virtual cluster's host.
+        prints = {r.hosts[0]: r.fingerprint for r in self.ctx.store.children(self.ctx.survey_id)
+                  if r.kind == "info" and r.status == "ok" and len(r.hosts) == 1}
+
+        def parser(res: NodeResult):
+            # The parser of the node's own run: a family may read that node's facts (peakflops its CPU).
+            return family.parser(o, dataclasses.replace(base, spec=LaunchSpec(program=spec.program, np=1,
+                                                                              hosts=[Host(res.host, 1)])))
+
+        def fill(run: Run, res: NodeResult) -> None:
+            run.update(fingerprint=prints.get(res.host))
+            finish_from_output(run, family.name, parser(res), res.stdout)
+
+        def keep(run: Run, res: NodeResult) -> None:   # as a failed job's run (bench/runner.py)
+            run.update(fingerprint=prints.get(res.host))
+            keep_measured(run, parser(res), res.stdout, RunFailed(f"{res.host}: {res.error}"))
+
+        return store_per_node(self.ctx.store, self.ctx.survey_id, family.name, self.fan.hosts,
+                              lambda: self.fan.results(i), fields, fill, keep)
+
+
+def inventory_on_every_node(ctx, measure: bool, unmeasured: str) -> list[RunRecord]:
+    """The inventory on every node of the survey at once (rmax installed at the same path there), the
+    sections that are the same on every node of one machine read once there (inventory/shared.py)."""
     import json
 
     from rmax.errors import RunFailed
     from rmax.inventory import fingerprint
 
-    program = [sys.executable, "-m", "rmax", "info", "--json", "--measure" if measure else "--no-measure"]
-    fan = FanOut(program, [h.name for h in ctx.nodes], launcher=ctx.launcher, timeout=ctx.timeout)
+    plan = [{"step": "inventory", "timeout": ctx.timeout,
+             "inventory": {"measure": measure, "unmeasured": unmeasured, "survey": ctx.survey_id}}]
+    fan = FanOut(plan, [h.name for h in ctx.nodes], launcher=ctx.launcher)
 
     def fill(run: Run, res: NodeResult) -> None:
         try:
             inv = json.loads(res.stdout)
         except ValueError:
-            raise RunFailed("rmax info printed no inventory") from None
+            raise RunFailed("the inventory printed nothing readable") from None
         run.update(summary=inv, fingerprint=fingerprint(inv))
 
-    records = store_per_node(ctx.store, ctx.survey_id, "info", fan, {}, fill)
+    records = store_per_node(ctx.store, ctx.survey_id, "info", fan.hosts, lambda: fan.start().results(0), {}, fill)
     ctx.facts["sharing"] = fan.sharing
     return records
 

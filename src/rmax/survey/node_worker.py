@@ -1,20 +1,30 @@
 """The process a survey's fan-out (fanout.py) starts on every node at once, one per node:
-`python -m rmax.survey.node_worker --timeout S -- PROGRAM ARGS...` runs the program (a kernel, or
-the inventory), ends it after S seconds, and sends its stdout, exit status and last error line
-back on its stderr, in frames (frames.py) that name this rank and host. It always exits 0 once it has reported,
-since a launcher ends the whole job when one rank fails, and the other nodes' results would be lost.
+`python -m rmax.survey.node_worker --plan PLAN` runs the steps of its plan one after the other
+(each a program: a kernel, with its own environment and time; or the inventory, read in this
+process), ends a program after its time, and sends each step's stdout, exit status and last error
+line back on its stderr as soon as the step ends, in frames (frames.py) that name this rank, host
+and step. A step that fails or hangs is reported so, and the next one runs. It always exits 0
+once it has reported, since a launcher ends the whole job when one rank fails, and the other
+nodes' results would be lost.
 
-The program's stderr passes through line by line, so the watchdog still hears every node's step
-markers and heartbeats. Only the standard library is imported: this starts on hundreds of nodes."""
+PLAN is a JSON list, zlib-compressed and base64-encoded (plan_arg) so that no launcher's remote
+shell reads it: [{"step": NAME, "timeout": S, "argv": [...], "env": {...}} or
+{"step": "inventory", "timeout": S, "inventory": {...}}] (the keywords of inventory.shared.collect_node).
+
+The programs' stderr passes through line by line, so the watchdog still hears every node's step
+markers and heartbeats. Only the standard library is imported at start-up: this starts on hundreds
+of nodes, once per survey step group, and its start-up is paid on every one of them."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
+import zlib
 
 from rmax.survey.frames import encode, stream
 
@@ -22,6 +32,19 @@ RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID
 GRACE = 2.0     # seconds between SIGTERM and SIGKILL for a program past its time
 STEP = "rmax-step: "
 MARKERS = (STEP, "rmax-alive: ", "rmax-exit: ")
+
+
+def plan_arg(plan: list[dict]) -> str:
+    """The plan as the worker's --plan argument."""
+    return base64.urlsafe_b64encode(zlib.compress(json.dumps(plan).encode())).decode()
+
+
+def read_plan(arg: str) -> list[dict]:
+    plan = json.loads(zlib.decompress(base64.urlsafe_b64decode(arg.encode())))
+    if not isinstance(plan, list) or not all(isinstance(s, dict) and float(s.get("timeout", 0)) > 0
+                                             and ("argv" in s or "inventory" in s) for s in plan):
+        raise ValueError("not a list of steps, each with a positive timeout and argv or inventory")
+    return plan
 
 
 def rank() -> int:
@@ -33,11 +56,13 @@ def rank() -> int:
     return 0
 
 
-def run(argv: list[str], timeout: float) -> dict:
-    """Run argv for at most `timeout` s: {rc, stdout, error, timed_out, last_step, seconds}."""
+def run(argv: list[str], timeout: float, env: dict | None = None) -> dict:
+    """Run argv (with env over this process's) for at most `timeout` s:
+    {rc, stdout, error, timed_out, last_step, seconds}."""
     start = time.monotonic()
     try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                env={**os.environ, **env} if env else None)
     except OSError as e:
         return {"rc": None, "stdout": "", "error": f"cannot run {argv[0]}: {e.strerror}", "timed_out": False,
                 "last_step": None, "seconds": 0.0}
@@ -79,6 +104,29 @@ def run(argv: list[str], timeout: float) -> dict:
             "timed_out": timed_out, "last_step": step[0] if step else None, "seconds": time.monotonic() - start}
 
 
+def inventory(options: dict, timeout: float) -> dict:
+    """This node's inventory (rmax.inventory) read in this process, as a program's result whose
+    stdout is its JSON: no second interpreter, no command line to load, on every node."""
+    start = time.monotonic()
+    got: dict = {}
+
+    def read():
+        try:
+            from rmax.inventory.shared import collect_node
+
+            got["stdout"] = json.dumps(collect_node(**options))
+        except Exception as e:   # reported as this node's failure, never a traceback
+            got["error"] = f"inventory: {type(e).__name__}: {e}"
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    timed_out = reader.is_alive()
+    error = f"timed out after {timeout:g} s in step inventory" if timed_out else got.get("error")
+    return {"rc": 1 if error else 0, "stdout": got.get("stdout", ""), "error": error, "timed_out": timed_out,
+            "last_step": None, "seconds": time.monotonic() - start}
+
+
 def boot_id() -> str | None:
     """The kernel's boot id: nodes that report the same one share one machine (a virtual cluster's)."""
     try:
@@ -89,19 +137,25 @@ def boot_id() -> str | None:
 
 
 def main(args: list[str]) -> int:
-    if len(args) < 4 or args[0] != "--timeout" or args[2] != "--":
-        print("usage: python -m rmax.survey.node_worker --timeout SECONDS -- PROGRAM [ARGS...]", file=sys.stderr)
+    if len(args) != 2 or args[0] != "--plan":
+        print("usage: python -m rmax.survey.node_worker --plan PLAN", file=sys.stderr)
         return 2
     try:
-        timeout = float(args[1])
-    except ValueError:
-        timeout = float("nan")
-    if not timeout > 0:
-        print(f"node_worker: --timeout must be a positive number of seconds, not '{args[1]}'", file=sys.stderr)
+        plan = read_plan(args[1])
+    except (ValueError, TypeError, zlib.error):
+        print("node_worker: --plan is not a plan of steps (node_worker.plan_arg writes one)", file=sys.stderr)
         return 2
-    result = {**run(args[3:], timeout), "boot_id": boot_id()}
-    for frame in stream(encode(rank(), socket.gethostname(), result)):
-        os.write(2, frame)   # stderr (frames.py says why); one write each: never split by this process
+    me, host, boot = rank(), os.uname().nodename, boot_id()
+    stuck = False
+    for i, item in enumerate(plan):
+        timeout = float(item["timeout"])
+        result = inventory(item["inventory"], timeout) if "inventory" in item else \
+            run([str(a) for a in item["argv"]], timeout, item.get("env"))
+        stuck = stuck or (result["timed_out"] and "inventory" in item)
+        for frame in stream(encode(me, host, {**result, "boot_id": boot}, step=i)):
+            os.write(2, frame)   # stderr (frames.py says why); one write each: never split by this process
+    if stuck:   # an inventory thread still hangs in a probe: nothing may wait for it
+        os._exit(0)
     return 0
 
 
