@@ -9,17 +9,18 @@ from rmax.errors import RunFailed
 from rmax.launch import Host
 from rmax.store import open_store
 from rmax.survey.plan import make_plan
+from rmax.bench.family import get
 from rmax.survey.steps import FamilyStep, Step, all_steps
 from rmax.survey.workflow import run_survey
 
 NETWORK = {"net", "coll", "ring", "matrix", "mbw", "hpl"}
 
 
-def plan(nodes, sharing=1, quick=True, budget=60.0, names=None):
+def plan(nodes, sharing=1, quick=True, budget=60.0, names=None, cores=0, net_budget=0.0):
     steps = [s for s in all_steps() if s.name != "tune" and (names is None or s.name in names)]
     defaults = {s.name: s.family.options(quick) for s in steps if isinstance(s, FamilyStep)}
     return make_plan([(s.name, s.share, s.where) for s in steps], defaults, nodes=nodes, sharing=sharing,
-                     quick=quick, budget=budget)
+                     quick=quick, budget=budget, cores=cores, net_budget=net_budget)
 
 
 def test_same_inputs_same_plan():
@@ -47,6 +48,8 @@ def test_shared_machine_cuts_fixed_work_not_time():
     assert shared.get("dgemm").seconds == alone.get("dgemm").seconds
     assert max(shared.get("dgemm").sizes["sizes"]) < max(alone.get("dgemm").sizes["sizes"])
     assert shared.get("stream").sizes["size"] < plan(4, 4).get("stream").sizes["size"]
+    # no all-core row where nodes share the cores: their threads would wait at its start line
+    assert shared.get("peakflops").sizes["threads"] == 1 and "threads" not in alone.get("peakflops").sizes
 
 
 def test_network_sizes_shrink_with_nodes():
@@ -118,3 +121,48 @@ def test_the_network_budget_goes_to_the_network_steps_alone():
     for a, b in zip(base.steps, more.steps):
         assert (b.seconds > a.seconds) == (a.where in ("pair", "all")), a.step
     assert more.budget == 300.0 and more.get("net").sizes["max_size"] >= 1 << 20
+
+
+NET_STEPS = ("net", "coll", "ring", "matrix", "mbw")
+
+
+def test_network_sizes_change_only_where_ranks_outnumber_the_cores():
+    """Separate machines (sharing 1): the sizes are those of the plan without cores; nodes that
+    share a machine with a core each: so are the all-rank steps' (net's pair copies through the
+    shared machine at its rate); 48 ranks on 2 cores: the same seconds, less work per point."""
+    alone = plan(48, 1, net_budget=240.0)
+    assert [plan(48, 1, cores=2, net_budget=240.0).get(n) for n in NET_STEPS] == [alone.get(n) for n in NET_STEPS]
+    roomy = plan(48, 48, cores=64, net_budget=240.0)
+    assert [roomy.get(n) for n in NET_STEPS[1:]] == [alone.get(n) for n in NET_STEPS[1:]]
+    crowded = plan(48, 48, cores=2, net_budget=240.0)
+    for name in ("coll", "ring", "matrix", "mbw"):
+        a, c = alone.get(name), crowded.get(name)
+        assert c.seconds == a.seconds and c.sizes["min_samples"] == 3 and "min_samples" not in a.sizes, name
+    assert max(crowded.get("coll").sizes["procs"]) == 16       # 8 ranks per core at most
+    assert crowded.get("ring").sizes["random_rings"] < alone.get("ring").sizes["random_rings"]
+    m = crowded.get("matrix").sizes
+    assert m["design"] == "sampled" and m["bw_size"] < 256 << 10 and m["shifts"] >= 3 and m["pairs_at_once"] == 4
+    assert crowded.get("mbw").sizes["window_bytes"] < 8 << 20
+
+
+def test_more_ranks_per_core_never_plan_more_work():
+    """The cost model grows with the ranks per core: 16, 48 and 128 virtual nodes on 2 cores."""
+    plans = [plan(n, n, cores=2, net_budget=240.0) for n in (16, 48, 128)]
+    for p, q in zip(plans, plans[1:]):
+        assert q.get("matrix").sizes["bw_size"] <= p.get("matrix").sizes["bw_size"]
+        assert q.get("ring").sizes["bw_size"] <= p.get("ring").sizes.get("bw_size", 2_000_000)
+        assert q.get("mbw").sizes["window_bytes"] <= p.get("mbw").sizes["window_bytes"]
+        assert max(q.get("coll").sizes["sizes"]) <= max(p.get("coll").sizes["sizes"])
+
+
+@pytest.mark.parametrize("nodes,sharing,cores", [(4, 1, 0), (48, 48, 2), (2, 2, 1)])
+def test_net_layer_budget_comes_from_the_plan_and_holds_its_layers(nodes, sharing, cores):
+    """Each layer of each repeat gets a layer budget of at least its part of the step's watchdog
+    (more than its planned share): the plan never sets up a layer to be cut; a large message's
+    window is bounded in bytes."""
+    p = plan(nodes, sharing, cores=cores, net_budget=240.0)
+    step, o = p.get("net"), get("net").options(True)
+    layers = len(o.layers) * o.repeats
+    assert step.sizes["layer_budget"] >= (1.5 * step.seconds + 60) / layers - 0.1 > step.seconds / layers
+    assert step.sizes["max_size"] >= 1 << 20      # the 1 MiB headline point is kept
+    assert step.sizes["window_bytes"] <= 2 << 20

@@ -10,7 +10,10 @@ so two surveys measure the same things and can be compared.
   node's fixed-size work (array and matrix sizes) is cut by the nodes sharing it, so that the
   step's time stays the same on 4 nodes as on 64.
 - A network step's sizes shrink as the node count grows (per-pair time, sampled matrix design,
-  fewer message sizes and links), so that it fits its share; it is never dropped.
+  fewer message sizes and links), so that it fits its share; it is never dropped. Where its ranks
+  outnumber the cores of the machine behind them (a virtual cluster's nodes on one host), every
+  measurement's fixed work costs in proportion to the ranks per core (`Crowd`, docs/SCALE.md):
+  the points and the work per point are cut so that the planned seconds still hold.
 - HPL's N is sized from its seconds later, from the measured rate (steps.Hpl.problem)."""
 
 from __future__ import annotations
@@ -81,18 +84,21 @@ def seconds_of(steps: list[tuple[str, float]], budget: float) -> dict[str, float
 
 
 def make_plan(steps: list[tuple[str, float, str]], defaults: dict, *, nodes: int, sharing: int, quick: bool,
-              budget: float, net_budget: float = 0.0, done: tuple[str, ...] = ()) -> Plan:
+              budget: float, net_budget: float = 0.0, done: tuple[str, ...] = (), cores: int = 0) -> Plan:
     """The plan of `steps` ((name, share, where) of the steps that run, in order) over `nodes` nodes,
-    `sharing` of them per machine, within `budget` seconds, and `net_budget` more for the network
-    steps alone; defaults: each family step's default options
+    `sharing` of them per machine of `cores` CPUs (0: unknown), within `budget` seconds, and
+    `net_budget` more for the network steps alone; defaults: each family step's default options
     (family.options(quick)), which its sizes replace; `done`: steps that ran before the plan."""
     secs = seconds_of([(n, share) for n, share, _ in steps], budget)
     extra = seconds_of([(n, share) for n, share, where in steps if where in ("pair", "all")], net_budget)
     secs = {n: round(v + extra.get(n, 0.0), 1) for n, v in secs.items()}
     planned = []
+    crowd = Crowd(max(1, sharing), cores)
     for name, _, where in steps:
-        sizer = SIZERS.get(name)
-        sizes = sizer(defaults[name], secs[name], nodes, max(1, sharing), quick) if sizer and name in defaults else {}
+        sizer, net_sizer = SIZERS.get(name), NET_SIZERS.get(name)
+        sizes = {} if name not in defaults else \
+            net_sizer(defaults[name], secs[name], nodes, crowd, quick) if net_sizer else \
+            sizer(defaults[name], secs[name], nodes, max(1, sharing), quick) if sizer else {}
         planned.append(StepPlan(name, where, secs[name], sizes, before=name in done))
     return Plan(budget + net_budget, nodes, max(1, sharing), quick, tuple(planned))
 
@@ -151,62 +157,332 @@ def oslat(o, s, n, k, quick):
 
 
 def peakflops(o, s, n, k, quick):
-    return {"budget": max(0.01, per_point(s, 16))}   # up to 4 ISAs x 2 precisions x 2 thread counts
+    """Up to 4 ISAs x 2 precisions x 2 thread counts share its seconds. Where k nodes share one
+    machine, one thread: the all-core row's threads start each block together from a spinning start
+    line, and k nodes' threads on the same cores wait there for the scheduler, not for the FMA units
+    (64 virtual nodes on 2 cores: 3-21 s a node, against 1.3-1.8 s on 4); the node's Rpeak is then
+    its cores times one core's (inventory/rpeak.choose_basis)."""
+    out = {"budget": max(0.01, per_point(s, 16))}
+    if k > 1:
+        out["threads"] = 1
+    return out
 
 
-def net(o, s, n, k, quick):
-    # Its --layer-budget stays a safety bound (a layer cut there makes the run partial): the largest
-    # message (a window of them in flight) and the points' own budget fit it to its share, the
-    # largest message in proportion to the share of its own bound, down to 1 MiB (the bandwidth's
-    # asymptote). NetPIPE's schedule: about 3 sizes per doubling.
+# -- the network steps: what a measurement costs, and the sizers that fit them to their seconds
+
+# Measured on this project's 2-vCPU guest, virtual clusters of 16 nodes on 4 switches (1 Gbit/s
+# links, 100 Mbit/s trunks), 8 ranks per core (bench/RESULTS.md, "Network steps on crowded cores"):
+SYNC_S = 1.5e-3        # a synchronised batch (the operation, the gather of its times, the decision's
+                       # broadcast) per rank per core: a 16-rank barrier took 3-6 ms at 8 per core
+CROWDED_RATE = 2.4e7   # bytes/s a rank moves, times the ranks per core: the all-pairs matrix's
+                       # across-switch median was 3.0 MB/s per pair at 8 per core (same switch 13.6)
+LINK_FLOOR = 1e8       # bytes/s of any link MPI runs over (100 MB/s), where ranks have cores of their own
+CROWDED_SAMPLES = 3    # fewest samples of a crowded measurement (a median and a spread; no warm-up batch)
+MIN_WINDOW_BYTES = 64 << 10   # a virtual link's tbf moves messages from 64 KiB up at its rate
+MAX_COLL_CROWDING = 8  # collectives of more ranks per core stalled (see coll)
+
+
+@dataclass(frozen=True)
+class Crowd:
+    """The machine behind the ranks: `sharing` nodes on one machine of `cores` CPUs (0: unknown).
+
+    Where the ranks of a step outnumber the cores (a virtual cluster's nodes share this host's),
+    a measurement's fixed work costs in proportion to the ranks per core: each of its synchronised
+    batches waits for every rank of the communicator to get a time slice, and its bytes go through
+    the cores that copy them for every rank. On separate machines (sharing 1), or ranks that fit
+    the cores, the ranks per core is 1 and the sizers leave the sizes as they were."""
+
+    sharing: int
+    cores: int
+
+    def per_core(self, ranks: int) -> float:
+        """Ranks per core for a job of `ranks` ranks, at least 1 (a machine of unknown cores: 1 core)."""
+        if self.sharing <= 1:
+            return 1.0
+        return max(1.0, min(ranks, self.sharing) / max(1, self.cores))
+
+
+def batches(samples: int) -> int:
+    """Synchronised batches of one measurement (native/net/repeat.c): the untimed validation
+    exchange, one calibration batch (an operation slower than its batch target: a crowded one),
+    the warm-up (only with 5 samples or more) and the samples."""
+    return 2 + (samples >= 5) + samples
+
+
+def measurement_s(c: float, bytes_per_rank: float, samples: int, budget: float) -> float:
+    """A crowded measurement's seconds: its batches' synchronisation and bytes, c ranks per core
+    (c > 1), plus its timed budget."""
+    return batches(samples) * (SYNC_S * c + bytes_per_rank * c / CROWDED_RATE) + budget
+
+
+def crowded(o, c: float) -> dict:
+    """The options every crowded network step gets: the fewest samples that still give a median."""
+    return {"min_samples": min(o.min_samples, CROWDED_SAMPLES)} if c > 1 else {}
+
+
+def schedule(top: int) -> list[int]:
+    """NetPIPE's sizes 2^k and 3x2^(k-1) from 1 to `top` (native/net/schedule.c without the
+    perturbations)."""
+    out, v = [], 1
+    while v <= top:
+        out += [v] + ([3 * v // 2] if v >= 2 and 3 * v // 2 <= top else [])
+        v *= 2
+    return sorted(set(out))
+
+
+def net(o, s, n, crowd, quick):
+    # NetPIPE's schedule, about 3 sizes per doubling. A point costs its budget plus its batches (8,
+    # or 5 when crowded): each a window of at most window_bytes (stream, bidirectional) or a round
+    # trip, at the link floor (nodes sharing a machine: the crowded rate). Every layer of every repeat must fit 40 %
+    # of the seconds: first fewer bytes in flight (down to 2 MiB, 1/50 s at 1 Gbit/s), then a
+    # smaller largest message (down to 1 MiB: the bandwidth's asymptote and the headline figure),
+    # then fewer bytes in flight still. The layer budget is a safety bound the plan never reaches
+    # (a layer cut there makes the run partial).
+    c = crowd.per_core(2)
+    samples = min(o.min_samples, CROWDED_SAMPLES) if c > 1 else o.min_samples
+    # nodes sharing a machine copy through its cores even when the pair fits them (a loaded host's
+    # virtual 1 Gbit/s link delivered 30-80 MB/s): the crowded rate, not a real link's floor
+    rate = CROWDED_RATE / c if crowd.sharing > 1 else LINK_FLOOR
+    perturb = 3 if o.perturb and not o.sizes else 1
+    # the largest message as before: in proportion to the share of its own default layer bound
     share = s / (len(o.layers) * o.repeats * o.layer_budget) if o.layer_budget else 1.0
-    top = max(1 << 20, 1 << int(math.log2(max(1, o.max_size * min(1.0, share)))))
-    out = {"max_size": min(o.max_size, top)} if not o.sizes else {}
-    points = len(o.sizes) if o.sizes else 3 * max(1, math.ceil(math.log2(out["max_size"]))) * (3 if o.perturb else 1)
-    return {**out, "budget": min(o.budget, per_point(s, len(o.layers) * o.repeats * points))}
+    top = max(o.sizes) if o.sizes else max(1 << 20, 1 << int(math.log2(max(1, o.max_size * min(1.0, share)))))
+    wbytes = o.window_bytes or o.window * top
+
+    def layer_cost(layer: str, top: int, wbytes: int) -> float:
+        window = layer in ("mpi-stream", "mpi-bidir")
+        moved = [min(o.window * z, wbytes) if window else 2 * z for z in (o.sizes or schedule(top))
+                 if layer != "udp" or z <= 1 << 16]
+        return perturb * sum(batches(samples) * (SYNC_S * c * (c > 1) + m / rate) for m in moved)
+
+    def all_layers(top: int, wbytes: int) -> float:
+        return o.repeats * sum(layer_cost(x, top, wbytes) for x in o.layers)
+
+    while all_layers(top, wbytes) > 0.4 * s:   # the rest: the points' budgets, links slower than the floor
+        if wbytes > 2 << 20:
+            wbytes //= 2
+        elif not o.sizes and top > 1 << 20:
+            top //= 2
+        elif wbytes > top:
+            wbytes = max(top, wbytes // 2)
+        else:
+            break
+    out = {} if o.sizes else {"max_size": min(o.max_size, top)}
+    if wbytes != o.window_bytes:
+        out["window_bytes"] = wbytes
+    points = perturb * len(o.sizes or schedule(top))
+    out["budget"] = min(o.budget, per_point(max(0.0, s - all_layers(top, wbytes)), len(o.layers) * o.repeats * points,
+                                            0.8))
+    # Each layer of each repeat may use an equal part of the step's watchdog (its seconds with the
+    # margin and slack): more than the plan gives the costliest layer, and all of them together
+    # stop no later than the watchdog would.
+    costliest = max(layer_cost(x, top, wbytes) for x in o.layers) + points * out["budget"]
+    layers = len(o.layers) * o.repeats
+    out["layer_budget"] = sig(max(1.5 * costliest, (MARGIN * s + SLACK_S) / layers))
+    return {**out, **crowded(o, c)}
 
 
 def thinned(values: tuple, keep: int) -> tuple:
     """`keep` of the values, evenly spread, the first and the last kept."""
     if keep >= len(values):
         return values
-    keep = max(2, keep)
-    return tuple(values[round(i * (len(values) - 1) / (keep - 1))] for i in range(keep))
+    keep = max(2, keep) if len(values) >= 2 else 1
+    return tuple(values[round(i * (len(values) - 1) / (keep - 1))] for i in range(keep)) if keep > 1 else values[:1]
 
 
-def coll(o, s, n, k, quick):
+def coll_procs(n: int) -> tuple[int, ...]:
+    """rmax-net coll's default process counts: 2, 4, ... below n, then n (goptest's)."""
+    out, q = [], 2
+    while q < n:
+        out.append(q)
+        q *= 2
+    return (*out, n)
+
+
+def coll(o, s, n, crowd, quick):
     procs = 1 + max(1, math.ceil(math.log2(max(2, n))))    # 2, 4, ..., all
     per_size = len(o.ops) * procs * len(o.orders)
     sizes = o.sizes
     while len(sizes) > 2 and 0.5 * s / (per_size * len(sizes)) < o.budget:   # fewer sizes before a shorter point
         sizes = thinned(o.sizes, len(sizes) - 1)
-    return {"sizes": sizes, "budget": min(o.budget, per_point(s, per_size * len(sizes)))}
+    c_all = crowd.per_core(n)
+    if c_all <= 1:
+        return {"sizes": sizes, "budget": min(o.budget, per_point(s, per_size * len(sizes)))}
+    # Crowded: each point's batches cost in proportion to its ranks per core, an alltoall's or an
+    # allgather's bytes also to its process count. Cut the rank orders first (they differ only
+    # with several ranks per node), then the largest size, then the process counts between 2 and
+    # all, until the fixed work fits 70 % of the seconds.
+    samples = min(o.min_samples, CROWDED_SAMPLES)
+    orders, counts = o.orders, tuple(o.procs or coll_procs(n))
+    # Past 8 ranks per core Open MPI's TCP transport stalled in a collective that opens every pair's
+    # connection (alltoall from 4 KiB at 32 ranks on 2 cores: "failed to TCP connect", 75 s, or a
+    # hang past the watchdog; 16 ranks took 0.13 s): those process counts are left out.
+    counts = tuple(p for p in counts if crowd.per_core(p) <= MAX_COLL_CROWDING) or counts[:1]
+
+    def fixed(sizes, orders, counts) -> float:
+        total = 0.0
+        for p in counts:
+            for op in o.ops:
+                for z in (sizes if op != "barrier" else (0,)):
+                    moved = p * z if op in ("alltoall", "allgather") else 2 * z
+                    total += len(orders) * measurement_s(crowd.per_core(p), moved, samples, 0.0)
+        return total
+
+    while fixed(sizes, orders, counts) > 0.7 * s:
+        if len(orders) > 1:
+            orders = orders[:1]
+        elif max(sizes) > 4096:
+            top = max(sizes) // 2
+            sizes = tuple(sorted({min(z, top) for z in sizes}))
+        elif len(counts) > 2:
+            counts = thinned(counts, len(counts) - 1)
+        else:
+            break
+    points = sum(len(orders) * sum(len(sizes) if op != "barrier" else 1 for op in o.ops) for _ in counts)
+    out = {"sizes": sizes, "budget": min(o.budget, per_point(max(0.0, s - fixed(sizes, orders, counts)), points, 0.8))}
+    if orders != o.orders:
+        out["orders"] = orders
+    if counts != tuple(o.procs or coll_procs(n)):
+        out["procs"] = counts
+    return {**out, **crowded(o, c_all)}
 
 
-def ring(o, s, n, k, quick):
+def ring(o, s, n, crowd, quick):
     links = o.links and 2 * n <= 0.5 * s / MIN_POINT_S / 10   # each link alone: 2 measurements per node
     rings = o.random_rings
     measured = 2 * (1 + rings) + (2 * n if links else 0)
     while rings > 1 and 0.5 * s / measured < MIN_POINT_S * 5:
         rings -= 1
         measured -= 2
-    return {"random_rings": rings, "links": bool(links), "budget": min(o.budget, per_point(s, measured))}
+    c = crowd.per_core(n)
+    if c <= 1:
+        return {"random_rings": rings, "links": bool(links), "budget": min(o.budget, per_point(s, measured))}
+    # Crowded: a ring measurement is 2 sizes x 2 methods over every rank (each sends its message both
+    # ways), a link's a pair's between two splits of the world. Cut the links, then the random
+    # rings down to one, then the bandwidth message (to 64 KiB), until the fixed work fits 70 %.
+    samples, bw = min(o.min_samples, CROWDED_SAMPLES), o.bw_size
+
+    def fixed(rings, links, bw) -> float:
+        per_ring = 2 * sum(measurement_s(c, 2 * z, samples, 0.0) for z in (o.lat_size, bw))
+        per_link = sum(measurement_s(c, 2 * z, samples, 0.0) for z in (o.lat_size, bw))
+        return (1 + rings) * per_ring + (n * per_link if links else 0)
+
+    while fixed(rings, links, bw) > 0.7 * s:
+        if links:
+            links = False
+        elif rings > 1:
+            rings -= 1
+        elif bw > MIN_WINDOW_BYTES:
+            bw = max(MIN_WINDOW_BYTES, bw // 2)
+        else:
+            break
+    measured = 4 * (1 + rings) + (2 * n if links else 0)
+    out = {"random_rings": rings, "links": bool(links),
+           "budget": min(o.budget, per_point(max(0.0, s - fixed(rings, links, bw)), measured, 0.8))}
+    if bw != o.bw_size:
+        out["bw_size"] = bw
+    return {**out, **crowded(o, c)}
 
 
-def matrix(o, s, n, k, quick):
+def shifts_of(n: int, most: int = 0) -> tuple[int, ...]:
+    """The sampled design's shifts over n ranks, as native/net/matrix_rounds.c makes them: 1 to 4,
+    then growing by half up to n/2; at most `most` (0: all), spread with the first and last kept."""
+    ks, v = [], 1
+    while v <= n // 2:
+        ks.append(v)
+        v = v + 1 if v < 4 else v + (v + 1) // 2
+    if n // 2 >= 1 and ks[-1] != n // 2:
+        ks.append(n // 2)
+    return thinned(tuple(ks), most) if most else tuple(ks)
+
+
+def shift_rounds(n: int, most: int = 0) -> int:
+    """Rounds of those shifts: a shift's cycles take 1 round (k = n/2), 2 (even) or 3 (odd)."""
+    cycles = [n // math.gcd(n, k) for k in shifts_of(n, most)]
+    return sum(1 if c == 2 else 3 if c % 2 else 2 for c in cycles)
+
+
+INSIDE_GUESS = 16      # rounds for the pairs inside switches (switches of up to 16-17 nodes): the plan
+                       # does not know the switches; the matrix learns them when it runs
+MIN_SHIFTS = 3         # nearest, middle and farthest shift: every two switches of a chain still meet
+
+
+def matrix(o, s, n, crowd, quick):
     from rmax.bench.matrix import auto_design
 
     design = o.design if o.design != "auto" else auto_design(n, quick)
-    rounds = max(1, n - 1) if design == "full" else 2 * math.ceil(math.log2(max(2, n))) + 8
-    return {"design": design, "budget": min(o.budget, per_point(s, 2 * rounds, 0.4)),
-            "retest_budget": sig(min(o.retest_budget, max(1.0, 0.3 * s)))}
+    c = crowd.per_core(n)
+    if c <= 1:
+        rounds = max(1, n - 1) if design == "full" else 2 * math.ceil(math.log2(max(2, n))) + 8
+        return {"design": design, "budget": min(o.budget, per_point(s, 2 * rounds, 0.4)),
+                "retest_budget": sig(min(o.retest_budget, max(1.0, 0.3 * s)))}
+    # Crowded: all of a round's pairs at once would measure their share of the cores, not their links
+    # (48 ranks on 2 cores: same-switch and across-switch pairs overlapped, 3.3 against 1.7 MB/s), so
+    # at most two pairs a core measure at once, the round's other ranks asleep. A part-round is a
+    # latency and two bandwidth measurements at those few ranks per core, and a split, three barriers
+    # and a gather of the whole world. Cut the bandwidth message (to 64 KiB), then the sampled
+    # design's shifts (to 3), until the rounds' fixed work fits 60 % of the seconds (the retests
+    # have the rest's budget).
+    samples, bw, shifts = min(o.min_samples, CROWDED_SAMPLES), o.bw_size, o.shifts
+    at_once = o.pairs_at_once or max(1, 2 * crowd.cores)
+    busy = max(1.0, 2 * at_once / max(1, crowd.cores))
+    parts = math.ceil(max(1, n // 2) / at_once)
+
+    def rounds(shifts) -> int:
+        return max(1, n - 1 + n % 2) if design == "full" else min(n - 1, INSIDE_GUESS) + shift_rounds(n, shifts)
+
+    def fixed(bw, shifts) -> float:
+        per_part = measurement_s(busy, 2 * o.lat_size, samples, 0.0) + \
+            2 * measurement_s(busy, o.window * bw, samples, 0.0) + 5 * SYNC_S * c
+        return rounds(shifts) * parts * per_part
+
+    while fixed(bw, shifts) > 0.6 * s:
+        if bw > MIN_WINDOW_BYTES:
+            bw = max(MIN_WINDOW_BYTES, bw // 2)
+        elif design == "sampled" and (shifts == 0 or shifts > MIN_SHIFTS):
+            shifts = max(MIN_SHIFTS, (shifts or len(shifts_of(n))) - 1)
+        else:
+            break
+    out = {"design": design, "pairs_at_once": at_once,
+           "budget": min(o.budget, per_point(max(0.0, 0.7 * s - fixed(bw, shifts)), 3 * rounds(shifts) * parts, 0.8)),
+           "retest_budget": sig(min(o.retest_budget, max(1.0, 0.3 * s)))}
+    if bw != o.bw_size:
+        out["bw_size"] = bw
+    if shifts != o.shifts:
+        out["shifts"] = shifts
+    return {**out, **crowded(o, c)}
 
 
-def mbw(o, s, n, k, quick):
-    sizes = len(o.sizes) if o.sizes else 2 * max(1, math.ceil(math.log2(o.max_size)))   # 2^k and 3x2^(k-1)
-    return {"budget": min(o.budget, per_point(s, sizes * o.repeats))}
+def mbw(o, s, n, crowd, quick):
+    sizes = tuple(o.sizes) if o.sizes else tuple(schedule(o.max_size))
+    c = crowd.per_core(n)
+    if c <= 1:
+        return {"budget": min(o.budget, per_point(s, 2 * max(1, math.ceil(math.log2(o.max_size))) * o.repeats
+                                                  if not o.sizes else len(o.sizes) * o.repeats))}
+    # Crowded: every rank of a pair moves its window of each size at once. Cut the repeats (to 2:
+    # still a spread), then the bytes in flight (to 64 KiB), then the sizes (the smallest and the
+    # largest kept, to 4), until the fixed work fits 70 %.
+    samples, repeats, wbytes = min(o.min_samples, CROWDED_SAMPLES), o.repeats, o.window_bytes or (o.window << 30)
+
+    def fixed(sizes, repeats, wbytes) -> float:
+        return repeats * sum(measurement_s(c, min(o.window * z, wbytes), samples, 0.0) for z in sizes)
+
+    while fixed(sizes, repeats, wbytes) > 0.7 * s:
+        if repeats > 2:
+            repeats -= 1
+        elif wbytes > MIN_WINDOW_BYTES:
+            wbytes = max(MIN_WINDOW_BYTES, wbytes // 2)
+        elif len(sizes) > 4:
+            sizes = thinned(sizes, len(sizes) - 1)
+        else:
+            break
+    out = {"budget": min(o.budget, per_point(max(0.0, s - fixed(sizes, repeats, wbytes)), len(sizes) * repeats, 0.8)),
+           "repeats": repeats, "window_bytes": wbytes}
+    if sizes != (tuple(o.sizes) if o.sizes else tuple(schedule(o.max_size))):
+        out["sizes"] = sizes
+    return {**out, **crowded(o, c)}
 
 
 SIZERS = {"stream": stream, "dgemm": dgemm, "oslat": oslat, "cpurate": budget_only, "memlat": budget_only,
-          "memcopy": budget_only, "peakflops": peakflops, "net": net, "coll": coll, "ring": ring, "matrix": matrix,
-          "mbw": mbw}
+          "memcopy": budget_only, "peakflops": peakflops}
+NET_SIZERS = {"net": net, "coll": coll, "ring": ring, "matrix": matrix, "mbw": mbw}

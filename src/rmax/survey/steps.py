@@ -55,12 +55,12 @@ class Inventory(Step):
         # The FMA peak is measured once: by the peakflops step when the survey has one (its stored
         # summary then carries the peak basis), else here.
         measure = "peakflops" not in ctx.steps
+        unmeasured = "not measured here: the survey's peakflops step measures the FMA peak"
         if ctx.hosts:
-            records = inventory_on_every_node(ctx, measure)
+            records = inventory_on_every_node(ctx, measure, unmeasured)
         else:
             with ctx.store.start_run("info", parent=ctx.survey_id, hosts=[ctx.nodes[0].name]) as run:
-                inv = collect(measure=measure, unmeasured="not measured here: the survey's peakflops step "
-                                                          "measures the FMA peak")
+                inv = collect(measure=measure, unmeasured=unmeasured)
                 run.update(summary=inv, fingerprint=fingerprint(inv))
             records = [ctx.store.get(run.id)]
         got = [r for r in records if r.status == "ok"]
@@ -68,6 +68,7 @@ class Inventory(Step):
             raise RmaxError("no node's inventory: " + "; ".join(r.error or r.status for r in records))
         ctx.facts["rpeak"] = got[0].summary.get("rpeak", {})
         ctx.facts["mem_available"] = min((r.summary.get("memory", {}).get("available_bytes") or 0) for r in got)
+        ctx.facts["cores"] = min((r.summary.get("cpu", {}).get("threads") or 0) for r in got)   # the plan's crowding
         return records
 
 
@@ -80,6 +81,7 @@ class FamilyStep(Step):
         self.family, self.plan = family, plan
         self.name, self.title, self.share, self.order = family.name, plan.title, plan.share, plan.order
         self.per_node = plan.ranks == "node"
+        self.node_group = None   # fanout.NodeSteps: this step launched with the next per-node ones
 
     @property
     def where(self):
@@ -90,27 +92,60 @@ class FamilyStep(Step):
             return "one node: no network to measure"
         return None
 
+    def options(self, ctx):
+        """Its options in this survey: the planned sizes that fit its share of the budget, then HPL's shape."""
+        o = self.family.options(ctx.quick)
+        planned = ctx.plan.get(self.name) if ctx.plan else None
+        if planned:
+            o = dataclasses.replace(o, **planned.sizes)
+        o = self.family.survey_options(o, hpl_problem(ctx))
+        if self.per_node:
+            from rmax.survey.fanout import fit_shared_memory
+
+            o = fit_shared_memory(o, ctx)
+        return o
+
     def run(self, ctx):
         from rmax.bench.family import RunContext, run
 
-        o = self.family.options(ctx.quick)
-        planned = ctx.plan.get(self.name) if ctx.plan else None
-        if planned:    # the sizes that fit its share of the budget
-            o = dataclasses.replace(o, **planned.sizes)
-        o = self.family.survey_options(o, hpl_problem(ctx))
+        if self.per_node and ctx.hosts:   # on every node at once, with the next per-node steps
+            return (self.node_group or start_node_group(ctx, [self])).records(self.name)
+        o = self.options(ctx)
         timeout = ctx.step_timeout(self.name)
         base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=timeout,
                           quick=ctx.quick)
         if self.per_node:
-            from rmax.survey.fanout import family_on_every_node, fit_shared_memory
-
-            return family_on_every_node(self.family, fit_shared_memory(o, ctx), ctx, timeout) if ctx.hosts else \
-                [run(self.family, o, base)]
+            return [run(self.family, o, base)]
         nodes = ctx.nodes[:2] if self.plan.ranks == "pair" else ctx.nodes
         if self.plan.even:
             nodes = nodes[:len(nodes) - len(nodes) % 2]
         spec = LaunchSpec(program=[], np=len(nodes), hosts=[Host(h.name, 1) for h in nodes])
         return [run(self.family, o, dataclasses.replace(base, spec=spec))]
+
+
+def node_group(steps: list[Step], ctx: SurveyContext) -> list["FamilyStep"]:
+    """The consecutive per-node family steps that start `steps` (the survey's steps from here on):
+    one launch runs them all. Their options are fixed at its start, so dgemm takes HPL's shape from
+    the problem known then (the inventory's Rpeak), before peakflops measures the peak that HPL's N
+    is sized from later: N moves by the cube root of the two peaks' ratio, and the DGEMM bound takes
+    the measured shape nearest HPL's (DgemmSummary.at_shape), where DGEMM's rate no longer depends
+    on m and n (bench/dgemm.hpl_update_shape)."""
+    group: list[FamilyStep] = []
+    for s in steps:
+        if not (isinstance(s, FamilyStep) and s.per_node) or s.skip_reason(ctx):
+            break
+        group.append(s)
+    return group
+
+
+def start_node_group(ctx: SurveyContext, group: list["FamilyStep"]):
+    """Launch `group` on every node at once (fanout.NodeSteps); each step's run() then reads its part."""
+    from rmax.survey.fanout import NodeStep, NodeSteps
+
+    launched = NodeSteps(ctx, [NodeStep(s.name, s.family, s.options(ctx), ctx.step_timeout(s.name)) for s in group])
+    for s in group:
+        s.node_group = launched
+    return launched
 
 
 class PeakStep(FamilyStep):

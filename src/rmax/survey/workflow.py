@@ -12,7 +12,7 @@ from rmax.store.runs import RunRecord
 from rmax.survey.context import SurveyContext
 from rmax.survey.plan import Plan, make_plan
 from rmax.survey.spread import node_spread
-from rmax.survey.steps import FamilyStep, Step
+from rmax.survey.steps import FamilyStep, Step, node_group, start_node_group
 
 DEFAULT_BUDGET, QUICK_BUDGET = 300.0, 60.0
 # With several nodes and no --budget, the network steps get this much more: their launches
@@ -60,11 +60,12 @@ def partial_line(steps: list[dict]) -> str:
 
 def plan_steps(ctx: SurveyContext, steps: list[Step], net_budget: float = 0.0) -> Plan:
     """The survey's plan (plan.py) for the steps that apply here, from the node count, the nodes
-    that share a machine (the inventory's finding) and the options; a tuning session has its own time."""
+    that share a machine and its cores (the inventory's findings) and the options; a tuning session
+    has its own time."""
     planned = [s for s in steps if s.name != "tune" and not s.skip_reason(ctx)]
     defaults = {s.name: s.family.options(ctx.quick) for s in planned if isinstance(s, FamilyStep)}
     return make_plan([(s.name, s.share, s.where) for s in planned], defaults, nodes=len(ctx.nodes),
-                     sharing=ctx.facts.get("sharing", 1), quick=ctx.quick,
+                     sharing=ctx.facts.get("sharing", 1), cores=ctx.facts.get("cores", 0), quick=ctx.quick,
                      budget=ctx.budget - (ctx.tune_budget or 0), net_budget=net_budget, done=("inventory",))
 
 
@@ -99,7 +100,7 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
             # progress is in the store as it happens
             survey.update(summary={"steps": report, **({"plan": ctx.plan.as_dict()} if ctx.plan else {})})
 
-        for step in steps:
+        for i, step in enumerate(steps):
             if ctx.plan is None and step.name != "inventory":   # the inventory's facts size the plan
                 ctx.plan = plan_steps(ctx, steps, net_budget)
                 survey.update(summary={"steps": report, "plan": ctx.plan.as_dict()})
@@ -113,6 +114,9 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
             t0 = time.monotonic()
             before = {r.id for r in store.children(survey.id)}
             try:
+                if isinstance(step, FamilyStep) and step.per_node and ctx.hosts and step.node_group is None:
+                    # this step and the per-node steps after it: one launch on every node
+                    start_node_group(ctx, node_group(steps[i:], ctx))
                 records = step.run(ctx)
             except RmaxError as e:
                 # A job stopped at its time keeps what it measured (a partial run): the step is partial.
