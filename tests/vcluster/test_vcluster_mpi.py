@@ -153,7 +153,7 @@ def test_experiment_mtu_on_real_interfaces(cluster, db):
     try:
         proc = run_cli("experiment", "mtu", "1280,1500", "--interface", "eth0", "--yes", "--hosts", f"{n1},{n2}",
                        "--launcher", "vcluster", "--hpl-n", "200", "--bytes", "200000", "--timeout", "60",
-                       "--repeats", "2", "--json", check=True, timeout=240)
+                       "--repeats", "1", "--json", check=True, timeout=240)
         res = json.loads(proc.stdout)["summary"]
         assert res["original_mtus"] == {n1: {"eth0": 1400}, n2: {"eth0": 1400}}
         rows = res["results"]
@@ -170,7 +170,7 @@ def test_experiment_mtu_on_real_interfaces(cluster, db):
             rec = store.get(json.loads(proc.stdout)["id"])
             children = store.children(rec.id)
         assert rec.status == "ok" and rec.params["interfaces"] == ["eth0"] and rec.params["hosts"] == [n1, n2]
-        assert sorted(c.kind for c in children) == ["hpl"] * 4 + ["net"] * 4      # 2 repeats x 2 MTUs
+        assert sorted(c.kind for c in children) == ["hpl"] * 2 + ["net"] * 2      # 1 repeat x 2 MTUs
         assert {c.id for c in children} == {x for r in rows for x in r["runs"]}
     finally:
         for n in (n1, n2):
@@ -298,7 +298,9 @@ def test_topology_from_the_mpi_matrix_benchmark(cluster, db):
         executable("rmax-net")
     except Exception:
         pytest.skip("rmax-net is not built")
-    proc = run_cli("bench", "matrix", "--launcher", "vcluster", "--np", "4", "--quick", "--json", timeout=180)
+    # the concurrent matrix alone: retests confirm suspects, which the groups do not need
+    proc = run_cli("bench", "matrix", "--launcher", "vcluster", "--np", "4", "--quick", "--no-retest", "--json",
+                   timeout=180)
     if proc.returncode != 0 and "not implemented" in proc.stderr:
         pytest.skip("rmax-net matrix is not implemented in this build")
     assert proc.returncode == 0, proc.stderr
