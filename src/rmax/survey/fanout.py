@@ -23,10 +23,8 @@ from rmax.launch import Host, LaunchSpec, prepare, run_job
 from rmax.store.runs import Run, RunRecord
 from rmax.survey.frames import MAGIC, Reassembly
 from rmax.survey.node_worker import GRACE, plan_arg
+from rmax.survey.plan import LAUNCH_PER_NODE_S, SLACK_S
 
-# The whole job may run this much longer than its steps' own limits: starting a worker on every
-# node (a daemon per node, then Python), and reporting.
-LAUNCH_S, LAUNCH_PER_NODE_S = 60.0, 0.5
 
 
 @dataclass
@@ -78,8 +76,9 @@ class FanOut:
         # Not bound: the one process measures its whole node (its threads spread over its cores).
         self.spec = LaunchSpec(program=worker, np=len(hosts), hosts=[Host(h, 1) for h in hosts], bind="none")
         self.argv = prepare(self.spec, launcher)
-        # Step i is over on every node by the launch's time plus its own and the earlier steps' limits.
-        launch, spent, self.limits = LAUNCH_S + LAUNCH_PER_NODE_S * len(hosts), 0.0, []
+        # Step i is over on every node by the launch's time (a daemon, then Python, on every node, as
+        # the plan counts it) plus its own and the earlier steps' limits.
+        launch, spent, self.limits = SLACK_S + LAUNCH_PER_NODE_S * len(hosts), 0.0, []
         for p in plan:
             spent += float(p["timeout"]) + GRACE + 1.0
             self.limits.append(launch + spent)
