@@ -142,3 +142,15 @@ def test_every_launching_command_refuses_a_conflicting_launcher(fake_cluster, db
                           "conflicts with --vcluster hht")
     assert_one_line_error(run_cli("bench", "matrix", "--quick", "--hosts", "n1", "--vcluster", "hht", env=env), 2,
                           "n1: not a node of virtual cluster hht")
+
+
+@pytest.mark.parametrize("names,text", [
+    ([f"s48-n{i}" for i in range(1, 49)], "s48-n[1-48]"),
+    (["node01", "node02", "node03", "node07", "login"], "node[01-03,07],login"),
+    (["r1-n2", "r1-n1", "r2-n1"], "r1-n[1-2],r2-n1"),
+    (["a", "b"], "a,b"),
+])
+def test_compress_is_the_inverse_of_expand(names, text):
+    from rmax.launch.hosts import compress
+
+    assert compress(names) == text and sorted(expand(text, "x")) == sorted(names)

@@ -24,3 +24,20 @@ def test_a_headline_metric_measured_on_several_nodes_names_its_node():
     rows = [{"metric": "Measured FMA peak", "host": "n1"}, {"metric": "Measured FMA peak", "host": "n2"},
             {"metric": "HPL Rmax", "host": "n1"}]
     assert [shown_metric(r, rows) for r in rows] == ["Measured FMA peak on n1", "Measured FMA peak on n2", "HPL Rmax"]
+
+
+
+def test_nodes_sharing_one_machine_are_shown_not_flagged(monkeypatch):
+    import dataclasses
+
+    from rmax.store.runs import new_record
+    from rmax.survey import spread
+
+    figures = {"a": 100.0, "b": 101.0, "c": 99.5, "d": 100.4, "e": 85.0}
+    runs = [dataclasses.replace(new_record("stream", hosts=[h]), status="ok") for h in figures]
+    monkeypatch.setattr(spread, "run_metrics", lambda r: [("triad", figures[r.hosts[0]], "B/s", False)])
+    alone = spread.node_spread(runs)["stream:triad"]
+    assert alone["slow"] == ["e"] and alone["rule"] == spread.RULE
+    shared = spread.node_spread(runs, sharing=5)["stream:triad"]
+    assert shared["slow"] == [] and shared["nodes"] == figures
+    assert shared["rule"].startswith("not flagged: 5 nodes share one machine's cores")

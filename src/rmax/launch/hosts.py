@@ -111,6 +111,34 @@ def expand(text: str, where: str, most: int = MAX_HOSTS) -> list[str]:
     return names
 
 
+def compress(names: list[str]) -> str:
+    """Names in Slurm's hostlist syntax, the inverse of expand: names that differ only in their last
+    number, of one width, become one bracket of ranges ('node[01-04,07]'); others stay as they are.
+    The groups come in the order of their first name."""
+    groups: dict[tuple[str, str, int], list[int]] = {}
+    for name in names:
+        m = re.fullmatch(r"(.*?)([0-9]+)([^0-9]*)", name)
+        if m is None or len(m[2]) > 18:
+            groups.setdefault((name, "", -1), [])
+            continue
+        width = len(m[2]) if m[2].startswith("0") and len(m[2]) > 1 else 0
+        groups.setdefault((m[1], m[3], width), []).append(int(m[2]))
+    out = []
+    for (head, tail, width), numbers in groups.items():
+        if width < 0:
+            out.append(head)
+            continue
+        numbers = sorted(set(numbers))
+        runs, start = [], numbers[0]
+        for a, b in zip(numbers, numbers[1:] + [None]):
+            if b != a + 1:
+                runs.append((start, a))
+                start = b
+        text = ",".join(f"{x:0{width}d}" + (f"-{y:0{width}d}" if y != x else "") for x, y in runs)
+        out.append(f"{head}{text}{tail}" if len(numbers) == 1 else f"{head}[{text}]{tail}")
+    return ",".join(out)
+
+
 def _host(name: str, slots: str | int | None, where: str) -> Host:
     if slots is None or slots == "":
         n = local_slots() if name in ("localhost", socket.gethostname()) else 1

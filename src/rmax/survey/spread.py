@@ -3,7 +3,9 @@
 are flagged. One value per node has no repeats to test, so a node is flagged only when it stands
 out from the others, not from noise: at least three nodes, more than 10 % worse than the median
 node, and at least 3 robust standard deviations (1.4826 x MAD, at least 2 % of the median) of the
-other nodes away from them. With two nodes neither is "the slow one": they are shown, not flagged."""
+other nodes away from them. With two nodes neither is "the slow one": they are shown, not flagged.
+Nodes that share one machine (a virtual cluster's) are not flagged either: their differences are
+how the scheduler shared its cores among them, not the nodes' speed."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ OUTLIER_Z = 3.0     # and this many robust sds of the other nodes away from thei
 MIN_SPREAD = 0.02   # the other nodes' sd is taken as at least this fraction of their median
 RULE = ("flagged: at least 3 nodes, more than 10% worse than the median node and 3 robust sds "
         "(1.4826 x MAD) beyond the other nodes")
+SHARED_RULE = "not flagged: {k} nodes share one machine's cores, so their differences are the scheduler's"
 
 
 def _slow(nodes: dict[str, float], lower_is_better: bool) -> list[str]:
@@ -47,8 +50,9 @@ def run_metrics(r: RunRecord) -> list[tuple[str, float, str, bool]]:
     return [(f.key + (f" at {f.at}" if f.at else ""), f.value, f.unit, f.better == "lower") for f in fam.metrics(s)]
 
 
-def node_spread(runs: list[RunRecord]) -> dict:
-    """Per benchmark kind and metric: value on each node, median, and the nodes flagged slow (RULE).
+def node_spread(runs: list[RunRecord], sharing: int = 1) -> dict:
+    """Per benchmark kind and metric: value on each node, median, and the nodes flagged slow (RULE;
+    none where `sharing` > 1 nodes share one machine: SHARED_RULE).
 
     "Worse" is lower for rates and bandwidths and higher for times and latencies."""
     by_kind: dict[str, list[RunRecord]] = {}
@@ -68,6 +72,7 @@ def node_spread(runs: list[RunRecord]) -> dict:
             if len(nodes) < 2:
                 continue
             out[f"{kind}:{metric}"] = {"unit": v["unit"], "median": statistics.median(nodes.values()), "nodes": nodes,
-                                       "slow": _slow(nodes, v["lower"]), "rule": RULE,
+                                       "slow": _slow(nodes, v["lower"]) if sharing <= 1 else [],
+                                       "rule": RULE if sharing <= 1 else SHARED_RULE.format(k=sharing),
                                        "statistic": "each node's figure; median across nodes"}
     return out

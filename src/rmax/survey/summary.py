@@ -13,13 +13,21 @@ from rmax.survey.workflow import partial_line
 
 
 def render_inventory(rec: RunRecord, console) -> None:
-    """Each node's inventory, as `rmax info` shows it."""
+    """The nodes' inventories, as `rmax info` shows them: one for each set of alike nodes (one
+    fingerprint), naming them, so that hundreds of identical nodes print one inventory."""
     from rmax.inventory.render import render
+    from rmax.launch.hosts import compress
 
     with open_store() as store:
         infos = [r for r in store.children(rec.id) if r.kind == "info" and r.status == "ok"]
+    alike: dict[str, list[RunRecord]] = {}
     for r in infos:
-        console.print(render(r.summary))
+        alike.setdefault(r.fingerprint or r.id, []).append(r)
+    for group in alike.values():
+        console.print(render(group[0].summary))
+        if len(group) > 1:
+            console.print(f"{len(group)} nodes alike (fingerprint {group[0].fingerprint}): "
+                          + compress([h for r in group for h in r.hosts]))
 
 
 def render_summary(rec: RunRecord, console) -> None:
@@ -49,7 +57,11 @@ def render_summary(rec: RunRecord, console) -> None:
     beaten = peak_beaten(rows)
     if beaten:
         console.print(beaten, style="yellow")
-    slow = {k: v["slow"] for k, v in (rec.summary.get("spread") or {}).items() if v["slow"]}
+    spread = rec.summary.get("spread") or {}
+    shared = next((v["rule"] for v in spread.values() if not v["rule"].startswith("flagged")), None)
+    if shared:
+        console.print(f"slow nodes {shared}")
+    slow = {k: v["slow"] for k, v in spread.items() if v["slow"]}
     for metric, nodes in slow.items():
         console.print(Text.assemble(("slow node(s)", "yellow"),
                                     f" for {metric}: {', '.join(nodes)} (more than 10% worse than the median node, and an "

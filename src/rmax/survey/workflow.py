@@ -136,7 +136,7 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
 
         missing = missing_steps(report)
         summary = {"steps": report, "missing": missing, "nodes": [h.name for h in ctx.nodes], "ranks": ctx.ranks,
-                   "spread": node_spread(store.children(survey.id)),
+                   "spread": node_spread(store.children(survey.id), ctx.facts.get("sharing", 1)),
                    **({"plan": ctx.plan.as_dict()} if ctx.plan else {})}
         survey.update(summary=summary)
         if missing:
