@@ -11,10 +11,17 @@ import sys
 from rmax.errors import RmaxError
 from rmax.store import open_store
 from rmax.survey.fanout import NodeResult, assign, store_per_node
-from rmax.survey.frames import BLANK, BLOCK, FRAME, Reassembly, decode, encode, stream
+from rmax.survey.frames import BLANK, BLOCK, FRAME, Reassembly, encode, stream
 from rmax.survey.node_worker import plan_arg
 from rmax.survey.steps import Step
 from rmax.survey.workflow import run_survey
+
+
+def decode(text: str):
+    """The results in a job's whole output by (rank, step), and those that came in part only."""
+    got = Reassembly()
+    got.feed(text)
+    return got.results, got.broken()
 
 
 def _result(n: int) -> dict:

@@ -105,9 +105,3 @@ class Reassembly:
         """The results that came in part only (a frame lost or cut): (rank, step) -> host."""
         return {key: r["host"] for key, r in self._parts.items()}
 
-
-def decode(text: str) -> tuple[dict[Key, dict], dict[Key, str]]:
-    """The results in a job's whole output by (rank, step), and those that came in part only."""
-    got = Reassembly()
-    got.feed(text)
-    return got.results, got.broken()
