@@ -25,6 +25,19 @@ def test_help_lists_every_command_with_a_summary():
         assert run_cli(name, "--help").returncode == 0
 
 
+@pytest.mark.parametrize("argv", [["bench", "stream", "--budget", "-1"], ["bench", "net", "--help"],
+                                  ["runs", "list"], ["survey", "--help"]])
+def test_help_refusals_and_reading_import_no_numerics(argv, tmp_path):
+    """numpy and scipy are imported where figures are computed, not to print help, refuse input or
+    list runs: every CLI call would pay for them (0.2-0.9 s) before it does anything."""
+    code = ("import sys, runpy; sys.argv = ['rmax', *sys.argv[1:]]\n"
+            "try:\n    runpy.run_module('rmax', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print('NUMERICS', sorted(m for m in ('numpy', 'scipy') if m in sys.modules), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "RMAX_DB": str(tmp_path / "r.db")})
+    assert "NUMERICS []" in proc.stderr, proc.stderr
+
+
 def test_usage_errors_exit_2():
     proc = run_cli("nosuchcommand")
     assert proc.returncode == 2 and "No such command" in proc.stderr

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-import numpy as np
 
 
 def _st():
@@ -111,6 +110,7 @@ MAD_TO_SD = 1.4826     # the median absolute deviation of a normal sample times 
 def robust_sd(x) -> float:
     """1.4826 x the median absolute deviation: the SD of normal samples, not inflated by the few a
     shared node disturbs (one preempted chase can make a 30 ns point's SD 50 ns)."""
+    import numpy as np
     x = np.asarray(x, dtype=float)
     return float(MAD_TO_SD * np.median(np.abs(x - np.median(x))))
 
@@ -128,6 +128,7 @@ def two_states(values, gap: float = STATE_GAP, least: int = 2):
     two states when that ratio is at least `gap`, each side holds at least `least` repeats and
     is itself narrower (max / min) than the gap. ((median, count) of the lower group, the same
     of the upper) or None. A median over two states describes neither."""
+    import numpy as np
     x = sorted(float(v) for v in values if v is not None and math.isfinite(v) and v > 0)
     if len(x) < 2 * least:
         return None
@@ -142,6 +143,7 @@ def spread(values) -> dict:
     """How far repeats of one measurement agree: their median, range, interquartile range
     and 95% CI of the mean, and `spread` = range / median. `stable` says whether the
     repeats agree within STABLE_SPREAD; None with fewer than two repeats (nothing to say)."""
+    import numpy as np
     x = sorted(float(v) for v in values if v is not None and math.isfinite(v))
     s = summarize(x)
     if s.n == 0:

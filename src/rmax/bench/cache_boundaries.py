@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 
 from rmax.sizes import human_bytes
 from rmax.stats import differ_significantly, robust_sd
@@ -52,6 +51,7 @@ class Boundary:
 
 
 def _median3(z: np.ndarray) -> np.ndarray:
+    import numpy as np
     if len(z) < 3:
         return z.copy()
     out = z.copy()
@@ -62,6 +62,7 @@ def _median3(z: np.ndarray) -> np.ndarray:
 
 def _segment(z: np.ndarray, penalty: float) -> list[tuple[int, int]]:
     """Optimal piecewise-constant segmentation (least squares + penalty per segment), by dynamic programming."""
+    import numpy as np
     n = len(z)
     c1 = np.concatenate([[0.0], np.cumsum(z)])
     c2 = np.concatenate([[0.0], np.cumsum(z * z)])
@@ -86,6 +87,7 @@ def _segment(z: np.ndarray, penalty: float) -> list[tuple[int, int]]:
 
 def _noise(z: np.ndarray) -> float:
     """Robust noise scale of a curve: the MAD of its second differences (insensitive to steps)."""
+    import numpy as np
     if len(z) < 4:
         return 0.01
     return max(robust_sd(np.diff(z, 2)) / math.sqrt(6), 0.005)
@@ -93,6 +95,7 @@ def _noise(z: np.ndarray) -> float:
 
 def _finite(sizes, values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The points with a finite, positive value (a curve in log space has no others): sizes, values, the mask."""
+    import numpy as np
     sizes_a = np.asarray(sizes, dtype=float)
     v = np.asarray(values, dtype=float)
     ok = np.isfinite(v) & (v > 0)
@@ -103,6 +106,7 @@ def plateaus(sizes, values, *, rising: bool = False, min_change: float = MIN_CHA
              min_points: int = 3) -> list[Plateau]:
     """Plateaus of a curve against size: runs of at least `min_points` points whose levels
     differ from their neighbours' by at least `min_change` (relative)."""
+    import numpy as np
     sizes, v, _ = _finite(sizes, values)
     if len(v) < min_points:
         return []
@@ -129,6 +133,7 @@ def plateaus(sizes, values, *, rising: bool = False, min_change: float = MIN_CHA
 
 def _plateau_samples(sizes: np.ndarray, samples: list, p: Plateau) -> tuple[list[float], float]:
     """A plateau's samples pooled over its points, and the median of its points' robust sample SD."""
+    import numpy as np
     idx = [i for i, x in enumerate(sizes) if p.first_bytes <= x <= p.last_bytes]
     pooled = [float(v) for i in idx for v in samples[i]]
     sds = [robust_sd(samples[i]) for i in idx if len(samples[i]) > 1]
@@ -140,6 +145,7 @@ def boundaries(sizes, values, *, rising: bool = False, min_change: float = MIN_C
     """Where the curve moves from one plateau to the next worse one (a lower rate, a longer latency),
     kept only where the step is significant (see the module's docstring). `samples`, one list per
     point, aligned with `sizes`, are the measurements each value summarises."""
+    import numpy as np
     sizes_a, v, ok = _finite(sizes, values)
     if samples is not None:
         samples = [[x for x in sm if math.isfinite(x)] for sm, keep in zip(samples, ok) if keep]
@@ -179,6 +185,7 @@ def staircase(sizes, values, *, rising: bool = False, min_change: float = MIN_CH
               samples=None, alpha: float = ALPHA) -> tuple[list[Plateau], list[Boundary]]:
     """The curve's significant boundaries and the plateaus they divide: plateaus with no
     significant step between them are one (a flat curve is one plateau)."""
+    import numpy as np
     steps = boundaries(sizes, values, rising=rising, min_change=min_change, min_points=min_points,
                        samples=samples, alpha=alpha)
     sizes_a, v, _ = _finite(sizes, values)
@@ -224,6 +231,7 @@ def spread_peaks(sizes, rel_spread, ns=None, *, factor: float = 2.0, window: int
     sides (a rise at either end of the sweep is no peak). With `ns` (samples per size), a
     peak must also be significant: an SD estimated from a few samples scatters by itself, so its
     variance must exceed the median's by an F-test at `alpha`, Bonferroni-corrected over the sizes."""
+    import numpy as np
     s = np.asarray(rel_spread, dtype=float)
     sizes = np.asarray(sizes, dtype=float)
     n = np.asarray(ns if ns is not None else [0] * len(s), dtype=float)

@@ -15,7 +15,6 @@ from rmax.bench.netlaunch import (MESSAGE, MESSAGES, cell, check_memory, check_m
                                   header_summary, require_ranks, split_records)
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, figure
-from rmax.model.hockney import fit_hockney
 from rmax.native import executable
 from rmax.params import Count, Names, Seconds, Size
 from rmax.stats import differ_significantly, spread, two_states
@@ -194,6 +193,8 @@ def _point(size: int, recs: list[dict]) -> Point:
 
 
 def _layer(name: str, pts: list[Point], repeats: int) -> Layer:
+    from rmax.model.hockney import fit_hockney   # numpy: on first use, so that --help and refusals start fast
+
     good = [p for p in pts if p.latency and p.validated]
     layer = Layer(name, "latency" if name in PINGPONG else "throughput", pts,
                   anomalies=anomalies([p.size for p in good], [p.bandwidth_repeats for p in good]),

@@ -20,8 +20,9 @@ def figure():
 
 def to_svg(fig) -> str:
     buf = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="svg")
+    # bbox_inches, not tight_layout: a figure with many series' labels (a node each on a large
+    # cluster) grows to hold them, where tight_layout gave up with a warning on the terminal
+    fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg"):]  # drop the XML prolog so it can sit inside HTML
