@@ -195,6 +195,12 @@ class NodeSteps:
                               blas_threads=s.family.blas_threads(s.options), bind="none")
             self.steps[s.name] = (len(plan), s, base, spec)
             plan.append({"step": s.name, "timeout": s.timeout, "argv": argv, "env": spec.rank_env()})
+        # Each node's run carries that node's fingerprint, from its inventory in this survey (none
+        # without one): not this host's, whose inventory would also walk every interface of a
+        # virtual cluster's host. Read once here, not per step: the survey's runs, inventories
+        # and all, are hundreds at 64 nodes.
+        self.prints = {r.hosts[0]: r.fingerprint for r in ctx.store.children(ctx.survey_id)
+                       if r.kind == "info" and r.status == "ok" and len(r.hosts) == 1}
         hosts = [h.name for h in ctx.nodes]
         self.fan = FanOut(plan, hosts, launcher=ctx.launcher).start() if plan else None
 
@@ -209,11 +215,6 @@ class NodeSteps:
         family, o = s.family, s.options
         fields = {"params": family.params(o, base), "environment": environment(spec),   # this host's, as run_kernel's
                   "argv": spec.program}
-        # Each node's run carries that node's fingerprint, from its inventory in this survey (none
-        # without one): not this host's, whose inventory would also walk every interface of a
-        # virtual cluster's host.
-        prints = {r.hosts[0]: r.fingerprint for r in self.ctx.store.children(self.ctx.survey_id)
-                  if r.kind == "info" and r.status == "ok" and len(r.hosts) == 1}
 
         def parser(res: NodeResult):
             # The parser of the node's own run: a family may read that node's facts (peakflops its CPU).
@@ -221,11 +222,11 @@ class NodeSteps:
                                                                               hosts=[Host(res.host, 1)])))
 
         def fill(run: Run, res: NodeResult) -> None:
-            run.update(fingerprint=prints.get(res.host))
+            run.update(fingerprint=self.prints.get(res.host))
             finish_from_output(run, family.name, parser(res), res.stdout)
 
         def keep(run: Run, res: NodeResult) -> None:   # as a failed job's run (bench/runner.py)
-            run.update(fingerprint=prints.get(res.host))
+            run.update(fingerprint=self.prints.get(res.host))
             keep_measured(run, parser(res), res.stdout, RunFailed(f"{res.host}: {res.error}"))
 
         return store_per_node(self.ctx.store, self.ctx.survey_id, family.name, self.fan.hosts,
