@@ -9,6 +9,7 @@ from rich.text import Text
 from rmax.store import open_store
 from rmax.store.runs import RunRecord
 from rmax.survey.headline import headline, peak_beaten, percent_of_peak, shown_metric
+from rmax.survey.spread import RULE
 from rmax.survey.workflow import partial_line
 
 
@@ -58,7 +59,7 @@ def render_summary(rec: RunRecord, console) -> None:
     if beaten:
         console.print(beaten, style="yellow")
     spread = rec.summary.get("spread") or {}
-    shared = next((v["rule"] for v in spread.values() if not v["rule"].startswith("flagged")), None)
+    shared = next((v["rule"] for v in spread.values() if v["rule"] != RULE), None)   # nodes on one machine
     if shared:
         console.print(f"slow nodes {shared}")
     slow = {k: v["slow"] for k, v in spread.items() if v["slow"]}
