@@ -56,7 +56,7 @@ from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.native import executable
 from rmax.params import TOPOLOGY, Count, Seconds
-from rmax.stats import differ_significantly
+from rmax.stats import differ_significantly, robust_sd
 from rmax.topology.sources import known_groups
 
 SCHEMA = "rmax.matrix/2"             # the kernel's records
@@ -344,10 +344,9 @@ def _class_stats(lat: list, bw: list, group_of: list[int]) -> list[dict]:
                     by.setdefault(cls, []).append(v)
         for cls in (("all",) if not group_of else ("same", "across")):
             vals = by.get(cls, [])
-            med = statistics.median(vals) if vals else None
-            mad = statistics.median(abs(v - med) for v in vals) if vals else None
-            out.append({"kind": kind, "class": cls, "pairs": len(vals), "median": med,
-                        "spread": 1.4826 * mad if mad is not None else None})
+            out.append({"kind": kind, "class": cls, "pairs": len(vals),
+                        "median": statistics.median(vals) if vals else None,
+                        "spread": robust_sd(vals) if vals else None})
     return out
 
 
@@ -391,8 +390,8 @@ class Matrix(Family):
         a = [executable("rmax-net"), "matrix", "--json", "-", "--lat-size", str(o.lat_size), "--bw-size",
              str(o.bw_size), "--window", str(o.window), "--budget", str(o.budget), "--max-samples",
              str(o.max_samples), "--min-samples", str(o.min_samples), "--design", o.design, "--shifts",
-             str(o.shifts), "--pairs-at-once", str(o.pairs_at_once), "--retests", str(o.retests), "--retest-budget", str(o.retest_budget),
-             *groups_argv(o.groups)]
+             str(o.shifts), "--pairs-at-once", str(o.pairs_at_once), "--retests", str(o.retests),
+             "--retest-budget", str(o.retest_budget), *groups_argv(o.groups)]
         return a + ([] if o.retest else ["--no-retest"])
 
     def parse(self, records):
