@@ -25,10 +25,12 @@ def command():
               help="Smallest far/near ratio that counts as a switch boundary.")
 @click.option("--min-significance", type=Number(0, 1e6), default=3.0, show_default=True,
               help="Smallest gap, in standard errors, between the merges either side of a boundary.")
+@click.option("--min-level-significance", type=Number(0, 1e6), default=2.0, show_default=True,
+              help="The same for a level above the switches, whose units are switch pairs.")
 @click.option("--min-separation", type=Number(0.5, 1), default=0.9, show_default=True,
               help="Smallest share of (far, near) pair couples in which the far pair is the farther.")
 @json_option
-def infer_cmd(run_id, write_path, min_ratio, min_significance, min_separation, as_json):
+def infer_cmd(run_id, write_path, min_ratio, min_significance, min_level_significance, min_separation, as_json):
     """Group the nodes into switches, and switches into a tree, from an all-pairs matrix run
     (default: the latest of `rmax bench matrix` and `rmax vcluster probe`).
 
@@ -41,11 +43,11 @@ def infer_cmd(run_id, write_path, min_ratio, min_significance, min_separation, a
     with open_store() as store:
         source = latest_matrix_run(store, run_id)
         hosts, lat, bw = matrices(source)
-        result = infer_groups(lat, bw, hosts, min_ratio=min_ratio, min_significance=min_significance,
-                              min_separation=min_separation)
-        with store.start_run("topology", params={"source": source.id, "source_kind": source.kind,
-                                                 "min_ratio": min_ratio, "min_significance": min_significance,
-                                                 "min_separation": min_separation}, hosts=hosts, parent=None) as run:
+        limits = {"min_ratio": min_ratio, "min_significance": min_significance,
+                  "min_level_significance": min_level_significance, "min_separation": min_separation}
+        result = infer_groups(lat, bw, hosts, **limits)
+        with store.start_run("topology", params={"source": source.id, "source_kind": source.kind, **limits},
+                             hosts=hosts, parent=None) as run:
             run.update(summary=result.to_dict())
         rec = store.get(run.id)
     if write_path:

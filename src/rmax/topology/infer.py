@@ -25,8 +25,9 @@ scale (ratios matter, not units):
    rounds do not hide a boundary; on one switch the bottom merges are single
    pairs, the extremes of the noise, widely spaced but each as uncertain as one
    pair, so noise does not invent a switch.
-3. Cutting the tree at each boundary gives the levels: leaf switches, the groups
-   of switches above them, ..., all hosts.
+3. Cutting the tree at the first boundary gives the leaf switches. The levels
+   above them come from a second tree, of the switches, each switch pair one
+   unit (the mean of its measured pairs), judged by the same three tests.
 
 Pure functions: no I/O, testable on synthetic matrices."""
 
@@ -300,6 +301,34 @@ def _levels(tree: _Tree, metric: str, limits: tuple[float, float, float]):
     return [], [_judge(tree, *best_refused[1], metric, 1, limits, screen=False)[0]], -math.inf
 
 
+def _upper(tree: _Tree, leaf: list[list[int]], metric: str,
+           limits: tuple[float, float, float]) -> tuple[list[list[list[int]]], list[MetricCut]]:
+    """The levels above the leaf switches (host partitions, bottom-up) and their cuts, judged with
+    switch pairs as the units: the mean distance between two switches' hosts is one value. The
+    pairs between two switches are measured in the same few rounds and share their trunks'
+    load, so as units of their own they would make a difference of schedule look significant
+    (48 nodes on a chain of 4 switches once grouped the two end switches, at 0.7 standard errors
+    as switch pairs). Being few, switch pairs give the t test little power: two pods of two leaves
+    under a 3x narrower core stand 2.3-2.5 standard errors apart, halves of a chain of 4 switches
+    1.3-1.7 (simulated as in tests/vcluster/test_topology_trees.py), hence its own threshold."""
+    g = len(leaf)
+    if g < 3:
+        return [], []
+    member = np.zeros((len(tree.d), g))
+    for k, hosts in enumerate(leaf):
+        member[hosts, k] = 1.0
+    measured = np.isfinite(tree.d)
+    total = member.T @ np.where(measured, tree.d, 0.0) @ member
+    count = member.T @ measured.astype(float) @ member
+    blocks = np.full((g, g), np.nan)
+    np.divide(total, count, out=blocks, where=count > 0)
+    np.fill_diagonal(blocks, np.nan)
+    btree = _tree(blocks)
+    cuts, judged, _ = _levels(btree, metric, limits)
+    parts = [[sorted(h for k in grp for h in leaf[k]) for grp in _partition(btree, c)] for c in cuts]
+    return parts, [replace(c, level=j + 2) for j, c in enumerate(judged) if c.accepted]
+
+
 def _strength(c: MetricCut) -> tuple:
     """Order of refusal: the least significant first, then the least separated (NaN: not looked at)."""
     return (c.significance, 0.0 if math.isnan(c.separation) else c.separation,
@@ -307,9 +336,12 @@ def _strength(c: MetricCut) -> tuple:
 
 
 def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[str], *,
-                 min_ratio: float = 1.2, min_separation: float = 0.9, min_significance: float = 3.0) -> Inference:
+                 min_ratio: float = 1.2, min_separation: float = 0.9, min_significance: float = 3.0,
+                 min_level_significance: float = 2.0) -> Inference:
     """Group hosts into switches and switches into a tree; latency in seconds, bandwidth in
-    bytes/s, either may be None, and so may any entry (a pair not measured)."""
+    bytes/s, either may be None, and so may any entry (a pair not measured).
+    min_level_significance: the significance test for the levels above the switches, whose units
+    are switch pairs, a handful per level (see _upper)."""
     n = len(hosts)
     for name, m in (("latency", latency), ("bandwidth", bandwidth)):
         if m is not None and (len(m) != n or any(len(row) != n for row in m)):
@@ -333,13 +365,15 @@ def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[s
     # Both metrics found a tree: the one whose leaf switches stand clearer of each other wins (on a
     # shared machine one-way latency also measures whether the peer's CPU was awake, not only the switch).
     _, metric, tree, cuts, judged = max(found, key=lambda f: f[0])
-    levels_idx = [_partition(tree, k) for k in cuts] + [[list(range(n))]]
+    leaf = _partition(tree, cuts[0])
+    upper, above = _upper(tree, leaf, metric, (min_ratio, min_separation, min_level_significance))
+    all_cuts = [c for c in all_cuts if c.metric != metric or c.level == 1] + above
+    levels_idx = [leaf, *upper, [list(range(n))]]
     levels = [[[hosts[i] for i in g] for g in part] for part in levels_idx]
     parents = []
     for lower, upper in zip(levels_idx, levels_idx[1:]):
         where = {i: p for p, g in enumerate(upper) for i in g}
         parents.append([where[g[0]] for g in lower])
-    leaf = levels_idx[0]
     where = {i: p for p, g in enumerate(leaf) for i in g}
     cut_log = (tree.merges[cuts[0]][2] + tree.merges[cuts[0] + 1][2]) / 2
     odd = [(hosts[i], hosts[j]) for i in range(n) for j in leaf[where[i]] if j > i and tree.d[i, j] > cut_log]
