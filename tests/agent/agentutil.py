@@ -21,6 +21,7 @@ def env_for(db: Path | str) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
     env["RMAX_DB"] = str(db)
+    env["PYTHONFAULTHANDLER"] = "1"     # SIGABRT prints every thread's stack: where a stop hung
     return env
 
 
@@ -55,9 +56,14 @@ class Agent:
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise AssertionError("the agent did not stop within 30 s of SIGTERM")
+            self.proc.send_signal(signal.SIGABRT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            stacks = self.proc.stderr.read()[-4000:]
+            raise AssertionError(f"the agent did not stop within {timeout:g} s of SIGTERM; its stacks:\n{stacks}")
         return self.proc.returncode
 
     def output(self) -> str:
