@@ -169,6 +169,24 @@ def test_text_that_looks_like_markup_is_shown_as_written(db):
     assert "n[1]" in run_cli("runs", "list", check=True, env={"COLUMNS": "200"}).stdout
 
 
+def test_a_listing_in_a_pipe_is_one_line_a_run(db):
+    """`rmax runs list | grep ok | wc -l` counts the ok runs: in a pipe every row is one line,
+    however long its hosts and summary (folded at 80 columns, one row spanned 8 lines)."""
+    from rmax.store import open_store
+
+    hosts = [f"node{i:03d}" for i in range(1, 65)]
+    with open_store() as s:
+        for k in range(5):
+            with s.start_run("dgemm", hosts=hosts, params={}, label="x" * 300) as run:
+                run.update(summary={"note": "a summary wider than any terminal " * 8})
+                if k % 2:
+                    run.finish("failed", "on purpose")
+    out = run_cli("runs", "list", check=True).stdout
+    rows = [line for line in out.splitlines() if line.startswith("│")]     # the table's body
+    assert len(rows) == 5 and sum(" ok " in line for line in rows) == 3, out
+    assert all("node[001-064]" in line for line in rows), rows[0]     # the hosts as a hostlist
+
+
 @pytest.mark.parametrize("cmd", [["survey", "--steps", "inventory"], ["hpl", "run", "--np", "1"], ["scale", "--ranks", "1,2", "hpl"]])
 def test_a_label_with_a_terminal_escape_is_refused_before_anything_runs(db, cmd):
     # a label is printed back by `runs show`: an escape sequence in a shared store would drive the reader's terminal

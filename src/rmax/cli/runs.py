@@ -68,6 +68,7 @@ def list_cmd(kind, status, limit, as_json):
     if not runs:
         console.print("no runs stored yet")
         return
+    from rmax.launch.hosts import compress
     from rmax.terminal import Table
 
     t = Table()
@@ -77,7 +78,7 @@ def list_cmd(kind, status, limit, as_json):
              "running": "cyan"}
     for r in runs:
         t.add_row(r.id[:8], r.kind, Text(r.status, style=style[r.status]), r.started_at[:19].replace("T", " "),
-                  f"{r.duration:.1f}" if r.duration is not None else "—", ",".join(r.hosts), _headline(r))
+                  f"{r.duration:.1f}" if r.duration is not None else "—", compress(r.hosts), _headline(r))
     console.print(t)
 
 
