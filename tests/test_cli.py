@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -73,8 +74,9 @@ def test_bench_peakflops_is_stored_and_shown(db):
 
     csv_text = run_cli("runs", "export", "--format", "csv", check=True).stdout
     header, *rows = csv_text.strip().splitlines()
-    assert header == "run_id,kind,status,started_at,metric,statistic,value,unit"
-    assert any(",sse2.double.1,maximum of " in r and r.endswith(",GFLOPS") for r in rows)
+    assert header == "run_id,family,status,started_at,hosts,key,metric,point,statistic,value,unit"
+    host = socket.gethostname()
+    assert any(f",{host},sse2.double.1," in r and ",maximum of " in r and r.endswith(",GFLOPS") for r in rows), rows
     exported = json.loads(run_cli("runs", "export", "--format", "json", check=True).stdout)
     assert exported[0]["id"] == rec["id"]
 

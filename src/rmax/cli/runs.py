@@ -115,6 +115,12 @@ def show(run_id, as_json):
                                                          f"{rec.id[:8]})"))
 
 
+# key: the figure's stable name (runs pair by it); metric: its name for people; point: what it
+# was measured at (a working set, a message size), when that can differ between runs.
+CSV_COLUMNS = ("run_id", "family", "status", "started_at", "hosts", "key", "metric", "point", "statistic", "value",
+               "unit")
+
+
 @command.command("export")
 @click.argument("run_ids", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True)
@@ -131,20 +137,23 @@ def export(run_ids, fmt, kind, out):
     if fmt == "json":
         text = json.dumps([r.as_dict() for r in runs], indent=2, default=str) + "\n"
     else:
+        from rmax.launch.hosts import compress
+
         buf = io.StringIO()
         w = csv.writer(buf)
-        w.writerow(["run_id", "kind", "status", "started_at", "metric", "statistic", "value", "unit"])
+        w.writerow(CSV_COLUMNS)
         for r in runs:
+            run = [r.id, r.kind, r.status, r.started_at, compress(r.hosts)]
             got = loaded(r)
             if got is not None:   # a family's run: its figures, each with its statistic and unit
                 fam, s = got
                 for f in fam.metrics(s):
-                    w.writerow([r.id, r.kind, r.status, r.started_at, f.key, f.statistic, f.value, f.unit])
+                    w.writerow([*run, f.key, f.metric, f.at or "", f.statistic, f.value, f.unit])
                 continue
             for metric, v in _flatten(r.summary):
                 stat = metric.rsplit(".", 1)[-1] if "." in metric else ""
                 name = metric.rsplit(".", 1)[0] if stat else metric
-                w.writerow([r.id, r.kind, r.status, r.started_at, name, stat, v, _unit(r.summary, name)])
+                w.writerow([*run, name, name, "", stat, v, _unit(r.summary, name)])
         text = buf.getvalue()
     if out:
         write_atomic(out, text, "the export")
