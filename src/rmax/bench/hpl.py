@@ -14,8 +14,8 @@ from rmax.bench.family import FAMILIES, Family, RunContext, Summary, option, reg
 from rmax.bench.runner import environment, fingerprint
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.hpl import hpcc_kernels
-from rmax.hpl.dat import BCAST_NAMES, HplConfig, checked
-from rmax.hpl.progress import Trajectory
+from rmax.hpl.dat import HplConfig, checked
+from rmax.hpl.result import HplTest
 from rmax.launch import LaunchSpec, prepare, run_job
 
 BEST = "best test"
@@ -27,45 +27,6 @@ class HplOptions:
     config: HplConfig | None = option(None, "The tests: HPL.dat's values.", cli=False)
     engine: str = option("rmax", "rmax, hpcc or xhpl:PATH.", cli=False)
     blas: dict | None = option(None, "The BLAS the ranks load, as recorded.", cli=False)
-
-
-@dataclass
-class Phase:
-    max: float                  # seconds, over ranks
-    min: float
-
-
-@dataclass
-class HplTest:
-    """One test: its parameters (the variant as integers, as HPL.dat numbers them), its time and rate."""
-
-    code: str                   # HPL's T/V code, e.g. WR11C2R4
-    n: int
-    nb: int
-    p: int
-    q: int
-    pmap: int
-    depth: int
-    bcast: int
-    rfact: int
-    ndiv: int
-    pfact: int
-    nbmin: int
-    time_s: float
-    gflops: float
-    residual: float | None = None
-    verdict: str = "not checked"             # PASSED, FAILED, or not checked (negative threshold)
-    phases: dict[str, Phase] | None = None   # rmax-hpl: seconds per phase
-    phases_wait: dict[str, Phase] | None = None      # the same phases: time blocked in MPI, plus "total"
-    phases_compute: dict[str, Phase] | None = None   # and the rest
-    run: str | None = None      # the test's own `hpl-test` run (in the execution's summary)
-    trajectory: Trajectory | None = None   # rmax-hpl: the running rate panel by panel (rmax.hpl.progress)
-
-    def params(self) -> dict:
-        """What the test's `hpl-test` run records as its parameters."""
-        return {"n": self.n, "nb": self.nb, "p": self.p, "q": self.q, "code": self.code, "pmap": self.pmap,
-                "depth": self.depth, "bcast": self.bcast, "rfact": self.rfact, "ndiv": self.ndiv,
-                "pfact": self.pfact, "nbmin": self.nbmin, "bcast_name": BCAST_NAMES[self.bcast]}
 
 
 @dataclass

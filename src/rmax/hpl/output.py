@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rmax.hpl.result import HplTest
+
 # The code is W, the mapping (R|C), DEPTH, BCAST, RFACT, NDIV, PFACT, NBMIN; the
 # reference prints the numbers with %d, so DEPTH, NDIV and NBMIN may have several
 # digits while BCAST (0-5) has one: DEPTH is every digit before BCAST's.
@@ -53,9 +55,7 @@ def parse_output(text: str) -> list[HplResult]:
     return results
 
 
-def parse_tests(text: str) -> list["HplTest"]:
+def parse_tests(text: str) -> list[HplTest]:
     """The tests of an HPL text output (xhpl, hpcc), their variant decoded from the T/V code."""
-    from rmax.bench.hpl import HplTest
-
     return [HplTest(r.code, r.n, r.nb, r.p, r.q, **r.variant, time_s=r.time, gflops=r.gflops, residual=r.residual,
                     verdict=r.verdict or "not checked") for r in parse_output(text)]

@@ -12,7 +12,8 @@ from typing import ClassVar
 
 from rmax.errors import RmaxError, RunFailed
 from rmax.launch.hosts import Host, fill, hostfile_hosts, local_slots
-from rmax.launch.job import WATCHDOG_ENV
+
+WATCHDOG_ENV = {"RMAX_STEPS": "1"}   # turns on the kernels' step markers, heartbeat and parent-death signal
 
 # Every BLAS/OpenMP thread variable is set explicitly for each rank: an unset
 # one lets OpenBLAS start a thread per core in every rank and oversubscribe.

@@ -30,12 +30,11 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from rmax.errors import RmaxError, RunFailed
-
-if TYPE_CHECKING:
-    from rmax.launch.base import LaunchSpec
+from rmax.launch.base import REGISTRY, WATCHDOG_ENV, LaunchSpec, diagnose, get_launcher
+from rmax.launch.hosts import check_resolvable
 
 STEP_PREFIX = "rmax-step: "
 STEP_LINE = re.compile(r"^rmax-step: (?P<name>.*?)(?: \(rank (?P<rank>\d+) on (?P<host>[^\s()]+)\))?$")
@@ -44,7 +43,6 @@ EXIT_LINE = re.compile(r"^rmax-exit: rank (?P<rank>\d+) on (?P<host>\S+)$")
 KERNEL_ERROR = re.compile(r"^rmax-[\w-]+(?: [\w-]+)?: error:")
 # Open MPI's frame around a message: no cause in it (help-errmgr-base.txt).
 BOILERPLATE = re.compile(r"should be reported to the developers|^mpirun: abort is already in progress")
-WATCHDOG_ENV = {"RMAX_STEPS": "1"}   # turns on the kernels' step markers, heartbeat and parent-death signal
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 GRACE = 2.0              # seconds between SIGTERM and SIGKILL, in the supervisor
 SILENT_BEATS = 3         # a rank missing this many heartbeats (plus a second) has stopped answering
@@ -114,8 +112,6 @@ class JobResult:
     @property
     def launcher(self) -> str:
         """The launcher's name as the user knows it (mpirun, mpiexec.mpich, srun), else the program's."""
-        from rmax.launch.base import REGISTRY
-
         commands = {cls.command for cls in REGISTRY.values()}
         return next((Path(a).name for a in self.argv if Path(a).name in commands), Path(self.argv[0]).name)
 
@@ -138,8 +134,6 @@ class JobResult:
             return RunFailed(f"{what} timed out after {self.duration:.3g} s{step}{'; ' + who if who else ''}; "
                              "the job was killed", hint="raise --timeout, or check the hosts and network")
         text = "\n".join(self.stderr_tail)
-        from rmax.launch.base import diagnose
-
         if found := diagnose(what, self.argv, text):   # a launcher's own failure, e.g. srun's MPI plugin
             return found
         for needle, message, hint in KNOWN_FAILURES:
@@ -399,9 +393,6 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
 
 def prepare(spec, launcher: str | None = None) -> list[str]:
     """The full argv for spec with the named (or default) launcher; bad input raises here, before any run starts."""
-    from rmax.launch.base import get_launcher
-    from rmax.launch.hosts import check_resolvable
-
     argv = get_launcher(launcher).argv(spec)
     if spec.hosts:
         check_resolvable(spec.hosts)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ClassVar
 
-from rmax.bench.hpl import HplTest
+from rmax.hpl.result import HplTest
 from rmax.errors import RmaxError
 from rmax.hpl.dat import HplConfig
 from rmax.hpl.progress import Progress

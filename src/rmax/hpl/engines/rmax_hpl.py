@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from rmax.bench.hpl import HplTest, Phase
+from rmax.hpl.result import HplTest, Phase
 from rmax.hpl.dat import BCAST_NAMES, PFACTS, HplConfig
 from rmax.hpl.engines.base import Engine, EngineRun, register
 from rmax.hpl.progress import Progress, Tracker
