@@ -81,7 +81,7 @@ typedef struct {
     oslat_op op;
     void *ctx;
     size_t n;
-    double bytes_per_op, events_per_op, overhead_us;
+    double bytes_per_op, events_per_op;
     int bad;
 } batch;
 
@@ -95,17 +95,16 @@ static double one_batch(void *arg)
         b->bad = 1;
     if (b->bytes_per_op > 0)
         return b->bytes_per_op * (double)b->n / t / 1e6;
-    double us = t / ((double)b->n * b->events_per_op) * 1e6;
-    if (!isnan(b->overhead_us))
-        us -= b->overhead_us; /* kept as measured, even at or below zero: the record gives the resolution */
-    return us;
+    /* as measured, the overhead included: a sample is a time, never a difference that noise can
+     * take below zero; the record gives the overhead, and its reader subtracts it from the summary */
+    return t / ((double)b->n * b->events_per_op) * 1e6;
 }
 
 void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op op, void *ctx, double bytes_per_op,
                    double events_per_op, double overhead_us, double overhead_spread_us, oslat_extra extra)
 {
     rmx_step(label);
-    batch b = {op, ctx, 1, bytes_per_op, events_per_op, overhead_us, 0};
+    batch b = {op, ctx, 1, bytes_per_op, events_per_op, 0};
     /* warm up first (peers just forked are not yet scheduled, caches are cold), then
      * calibrate: grow the batch until it lasts about sample_time */
     double w0 = rmx_now();
@@ -122,13 +121,13 @@ void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op o
         b.n = t > 0 ? (size_t)fmax((double)b.n * 2, (double)b.n * e->r->sample_time / t) : b.n * 8;
     }
     rmx_repeat_rule rule = node_rule(e->r, 1, 5, 0, e->budget);
-    rule.signed_values = !isnan(overhead_us); /* a difference may fall to zero or below: a sample, not a failure */
     node_meas m;
     node_measure(one_batch, &b, &rule, &m);
     const char *unit = bytes_per_op > 0 ? "MB/s" : "us";
+    double less = isnan(overhead_us) ? 0 : overhead_us; /* the table shows the derived figure */
     if (e->r->table)
-        printf("  %-30s %12.3f %12.3f %12.3f %-5s %8zu %5zu%s\n", label, m.sum.median, m.sum.min, m.sum.max, unit, b.n,
-               m.sum.n, b.bad ? "  INVALID" : "");
+        printf("  %-30s %12.3f %12.3f %12.3f %-5s %8zu %5zu%s\n", label, m.sum.median - less, m.sum.min - less,
+               m.sum.max - less, unit, b.n, m.sum.n, b.bad ? "  INVALID" : "");
     rmx_json *j = node_record(e->r);
     if (j) {
         rmx_json_str(j, "test", test);

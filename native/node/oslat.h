@@ -17,11 +17,14 @@ typedef struct {
 
 /* Times batches of n operations: op(ctx, n) does them and returns 0 when every
  * answer was right. Samples are microseconds per event, an operation being
- * `events_per_op` events (a lap of a ring of 8 processes is 8 switches), less
- * `overhead_us` (NAN: none; a derived sample may then be at or below zero, and
- * the record says its resolution: the overhead's own spread, `overhead_spread_us`,
- * or the timer's resolution per event, whichever is larger); or, with
- * bytes_per_op > 0, MB/s. The record names the CPUs in e->placed. `extra` (may
+ * `events_per_op` events (a lap of a ring of 8 processes is 8 switches), as
+ * measured; or, with bytes_per_op > 0, MB/s. `overhead_us` (NAN: none) is a cost
+ * inside each event that the figure is meant without: it is recorded, never
+ * subtracted from a sample (noise would take a difference below zero), with the
+ * resolution of the difference: the overhead's own spread, `overhead_spread_us`,
+ * or the timer's resolution per event, whichever is larger. Readers derive the
+ * figure as the summary less the overhead, unresolved at or below the resolution
+ * (src/rmax/bench/oslat.py); the table shows it so. The record names the CPUs in e->placed. `extra` (may
  * be NULL) adds members to the record. */
 typedef int (*oslat_op)(void *ctx, size_t n);
 typedef void (*oslat_extra)(void *ctx, rmx_json *j);

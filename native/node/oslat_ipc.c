@@ -232,6 +232,10 @@ static double hop_overhead_us(size_t ws_bytes, long *ws, double *iqr_us)
 static void ring_extra(void *ctx, rmx_json *j)
 {
     ring *r = ctx;
+    double iqr;
+    /* the hop again, after the ring was timed: how far it drifted meanwhile (a shared node's load
+     * changes) bounds how finely the difference resolves a switch, as its spread does */
+    rmx_json_num(j, "overhead_after_us", hop_overhead_us(r->ws_bytes, r->ws, &iqr));
     rmx_json_int(j, "procs", r->procs);
     rmx_json_int(j, "ws_bytes", (long long)r->ws_bytes);
     rmx_json_str(j, "cpu", "all processes on one CPU (lmbench's lat_ctx)");

@@ -274,3 +274,35 @@ def test_compare_says_when_the_machine_changed_between_the_sides(db):
     assert json.loads(run_cli("compare", a, b, "--json", check=True).stdout)["notes"] == []
     notes = json.loads(run_cli("compare", a, c, "--json", check=True).stdout)["notes"]
     assert len(notes) == 1 and "different machine fingerprints" in notes[0] and "0000111122223333" in notes[0]
+
+
+def test_every_doubt_about_an_input_is_on_the_prediction_with_its_interval(db):
+    """Alpha and beta from a fit poor by its own test, gamma3 from a DGEMM run on a busy node, the
+    overhead calibrated on 2 tests: each said at the top and printed; the time gets an interval."""
+    from dataclasses import replace
+
+    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+    from rmax.inventory.load import read
+
+    now = read()
+    # other processes kept every CPU busy for 10 s before the run's end
+    busy = replace(now, busy_s=now.busy_s - 10 * now.cpus, total_s=now.total_s - 10 * now.cpus).as_dict()
+    with open_store() as s:
+        with s.start_run("dgemm", hosts=[HERE], params={}, fingerprint=fingerprint()) as run:
+            run.update(summary=DgemmSummary([], [DgemmPoint(2000, 2000, 192, 20.0, 16.0, 21.0, 19.5, 1.0, 9)],
+                                            1).to_dict(), load={"start": busy})
+    poor = Fit(2e-6, 4e9, 8e3, 1e-6, 1e9, 0.0, 8, 0.4, [0.0, 5e-6], [2e9, 8e9], [], "poor")
+    _store("net", [HERE], _net_summary([HERE], poor), {"np": 2})
+    _hpl_tests([HERE], [(2000, 1.2), (3000, 3.5)])
+    p = run_cli("model", "hpl", "--n", "6000", "--grid", "1x2", "--ranks-per-node", "2", "--json", check=True)
+    d = json.loads(p.stdout)
+    w = " | ".join(d["warnings"])
+    assert "poor Hockney fit" in w and "measured on a busy node" in w and "gamma3" in w, w
+    assert "calibrated on only 2 HPL test(s)" in w
+    (x,) = d["predictions"]
+    lo, hi = x["time_interval_s"]
+    # gamma3's range alone (16-21 GFLOPS about a median of 20) moves the DGEMM term by -5 % .. +25 %
+    assert lo < x["time_s"] < hi and hi > 1.2 * x["time_s"]
+    assert d["interval"]["not_included"] == ["the model's own error: 2 HPL test(s) are too few to measure it"]
+    text = run_cli("model", "hpl", "--n", "6000", "--grid", "1x2", "--ranks-per-node", "2", check=True).stdout
+    assert text.count("warning:") == len(d["warnings"]) and "not in the interval: the model's own error" in text

@@ -5,6 +5,8 @@ import json
 import os
 import subprocess
 
+import pytest
+
 from rmax.native import executable
 
 from cliutil import assert_one_line_error, run_cli
@@ -61,33 +63,58 @@ def test_one_allowed_cpu_says_the_two_cpu_figure_cannot_be_measured():
     assert one["label"] == "pipe round trip (1 CPU)" and one["cpus"] == [cpu, cpu] and one["validated"]
 
 
-def test_a_derived_figure_below_its_resolution_is_no_number():
-    from rmax.bench.oslat import Oslat, OslatSummary, OsResult
+def _ctxsw_record(label, samples, before, after, resolution):
+    srt = sorted(samples)
+    return {"schema": "rmax.oslat/1", "test": "ctxsw", "label": label, "unit": "us", "validated": True,
+            "overhead_us": before, "overhead_after_us": after, "resolution_us": resolution, "cpus": [3],
+            "procs": 2, "ws_bytes": 65536, "samples": samples,
+            "summary": {"n": len(samples), "min": srt[0], "median": srt[len(srt) // 2], "max": srt[-1],
+                        "mean": sum(samples) / len(samples)}}
 
-    below = OsResult("ctxsw 2p/64K", "ctxsw", "us", 0.0004, -0.2, 0.9, 0.1, 50, 2, 65536, 2.7, 0.03, [3])
-    above = OsResult("ctxsw 2p/0K", "ctxsw", "us", 0.75, 0.74, 0.8, 0.76, 50, 2, 0, 0.36, 0.001, [3])
-    s = OslatSummary([below, above])
-    rows = {row[0]: row for row in Oslat().view(s).tables[0].rows}
+
+def test_a_difference_at_or_below_its_resolution_is_unresolved_never_a_sample():
+    from rmax.bench.oslat import Oslat
+
+    # the hop costs 2.7 us: 64K's laps straddle it (differences -0.2..0.9), 0K's are well above it
+    below = _ctxsw_record("ctxsw 2p/64K", [2.5, 2.7004, 3.6], 2.7, 2.7, 0.03)
+    above = _ctxsw_record("ctxsw 2p/0K", [1.10, 1.11, 1.16], 0.35, 0.37, 0.001)  # drift 0.02 us: the resolution
+    parsed = Oslat().parse([below, above])
+    assert parsed.status == "ok"
+    r64, r0 = parsed.summary.results
+    assert (r64.median, r64.min) == (None, None) and r64.max == pytest.approx(0.9)
+    assert r64.mean == pytest.approx(0.2335, abs=1e-4)
+    assert r0.overhead_us == pytest.approx(0.36) and r0.resolution_us == pytest.approx(0.02)
+    assert r0.median == pytest.approx(0.75) and r0.min == pytest.approx(0.74)
+    # what is stored: the laps as measured (hop included), never a difference below zero
+    assert parsed.samples == {"ctxsw 2p/64K (hop included)": below["samples"],
+                              "ctxsw 2p/0K (hop included)": above["samples"]}
+    rows = {row[0]: row for row in Oslat().view(parsed.summary).tables[0].rows}
     assert rows["ctxsw 2p/64K"][1:4] == ["below resolution (< 0.03 us)"] * 2 + ["0.900"]
     assert rows["ctxsw 2p/0K"][1] == "0.750" and rows["ctxsw 2p/0K"][-1] == "CPU 3"
-    assert [f.key for f in Oslat().metrics(s)] == ["ctxsw 2p/0K"]  # no figure to compare below resolution
+    assert [f.key for f in Oslat().metrics(parsed.summary)] == ["ctxsw 2p/0K"]  # no figure below resolution
 
 
 def test_cli_stores_the_run(db):
-    proc = run_cli("bench", "oslat", "--tests", "null,pipe,tcp", "--budget", "0.5", "--json", check=True)
+    proc = run_cli("bench", "oslat", "--tests", "null,pipe,tcp,ctxsw", "--budget", "0.5", "--json", check=True)
     rec = json.loads(proc.stdout)
     assert rec["status"] == "ok" and rec["kind"] == "oslat"
+    # no stored latency below zero: not a sample, not a summary value (an unresolved one is null)
+    stored = [v for r in rec["summary"]["results"] for v in (r["median"], r["min"], r["max"], r["mean"])
+              if v is not None]
+    assert stored and min(stored) > 0 and min(v for vs in rec["samples"].values() for v in vs) > 0
+    assert sum(1 for k in rec["samples"] if k.startswith("ctxsw") and k.endswith("(hop included)")) == 9
     from rmax.bench.family import get
 
     s = get("oslat").Summary.load(rec["summary"])
     both = ["(2 CPUs)", "(1 CPU)"] if TWO_CPUS else ["(1 CPU)"]
-    assert [r.label for r in s.results] == ["null syscall"] + [f"{t} round trip {w}" for t in ("pipe", "TCP")
-                                                               for w in both]
+    ctx = [f"ctxsw {p}p/{w}K" for p in (2, 8, 16) for w in (0, 16, 64)]
+    assert [r.label for r in s.results] == (["null syscall"] + [f"pipe round trip {w}" for w in both] + ctx
+                                            + [f"TCP round trip {w}" for w in both])
     # where each ran is in the stored summary: the pair on two CPUs, or both on one
     assert all(r.cpus and len(set(r.cpus)) == (2 if "2 CPUs" in r.label else 1) for r in s.results)
     assert [m.label for m in s.not_measured] == ([] if TWO_CPUS else ["pipe round trip (2 CPUs)",
                                                                        "TCP round trip (2 CPUs)"])
-    assert rec["params"]["tests"] == ["null", "pipe", "tcp"]
+    assert rec["params"]["tests"] == ["null", "pipe", "tcp", "ctxsw"]
     assert all(f.better == "lower" and f.unit == "us" for f in get("oslat").metrics(s))
     assert rec["params"]["network"] == "127.0.0.1 only"
 

@@ -3,7 +3,15 @@ signals, processes, context switches, pipe/AF_UNIX/UDP/TCP round trips, TCP conn
 bandwidth, over 127.0.0.1 only. Every process is pinned to a named CPU, recorded with its
 figure: context switches with the whole ring on one CPU (lmbench's lat_ctx), round trips
 both with the peer on a second CPU and on the same one, as separate figures; and the cache-line
-round trip between two CPUs, the floor under every 2-CPU round trip."""
+round trip between two CPUs, the floor under every 2-CPU round trip.
+
+Context switches are a difference: a lap of the ring less one process's pipe hop and
+working-set read (lmbench's lat_ctx). The kernel stores its samples as measured, the hop
+included, and records the hop's cost before and after the ring was timed; the subtraction is
+made here, on the summary (median, min, max, mean less the hop). A difference at or below its
+resolution (the hop's spread, its drift between before and after, or the timer's) is
+unresolved: None in the summary, "below resolution" in the view, no figure to compare. So no
+stored sample or figure is ever a negative or unresolvable latency."""
 
 from __future__ import annotations
 
@@ -33,28 +41,24 @@ class OsResult:
     label: str                  # "null syscall", "ctxsw 8p/16K"
     test: str                   # the test it is a result of (TESTS)
     unit: str                   # us, or MB/s for tcp-bw
-    median: float
-    min: float
-    max: float
-    mean: float
+    median: float | None        # None: a difference at or below its resolution (module note)
+    min: float | None
+    max: float | None
+    mean: float | None
     n: int
     procs: int | None = None            # ctxsw: processes in the ring
     ws_bytes: int | None = None         # ctxsw: bytes each process reads between switches
-    overhead_us: float | None = None    # ctxsw: the pipe hop and working-set read subtracted
-    resolution_us: float | None = None  # ctxsw: the finest a derived figure resolves (the overhead's IQR, the timer)
+    overhead_us: float | None = None    # ctxsw: the pipe hop and working-set read subtracted (mean of before, after)
+    resolution_us: float | None = None  # ctxsw: the finest a derived figure resolves (module note)
     cpus: list[int] | None = None       # the CPUs its processes were pinned to: this one, then the peers'
 
     @property
     def better(self) -> str:
         return "higher" if self.unit == "MB/s" else "lower"
 
-    def resolved(self, value: float) -> bool:
-        """Whether a derived value is above the resolution of the subtraction that made it."""
-        return self.resolution_us is None or value > self.resolution_us
-
-    def shown(self, value: float) -> str:
-        """A value as a cell: below the resolution it is no number at all."""
-        return cell(value, ".3f") if self.resolved(value) else f"below resolution (< {self.resolution_us:.3g} us)"
+    def shown(self, value: float | None) -> str:
+        """A value as a cell: an unresolved difference is no number at all."""
+        return cell(value, ".3f") if value is not None else f"below resolution (< {self.resolution_us:.3g} us)"
 
     @property
     def where(self) -> str:
@@ -65,6 +69,21 @@ class OsResult:
         return "CPUs " + ", ".join(map(str, self.cpus))
 
 
+def _result(r: dict) -> OsResult:
+    """One record's result: a measured summary, or, with an overhead, the difference (module note)."""
+    s = r["summary"]
+    before = r.get("overhead_us")
+    stats = [s["median"], s["min"], s["max"], s["mean"]]
+    over = res = None
+    if before is not None:
+        after = r.get("overhead_after_us", before)
+        over = (before + after) / 2
+        res = max(r["resolution_us"], abs(after - before))
+        stats = [v - over if v - over > res else None for v in stats]
+    return OsResult(r["label"], r["test"], r["unit"], *stats, s["n"], r.get("procs"), r.get("ws_bytes"), over, res,
+                    [int(c) for c in r.get("cpus", [])] or None)
+
+
 @dataclass
 class NotMeasured:
     label: str
@@ -73,7 +92,7 @@ class NotMeasured:
 
 @dataclass
 class OslatSummary(Summary):
-    SCHEMA = "rmax.oslat/3"
+    SCHEMA = "rmax.oslat/4"
     results: list[OsResult]
     not_measured: list[NotMeasured] = field(default_factory=list)
     statistic: str = STATISTIC
@@ -103,17 +122,12 @@ class Oslat(Family):
 
     def parse(self, records):
         recs = [r for r in records if r.get("schema") == "rmax.oslat/1"]
-        results = []
-        for r in recs:
-            if r.get("validated"):
-                s = r["summary"]
-                results.append(OsResult(r["label"], r["test"], r["unit"], s["median"], s["min"], s["max"], s["mean"],
-                                        s["n"], r.get("procs"), r.get("ws_bytes"), r.get("overhead_us"),
-                                        r.get("resolution_us"), [int(c) for c in r.get("cpus", [])] or None))
+        results = [_result(r) for r in recs if r.get("validated")]
         skipped = [NotMeasured(r["label"], r["why"]) for r in records
                    if r.get("schema") == "rmax.oslat.not_measured/1"]
         summary = OslatSummary(results, skipped)
-        samples = {r["label"]: r["samples"] for r in recs}
+        # a difference's samples are times as measured: named so, never the difference (module note)
+        samples = {r["label"] + (" (hop included)" if "overhead_us" in r else ""): r["samples"] for r in recs}
         if not recs:
             return Parsed(summary, samples, "failed", "oslat measured nothing")
         err = invalid(recs, lambda r: r["label"])
@@ -122,7 +136,7 @@ class Oslat(Family):
     def metrics(self, s: OslatSummary) -> list[Figure]:
         # a median below the resolution of its subtraction is no figure to compare
         out = [figure(s, ("results", i, "median"), r.label, r.label, r.unit, "median of timed batches",
-                      better=r.better) for i, r in enumerate(s.results) if r.resolved(r.median)]
+                      better=r.better) for i, r in enumerate(s.results) if r.median is not None]
         return [f for f in out if f]
 
     def view(self, s: OslatSummary) -> View:
@@ -132,8 +146,9 @@ class Oslat(Family):
         notes = ["Round trips are full round trips, with the peer pinned to a second CPU (2 CPUs: each wakeup "
                  "crosses cores) and to the measuring process's own (1 CPU: each wakeup is a context switch); "
                  "context switches are per switch, the whole ring on one CPU, with the cost of the pipe hop and "
-                 "working-set read in one process subtracted (lmbench's lat_ctx method). A difference at or below "
-                 "its resolution (the subtracted cost's interquartile range, or the timer's) shows as 'below "
+                 "working-set read in one process subtracted (lmbench's lat_ctx method; the stored samples are the "
+                 "times as measured, that cost included). A difference at or below its resolution (the subtracted "
+                 "cost's interquartile range, its drift while the ring was timed, or the timer's) shows as 'below "
                  "resolution'. A 2-CPU figure waits for its peer's CPU: where other work runs there, each wakeup can "
                  "wait out that work's time slice (milliseconds), so compare it only between runs on idle CPUs. "
                  "The cache-line round trip hands one counter between the two CPUs through a shared page, no system "
@@ -141,7 +156,7 @@ class Oslat(Family):
                  "a virtual machine it changes when the host moves the vCPUs, and so do the MPI latency and "
                  "bandwidth between them."]
         notes += [f"{m.label}: not measured, {m.why}." for m in s.not_measured]
-        data = [{"test": r.label, "median": r.median if r.resolved(r.median) else None, "min": r.min, "max": r.max,
-                 "unit": r.unit, "n": r.n, "cpus": r.cpus, "resolution_us": r.resolution_us,
-                 "below_resolution": not r.resolved(r.median)} for r in s.results]
+        data = [{"test": r.label, "median": r.median, "min": r.min, "max": r.max, "unit": r.unit, "n": r.n,
+                 "cpus": r.cpus, "resolution_us": r.resolution_us, "below_resolution": r.median is None}
+                for r in s.results]
         return View([t], notes, {"oslat": data})

@@ -154,18 +154,27 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, g
             store.close()
 
     rpeak = facts.rpeak_gflops * nodes * min(1.0, p * q / slots) if facts and facts.rpeak_gflops else None
-    preds, warnings = [], []
+    # every doubt about an input is the prediction's: said first, where the prediction is read
+    warnings = list(dict.fromkeys([w for m in rates.values() for w in m.warnings] + list(cal.warnings if cal else [])))
+    ranges, unbounded = _input_ranges(rates, over, cal)
+    preds, above_peak = [], False
     for n in ns:
         terms = hm.hpl_terms(n, nb, p, q, a, b, g, over)
         ref = hm.hpl_terms(n, nb, p, q, a, b, g)
         gf = hm.predicted_gflops(n, terms.total_s)
-        if rpeak and gf > rpeak and not warnings:
+        lo, hi = hm.time_interval(n, nb, p, q, *ranges[:3], over.form, ranges[3])
+        if cal is not None:   # and the model's own misfit on the tests it was calibrated on
+            lo, hi = lo * max(0.0, 1 - cal.rms_rel_error), hi * (1 + cal.rms_rel_error)
+        if rpeak and gf > rpeak and not above_peak:
+            above_peak = True
             # a rate above the peak: the DGEMM rate or the peak is wrong, and a % above 100 would hide which
             warnings.append(f"the prediction at N={n} ({gf:.1f} GFLOPS) is above the peak used for % of Rpeak "
                             f"({rpeak:.1f} GFLOPS): gamma3 ({rates['gamma3'].source}) and that peak cannot both be "
                             "right, so no % of Rpeak is given above 100")
         preds.append({"n": n, "nb": nb, "p": p, "q": q, "terms": terms.as_dict(), "time_s": terms.total_s,
-                      "gflops": gf, "efficiency": hm.efficiency(terms),
+                      "time_interval_s": [lo, hi], "gflops": gf,
+                      "gflops_interval": [hm.predicted_gflops(n, hi), hm.predicted_gflops(n, lo) if lo > 0 else None],
+                      "efficiency": hm.efficiency(terms),
                       "reference_time_s": ref.total_s, "reference_gflops": hm.predicted_gflops(n, ref.total_s),
                       "percent_of_rpeak": 100 * gf / rpeak if rpeak and gf <= rpeak else None,
                       "memory_fraction": 8.0 * n * n / (nodes * mem) if mem else None})
@@ -182,6 +191,7 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, g
                                                       f"per node: {facts.rpeak_basis}") if rpeak else
               "unknown: no peakflops run stored on this node and no nominal Rpeak (`rmax bench peakflops` measures it)",
               "predictions": preds, "warnings": warnings,
+              "interval": {"meaning": INTERVAL_MEANING, "not_included": unbounded},
               **({"validation": {"checks": [c.as_dict() for c in checks],
                                  "summary": [summarize_errors(checks), summarize_errors(checks, 4000)]}}
                  if checks is not None else {})}
@@ -189,6 +199,36 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, g
         print_json(result)
         return
     _print_hpl(result, checks)
+
+
+INTERVAL_MEANING = ("every input at the end of its range that makes the run fastest, then slowest (alpha and beta: "
+                    "their Hockney fit's 95% intervals; gamma3: its DGEMM point's slowest and fastest blocks; the "
+                    "overhead coefficient: its 95% interval), widened by the calibrated model's rms error on the "
+                    "tests it was fitted to")
+
+
+def _input_ranges(rates: dict, over, cal) -> tuple[list[tuple[float, float]], list[str]]:
+    """alpha's, beta's, gamma3's and the overhead coefficient's ranges for the prediction's interval, and
+    what has no range known (taken at its value, so the interval is too narrow by it)."""
+    from rmax.model.hpl_model import OVERHEADS
+
+    ranges, unbounded = [], []
+    for k in ("alpha", "beta", "gamma3"):
+        m = rates[k]
+        ranges.append(m.interval or (m.value, m.value))
+        if m.interval is None and not m.exact:
+            unbounded.append(f"{k}: no spread measured ({m.source})")
+    sym = OVERHEADS[over.form].symbol
+    if cal is None:
+        ranges.append((over.value, over.value))
+        unbounded.append("the model's own error: it was not calibrated on stored HPL tests here")
+    else:
+        ranges.append(cal.interval() or (over.value, over.value))
+        if cal.interval() is None:
+            unbounded.append(f"{sym}'s uncertainty: calibrated on {cal.points} HPL test(s)")
+        if cal.points < 3:   # one coefficient through 1 or 2 tests fits them (nearly) exactly
+            unbounded.append(f"the model's own error: {cal.points} HPL test(s) are too few to measure it")
+    return ranges, unbounded
 
 
 def _print_hpl(r: dict, checks) -> None:
@@ -201,17 +241,20 @@ def _print_hpl(r: dict, checks) -> None:
                   f"per process   ({inp['gamma3']['source']})")
     o = r["overhead"]
     console.print(f"{o['symbol']:<6} = {o['value']:.3g} {o['unit']}   (overhead term '{o['form']}': {o['source']})")
-    for w in (o.get("calibration") or {}).get("warnings", []):
-        console.print(Text.assemble(("warning:", "yellow"), f" {w}"))
     console.print(f"measurements used: those of {r['scope']}", style="dim")
     p, q = r["grid"]
     t = Table(title=f"Predicted HPL, {r['nodes']} node(s) x {r['ranks_per_node']} ranks, grid {p} x {q}")
-    for col in ("N", "NB", "time (s)", "GFLOPS", "efficiency", "% of Rpeak", "memory used"):
+    for col in ("N", "NB", "time (s)", "interval (s)", "GFLOPS", "efficiency", "% of Rpeak", "memory used"):
         t.add_column(col, justify="right")
     for x in r["predictions"]:
-        t.add_row(str(x["n"]), str(x["nb"]), fmt(x["time_s"], ".4g"), fmt(x["gflops"], ".1f"),
-                  fmt(x["efficiency"], ".1%"), fmt(x["percent_of_rpeak"], ".1f"), fmt(x["memory_fraction"], ".0%"))
+        lo, hi = x["time_interval_s"]
+        t.add_row(str(x["n"]), str(x["nb"]), fmt(x["time_s"], ".4g"), f"{fmt(lo, '.4g')}-{fmt(hi, '.4g')}",
+                  fmt(x["gflops"], ".1f"), fmt(x["efficiency"], ".1%"), fmt(x["percent_of_rpeak"], ".1f"),
+                  fmt(x["memory_fraction"], ".0%"))
     console.print(t)
+    console.print(f"interval: {r['interval']['meaning']}", style="dim")
+    for miss in r["interval"]["not_included"]:
+        console.print(f"not in the interval: {miss}", style="dim")
     console.print(f"% of Rpeak against {r['rpeak_gflops']:.4g} GFLOPS: {r['rpeak_source']}" if r["rpeak_gflops"]
                   else f"% of Rpeak {r['rpeak_source']}", style="dim")
     for w in r["warnings"]:

@@ -27,8 +27,9 @@ from rmax.launch.base import MAX_RANKS
 @click.option("--repeats", type=Count(1, 1000), default=3, show_default=True, help="Runs per count.")
 @click.option("--no-warmup", is_flag=True, help="Skip the untimed first run (user programs).")
 @click.option("--keep-launch-time", is_flag=True,
-              help="Fit the launch's whole wall time; by default an empty job launched the same way is timed at "
-                   "each count and its median subtracted, so the launcher's start-up does not read as serial time.")
+              help="Fit the launch's whole wall time; by default an empty job launched the same way just before "
+                   "each point is subtracted from it, so the launcher's start-up does not read as serial time "
+                   "(unless the program prints its own 'rmax-region-seconds: X' lines: see below).")
 @click.option("--weak", is_flag=True, help="hpl: weak scaling, N grows as sqrt(ranks) (memory per rank constant).")
 @click.option("--n", "n", type=Count(1, 1 << 24), default=4000, show_default=True, help="hpl: N (at one rank for --weak).")
 @click.option("--nb", type=Count(1, 1 << 16), default=192, show_default=True, help="hpl: block size.")
@@ -45,7 +46,12 @@ def command(program, ranks, max_ranks, by, repeats, no_warmup, keep_launch_time,
     """Run at 1, 2, 4, ... ranks with repeats, then fit Ts, Tp, Tis (linear or quadratic in N).
 
     Put `--` before your program so its options stay its own. Past the cores of
-    this host, add --oversubscribe. Examples:
+    this host, add --oversubscribe. A program that prints a line
+    `rmax-region-seconds: X` on stdout from one rank (X: the seconds of the
+    part to scale, e.g. between two barriers) is timed by it, and no empty
+    launches are needed; otherwise each point's wall time minus an empty
+    launch's is fitted.
+    Each fitted parameter comes with its 95% interval. Examples:
 
       rmax scale --ranks 1,2,4 --oversubscribe -- ./my_mpi_prog --size 100
 
@@ -137,8 +143,10 @@ def _print(rec, plot_path) -> None:
         console.print(f"time: {s['time_statistic']}")
     over = s.get("launch_overhead_s")
     if over:
-        console.print("empty launch (median s, subtracted): " +
-                      ", ".join(f"{k}: {v['median']:.3g}" for k, v in over.items()))
+        used = "subtracted from the point launched after each" if "empty job" in s.get("time_statistic", "") \
+            else "not subtracted"
+        console.print(f"empty launch (s, median and min-max; {used}): " +
+                      ", ".join(f"{k}: {v['median']:.3g} ({v['min']:.3g}-{v['max']:.3g})" for k, v in over.items()))
     if s.get("warning"):
         console.print(Text.assemble(("warning:", "yellow"), f" {s['warning']}"))
     console.print(f"speedup: {s['points'][0]['speedup_statistic']}; Karp-Flatt e = (1/S - 1/p) / (1 - 1/p)")
@@ -160,7 +168,8 @@ def _print(rec, plot_path) -> None:
         def pm(k):
             if k not in p:
                 return "—"
-            return f"{p[k]:.3g} ± {fmt(e.get(k), '.1g')}"
+            ci = x["interval"].get(k)
+            return f"{p[k]:.3g} [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else f"{p[k]:.3g} [interval unknown]"
 
         best = x["best"]
         bn = ((f"{best['n_continuous']:.3g}" + (f" ± {x['best_n_stderr']:.1g}" if x["best_n_stderr"] else ""))
@@ -171,7 +180,8 @@ def _print(rec, plot_path) -> None:
     console.print(f)
     chosen = next(x for x in fit["fits"] if x["form"] == fit["chosen"])
     console.print(f"chosen (*): {fit['chosen']}, {fit['reason']}")
-    console.print(f"± one standard error from the covariance; weights: {chosen['sigma_source']}")
+    console.print("[a, b]: 95% interval, t x the standard error at the degrees of freedom of the repeats' scatter "
+                  f"(rmax.model.amdahl_fit); weights: {chosen['sigma_source']}")
     console.print(f"best count: {chosen['best']['note']}")
     if chosen.get("saturated"):
         console.print(f"{chosen['form']} has as many parameters as rank counts were measured: the curve goes through "

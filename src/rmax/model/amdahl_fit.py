@@ -1,8 +1,10 @@
 """Fitting the generalised Amdahl model to measured times, and choosing its form.
 
 T(N) = c + Tis g(N) + Tp / N is linear in its parameters, so the bounded fit
-(every time >= 0) is a non-negative least-squares problem that scipy's nnls
-solves exactly: no starting guess, no local minima.
+(every time >= 0) is a non-negative least-squares problem, solved exactly: with
+at most three parameters, the least-squares fit on each subset of them (the
+others held at 0) whose coefficients are all >= 0, the one of least residual.
+No starting guess, no local minima.
 
 What timings can and cannot tell apart: Ts and Tip both add the same constant
 to every T(N), so only their sum is identifiable; the fit reports it as Ts and
@@ -13,6 +15,16 @@ sample standard deviation, floored at 1% of the mean so that three lucky
 repeats cannot claim near-infinite weight). Without repeats the scatter is
 assumed to be 1% of the time (relative errors: times span decades), the
 covariance is scaled by the residuals, and reduced chi^2 says nothing absolute.
+A sample may be zero or negative (a difference of two noisy times: rmax scale's
+program minus its empty launch); each N's mean must be positive.
+
+Intervals: each parameter's 95% interval is estimate +- t x standard error. The
+standard errors rest on scatters estimated from a few repeats, so t is Student's
+at the Welch-Satterthwaite degrees of freedom of that parameter (each N's
+scatter counts with its repeats - 1, weighted by its share of the parameter's
+variance): with 3 repeats t is about 2.5-4, not 2. When the model misses the
+means by more than their scatter (reduced chi^2 above 1) the errors grow by
+sqrt(chi^2/dof). A parameter's interval is cut at 0, its bound.
 
 Form selection: Akaike's criterion with the small-sample correction (AICc);
 a form with more parameters must beat a simpler one by more than 2 to be chosen."""
@@ -20,14 +32,16 @@ a form with more parameters must beat a simpler one by more than 2 to be chosen.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from rmax.errors import RmaxError
 from rmax.model.amdahl import FORMS, BestN, best_n, growth, parallel_time, relative_speedup
+from rmax.stats import t_quantile
 
+LEVEL = 0.95                # of the parameters' intervals
 PARAMS = {"amdahl": ("ts", "tp"), "linear": ("ts", "tp", "tis"), "quadratic": ("ts", "tp", "tis")}
 SIGMA_FLOOR = 0.01          # relative: the least scatter a timing is credited with
 AIC_MARGIN = 2.0            # how much better a form with more parameters must be
@@ -38,6 +52,8 @@ class Fit:
     form: str
     params: dict[str, float]            # ts (including Tip), tp, tis
     stderr: dict[str, float | None]     # one standard error from the covariance
+    interval: dict[str, list[float] | None]   # LEVEL interval of each parameter (module note), None: unknown
+    interval_dof: dict[str, float | None]     # the degrees of freedom of its t quantile
     covariance: list[list[float]]
     r2: float | None                    # weighted R^2 of the times (None when saturated)
     chi2: float
@@ -85,15 +101,68 @@ def _design(n: np.ndarray, form: str) -> np.ndarray:
     return np.column_stack(cols)
 
 
-def sigmas(n: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, bool, str]:
-    """Per-sample scatter from the repeats at each N (see the module note)."""
+def _groups(n: np.ndarray, t: np.ndarray) -> dict[float, list[float]]:
+    """The times at each N."""
     groups: dict[float, list[float]] = defaultdict(list)
     for ni, ti in zip(n, t):
         groups[float(ni)].append(float(ti))
+    return groups
+
+
+def sigmas(n: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, bool, str]:
+    """Per-sample scatter from the repeats at each N (see the module note)."""
+    groups = _groups(n, t)
     if all(len(v) >= 2 for v in groups.values()):
         sd = {k: max(float(np.std(v, ddof=1)), SIGMA_FLOOR * float(np.mean(v))) for k, v in groups.items()}
         return np.array([sd[float(ni)] for ni in n]), True, "sd of repeats at each N (floor 1% of the mean)"
-    return SIGMA_FLOOR * t, False, "assumed 1% of each time (no repeats)"
+    means = {k: float(np.mean(v)) for k, v in groups.items()}
+    return np.array([SIGMA_FLOOR * means[float(ni)] for ni in n]), False, "assumed 1% of each time (no repeats)"
+
+
+def _intervals(n: np.ndarray, a: np.ndarray, w: np.ndarray, cov: np.ndarray, coef: np.ndarray, names,
+               absolute: bool, dof: int, chi2: float) -> tuple[dict, dict]:
+    """Each parameter's LEVEL interval and the degrees of freedom of its t quantile (module note)."""
+    inflate = math.sqrt(max(1.0, chi2 / dof)) if absolute and dof > 0 else 1.0
+    # the estimate is linear in the samples: coef = C t, so each N's repeats add C_i^2 sigma_i^2 to its variance
+    c = cov @ (a * (w * w)[:, None]).T if np.all(np.isfinite(cov)) else None
+    reps = Counter(float(ni) for ni in n)
+    out, dofs = {}, {}
+    for j, nm in enumerate(names):
+        var = cov[j, j]
+        if c is None or not math.isfinite(var) or var < 0:
+            out[nm], dofs[nm] = None, None
+            continue
+        if absolute:
+            parts: dict[float, float] = defaultdict(float)
+            for i, ni in enumerate(n):
+                parts[float(ni)] += (c[j, i] / w[i]) ** 2
+            den = sum(v * v / (reps[k] - 1) for k, v in parts.items())
+            nu = sum(parts.values()) ** 2 / den if den > 0 else math.inf
+        else:
+            nu = float(dof)
+        if not nu > 0:
+            out[nm], dofs[nm] = None, None
+            continue
+        half = t_quantile(0.5 + LEVEL / 2, nu) * math.sqrt(var) * inflate
+        out[nm] = [max(0.0, float(coef[j]) - half), float(coef[j]) + half]
+        dofs[nm] = float(nu)
+    return out, dofs
+
+
+def _nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """min |a x - b| over x >= 0, exactly (module note): the optimum is the least-squares fit on its
+    own free columns, so it is the best of the fits on every subset whose coefficients are >= 0."""
+    k = a.shape[1]
+    best, best_r = np.zeros(k), float(b @ b)
+    for mask in range(1, 1 << k):
+        cols = [j for j in range(k) if mask >> j & 1]
+        x, *_ = np.linalg.lstsq(a[:, cols], b, rcond=None)
+        if np.all(x >= 0):
+            r = b - a[:, cols] @ x
+            if float(r @ r) < best_r:
+                best, best_r = np.zeros(k), float(r @ r)
+                best[cols] = x
+    return best
 
 
 def fit_form(n, t, form: str, sigma=None, absolute: bool = True, sigma_source: str = "given",
@@ -103,9 +172,7 @@ def fit_form(n, t, form: str, sigma=None, absolute: bool = True, sigma_source: s
     sigma = np.ones_like(t) if sigma is None else np.asarray(sigma, dtype=float)
     a = _design(n, form)
     w = 1.0 / sigma
-    from scipy.optimize import nnls   # on first use: see rmax.stats._st
-
-    coef, _ = nnls(a * w[:, None], t * w)
+    coef = _nnls(a * w[:, None], t * w)
     resid = (t - a @ coef) * w
     chi2 = float(resid @ resid)
     k, m = a.shape[1], len(t)
@@ -131,8 +198,9 @@ def fit_form(n, t, form: str, sigma=None, absolute: bool = True, sigma_source: s
     params = {nm: float(v) for nm, v in zip(names, coef)}
     stderr = {nm: (float(math.sqrt(cov[i, i])) if math.isfinite(cov[i, i]) and cov[i, i] >= 0 else None)
               for i, nm in enumerate(names)}
-    fit = Fit(form, params, stderr, cov.tolist(), r2, chi2, chi2 / dof if dof > 0 else None, aicc, dof, m,
-              sigma_source)
+    interval, interval_dof = _intervals(n, a, w, cov, coef, names, absolute, dof, chi2)
+    fit = Fit(form, params, stderr, interval, interval_dof, cov.tolist(), r2, chi2, chi2 / dof if dof > 0 else None,
+              aicc, dof, m, sigma_source)
     fit.best = best_n(params["ts"], params["tp"], params.get("tis", 0.0), 0.0, form, max_n=max_n)
     fit.best_n_stderr = _best_n_stderr(fit)
     return fit
@@ -170,8 +238,8 @@ def fit_scaling(n, t, forms=FORMS, max_n: int | None = None) -> Selection:
     n, t = np.asarray(n, dtype=float), np.asarray(t, dtype=float)
     if len(n) != len(t) or len(n) == 0:
         raise RmaxError("a scaling fit needs the same, non-zero number of rank counts and times")
-    if np.any(n < 1) or np.any(t <= 0) or not np.all(np.isfinite(t)):
-        raise RmaxError("a scaling fit needs rank counts >= 1 and positive, finite times")
+    if np.any(n < 1) or not np.all(np.isfinite(t)) or min(np.mean(v) for v in _groups(n, t).values()) <= 0:
+        raise RmaxError("a scaling fit needs rank counts >= 1, finite times and a positive mean time at each count")
     sigma, absolute, source = sigmas(n, t)
     distinct = len(set(n.tolist()))
     fits, skipped = [], {}

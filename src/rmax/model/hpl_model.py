@@ -146,6 +146,20 @@ def predict_hpl(n: float, nb: int, p: int, q: int, alpha: float, beta: float, ga
     return hpl_terms(n, nb, p, q, alpha, beta, gamma3, overhead).total_s
 
 
+Range = tuple[float, float]
+
+
+def time_interval(n: float, nb: int, p: int, q: int, alpha: Range, beta: Range, gamma3: Range, form: str,
+                  coefficient: Range) -> Range:
+    """The predicted time's bounds when each input lies in its range (lo, hi): T grows with alpha, gamma3
+    and the overhead coefficient and falls with beta, so its bounds are at two corners of the box. Every
+    input at its worst together: the bounds are wide, never narrower than the inputs allow."""
+    b_hi = min(beta[1], 1e300)   # a bandwidth the measurement could not bound above: its term 0
+    lo = predict_hpl(n, nb, p, q, alpha[0], b_hi, gamma3[0], Overhead(form, coefficient[0]))
+    hi = predict_hpl(n, nb, p, q, alpha[1], beta[0], gamma3[1], Overhead(form, coefficient[1]))
+    return lo, hi
+
+
 def measured_time(n: int, gflops: float | None, time_s: float) -> float:
     """A test's time from its GFLOPS when it has them: HPL prints seconds with two decimals
     (0.01 s at N = 500) but GFLOPS with five significant digits."""
@@ -234,8 +248,19 @@ class Calibration:
     chosen_by: str
     warnings: tuple[str, ...] = ()  # a poor fit, an undetermined or implausible coefficient
 
+    def interval(self) -> Range | None:
+        """The coefficient's 95% interval (Student's t on points - 1 degrees of freedom, cut at 0);
+        None when its standard error is unknown (fewer than 2 tests)."""
+        if self.stderr is None or self.points < 2:
+            return None
+        from rmax.stats import t_quantile
+
+        half = t_quantile(0.975, self.points - 1) * self.stderr
+        return max(0.0, self.overhead.value - half), self.overhead.value + half
+
     def as_dict(self) -> dict:
         return {"overhead": self.overhead.as_dict(), "stderr": self.stderr, "points": self.points,
+                "interval": list(self.interval() or []) or None,
                 "rms_rel_error": self.rms_rel_error, "rms_rel_error_uncalibrated": self.rms_rel_error_uncalibrated,
                 "chosen_by": self.chosen_by, "warnings": list(self.warnings),
                 "forms": {k: {**f.overhead.as_dict(), "stderr": f.stderr, "rms_rel_error": f.rms_rel_error,

@@ -7,7 +7,14 @@ those numbers: gamma3 (seconds per DGEMM flop of one process) from the latest
 hpcc's ping-pong; memory, cores and Rpeak per node from the inventory. Each
 value says where it came from, and a missing one is a one-line error naming the
 command that measures it. Explicit values (--alpha, --beta, --gamma) bypass all
-of this."""
+of this.
+
+Each measured value also carries its range, for the prediction's interval: alpha
+and beta their Hockney fit's 95% intervals; gamma3 the slowest and fastest timed
+blocks of its DGEMM point (how far the rate a run meets moves, not the median's
+precision); none for hpcc's single numbers (said). And its warnings, which the
+prediction repeats: a Hockney fit poor by its own test, a run measured on a busy
+node (rmax.inventory.load: others used the CPUs while it ran)."""
 
 from __future__ import annotations
 
@@ -30,9 +37,25 @@ class Measured:
     source: str
     at: str = ""            # when it was measured (ISO time), for choosing the latest
     at_hpl_shape: bool = False   # a DGEMM rate measured at HPL's trailing-update shape (gamma3_from_store)
+    interval: tuple[float, float] | None = None   # its range (module note); None: unknown
+    warnings: tuple[str, ...] = ()                # why the value may be poor
+
+    @property
+    def exact(self) -> bool:
+        """Given on the command line: taken as it is."""
+        return self.source.startswith("given")
 
     def as_dict(self) -> dict:
-        return {"value": self.value, "source": self.source, "measured_at": self.at or None}
+        return {"value": self.value, "source": self.source, "measured_at": self.at or None,
+                "interval": list(self.interval) if self.interval else None, "warnings": list(self.warnings)}
+
+
+def busy_warning(run: RunRecord, what: str) -> tuple[str, ...]:
+    """A warning when `run` was measured on a busy node, else none."""
+    from rmax.inventory.load import verdict
+
+    v = verdict(run.load or {})
+    return (f"{what} was measured on a busy node ({cite(run)}: {v.line()})",) if v and v.busy else ()
 
 
 def _hpcc_block(run: RunRecord | None) -> dict:
@@ -69,8 +92,9 @@ def _float(text) -> float | None:
 # --- gamma3 -----------------------------------------------------------------------------
 
 def _dgemm_rate(run: RunRecord, nb: int | None, threads: int | None = None,
-                shape: tuple[int, int, int] | None = None) -> tuple[float, str, bool] | None:
-    """(GFLOPS, which point, whether at HPL's shape): the DGEMM rate that best stands for HPL's
+                shape: tuple[int, int, int] | None = None) -> tuple[float, str, bool, tuple[float, float]] | None:
+    """(GFLOPS, which point, whether at HPL's shape, its slowest and fastest blocks' GFLOPS): the DGEMM
+    rate that best stands for HPL's
     trailing update, an (m x NB) by (NB x n) product. With `shape` (HPL's,
     rmax.bench.dgemm.hpl_update_shape), the run's shape point with k = NB whose m, n are nearest;
     else the sweep point with k nearest NB, then the largest m; else the largest size. With
@@ -85,8 +109,8 @@ def _dgemm_rate(run: RunRecord, nb: int | None, threads: int | None = None,
     if at:
         p = at[1]
         return p.median, (f"median GFLOPS at m={p.m} n={p.n} k={p.k}, {s.threads} thread(s): the measured shape "
-                          f"nearest HPL's m={shape[0]} n={shape[1]} k={shape[2]}"), True
-    rows = [(p.m, p.n, p.k, p.median) for p in (s.square + s.k if s else []) if p.median > 0]
+                          f"nearest HPL's m={shape[0]} n={shape[1]} k={shape[2]}"), True, (p.min, p.max)
+    rows = [(p.m, p.n, p.k, p.median, (p.min, p.max)) for p in (s.square + s.k if s else []) if p.median > 0]
     if not rows:
         return None
     if nb:
@@ -94,10 +118,10 @@ def _dgemm_rate(run: RunRecord, nb: int | None, threads: int | None = None,
         cand = [r for r in rows if r[2] == kbest]
     else:
         cand = rows
-    m, n, k, g = max(cand, key=lambda r: (r[0] * r[1], r[3]))
+    m, n, k, g, spread = max(cand, key=lambda r: (r[0] * r[1], r[3]))
     not_hpl = (f"; not at HPL's shape m={shape[0]} n={shape[1]} k={shape[2]}: no shape with k={shape[2]} measured"
                if shape else "")
-    return g, f"median GFLOPS at m={m} n={n} k={k}, {s.threads} thread(s){not_hpl}", False
+    return g, f"median GFLOPS at m={m} n={n} k={k}, {s.threads} thread(s){not_hpl}", False, spread
 
 
 def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None = None,
@@ -124,15 +148,17 @@ def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None =
                 picked = (r, got)
                 break
     if picked:
-        r, (g, how, at_shape) = picked
-        cands.append(Measured(1e-9 / g, f"{cite(r)}: {g:.2f} GFLOPS per process ({how})", r.started_at, at_shape))
+        r, (g, how, at_shape, (slow, fast)) = picked
+        cands.append(Measured(1e-9 / g, f"{cite(r)}: {g:.2f} GFLOPS per process ({how})", r.started_at, at_shape,
+                              (1e-9 / fast, 1e-9 / slow) if slow > 0 else None,
+                              busy_warning(r, "gamma3 (its DGEMM rate)")))
         if at_shape:
             return cands[0]     # HPL's own shape: closer to its update than hpcc's square StarDGEMM
     for r, hs in (_hpcc_summaries(store, scope) if threads in (None, 1) else []):
         g = _float(hs.get("StarDGEMM_Gflops"))
         if g:
             cands.append(Measured(1e-9 / g, f"hpcc StarDGEMM in {cite(r)}: {g:.2f} GFLOPS per process",
-                                  r.started_at))
+                                  r.started_at, warnings=busy_warning(r, "gamma3 (hpcc's StarDGEMM)")))
             break
     if not cands:
         with_threads = f" --threads {threads}" if threads else ""
@@ -143,10 +169,10 @@ def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None =
 
 # --- alpha, beta ------------------------------------------------------------------------
 
-def _hockney(s) -> tuple[float, float, str] | None:
-    """alpha (s) and beta (bytes/s) from a net run's Hockney fit (s: its typed summary): the blocking
-    MPI ping-pong layer when it has a fit (the closest to HPL's messages), else the first other MPI
-    layer, else any; the layer's name says when its own fit was poor."""
+def _hockney(s):
+    """The Hockney fit of a net run (s: its typed summary) that stands for HPL's messages, and the
+    name of its layer: the blocking MPI ping-pong layer when it has a fit, else the first other MPI
+    layer, else any; None without one. The name says when its own fit was poor."""
     fitted = [x for x in s.layers if x.fit and x.fit.alpha >= 0 and x.fit.beta > 0]
     exact = [x for x in fitted if x.name == "mpi"]
     mpi = [x for x in fitted if "mpi" in x.name]
@@ -155,7 +181,15 @@ def _hockney(s) -> tuple[float, float, str] | None:
         return None
     poor = (f"; a poor fit by its own test: relative RMS residual {best.fit.rms_rel_residual:.2f}"
             if best.fit.quality != "good" else "")
-    return best.fit.alpha, best.fit.beta, best.name + poor
+    return best.fit, best.name + poor
+
+
+def _finite_range(ci) -> tuple[float, float] | None:
+    """A fit's interval as a range of the value (a bound below 0 is 0; an infinite upper bound, a beta
+    the points could not bound, stays infinite); None when it is missing."""
+    if not ci or len(ci) != 2 or any(v is None or v != v for v in ci):
+        return None
+    return max(0.0, float(ci[0])), float(ci[1])
 
 
 def network_from_store(store: Store, scope: Scope | None = None) -> tuple[Measured, Measured]:
@@ -174,15 +208,23 @@ def network_from_store(store: Store, scope: Scope | None = None) -> tuple[Measur
         if not got:
             unfitted += 1
             continue
-        a, b, layer = got
+        fit, layer = got
         src = f"{cite(r)}: Hockney fit" + (f" ({layer})" if layer else "")
-        cands.append((Measured(a, src, r.started_at), Measured(b, src, r.started_at)))
+        warn = busy_warning(r, "alpha and beta (their net run)")
+        if fit.quality != "good":
+            warn = (f"alpha and beta come from a poor Hockney fit ({cite(r)}, layer {layer.split(';')[0]}: relative "
+                    f"RMS residual {fit.rms_rel_residual:.2f}): the prediction's latency and bandwidth terms are "
+                    "doubtful",) + warn
+        cands.append((Measured(fit.alpha, src, r.started_at, interval=_finite_range(fit.alpha_ci95), warnings=warn),
+                      Measured(fit.beta, src, r.started_at, interval=_finite_range(fit.beta_ci95), warnings=warn)))
         break
     for r, hs in _hpcc_summaries(store, scope):
         lat, bw = _float(hs.get("AvgPingPongLatency_usec")), _float(hs.get("AvgPingPongBandwidth_GBytes"))
         if lat and bw:
             src = f"hpcc ping-pong in {cite(r)} (average over pairs)"
-            cands.append((Measured(lat * 1e-6, src, r.started_at), Measured(bw * 1e9, src, r.started_at)))
+            warn = busy_warning(r, "alpha and beta (hpcc's ping-pong)")
+            cands.append((Measured(lat * 1e-6, src, r.started_at, warnings=warn),
+                          Measured(bw * 1e9, src, r.started_at, warnings=warn)))
             break
     if not cands:
         hint = "or give --alpha SECONDS and --beta BYTES_PER_S"

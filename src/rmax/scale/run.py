@@ -1,13 +1,18 @@
 """Running a scaling study: every point a stored run under one `scale` parent run.
 
-The user's command: one `scale-point` run per (rank count, repeat), its wall time
-measured around the whole launch. The launcher's own start-up (spawning ranks,
-MPI wire-up) grows with the rank count and would read as serial time Ts and
-Tis, so before each point an empty job is launched the same way (a
-`scale-launch` run): an MPI program that does nothing (rmax-ranks) when the
-user's program is linked with MPI, else `true`. The median of those launches
-at that count is subtracted from the program's times before the fit
-(`keep_launch` keeps the whole wall time).
+The user's command: one `scale-point` run per (rank count, repeat). What is timed:
+- the program's own region when it prints one (`rmax-region-seconds: X`, rmax.scale.region):
+  the slowest rank's, so the launcher is outside the time. The untimed warm-up run shows
+  whether the program prints it; then no empty launches are run.
+- else the wall time around the whole launch, minus the launcher's own start-up (spawning
+  ranks, MPI wire-up), which grows with the rank count and would read as serial time Ts and
+  Tis: just before each point an empty job is launched the same way at the same count (a
+  `scale-launch` run: an MPI program that does nothing, rmax-ranks, when the user's program
+  is linked with MPI, else `true`), and each point's sample is its wall time minus that
+  launch's (`keep_launch` keeps the whole wall time). Paired, not minus a median: the
+  launch's spread then stays in each sample's scatter, so the fit's errors carry it, and a
+  launcher whose start-up has a long tail (a loaded machine) is subtracted by its mean, as
+  the program's launches pay it, not by its median.
 Repeats are interleaved (1, 2, 4, 1, 2, 4, ...) so that a slow phase of a
 shared machine spreads over all rank counts instead of biasing one.
 
@@ -26,8 +31,8 @@ from typing import Callable
 from rmax.errors import RmaxError, RunFailed
 from rmax.launch import LaunchSpec, prepare, run_job
 from rmax.native import executable
-from rmax.scale.analysis import Sample, analyse
-from rmax.stats import summarize
+from rmax.scale.analysis import Point, Sample, analyse, command_summary
+from rmax.scale.region import region_seconds
 from rmax.store import Store
 
 Progress = Callable[[str], None]
@@ -50,16 +55,24 @@ def oversubscribed_bind(base: LaunchSpec, count: int) -> str:
 
 
 def _timed_launch(store: Store, kind: str, parent: str, argv: list[str], spec: LaunchSpec, timeout: float,
-                  params: dict, what: str) -> tuple[float, str]:
-    """One stored child run around one launch: (wall time, run id); a failed launch fails the study."""
+                  params: dict, what: str) -> tuple[float, float | None, str]:
+    """One stored child run around one launch: (wall time, the program's region or None, run id);
+    a failed launch, or a malformed region line, fails the study."""
     with store.start_run(kind, parent=parent, argv=argv, params=params) as pt:
         job = run_job(argv, timeout, env=spec.rank_env(), spec=spec)
-        pt.update(summary={"time_s": job.duration, "statistic": "wall time of the launch"})
-        if not job.ok:
-            err = job.failure(what)
+        summary = {"time_s": job.duration, "statistic": "wall time of the launch"}
+        try:
+            err = None if job.ok else job.failure(what)
+            region = region_seconds(job.stdout) if job.ok else None
+        except RunFailed as bad:
+            err, region = bad, None
+        if region is not None:
+            summary["region_s"] = region
+        pt.update(summary=summary)
+        if err:
             pt.finish("failed", str(err))
             raise err
-    return job.duration, pt.id
+    return job.duration, region, pt.id
 
 
 def empty_program(program: list[str]) -> list[str]:
@@ -73,11 +86,6 @@ def empty_program(program: list[str]) -> list[str]:
         head = b""
     linked_mpi = head.startswith(b"\x7fELF") and (b"libmpi.so" in head or b"libmpich" in head)
     return [executable("rmax-ranks")] if linked_mpi else [shutil.which("true") or "true"]
-
-
-def launch_overheads(times: dict[int, list[float]], ids: dict[int, list[str]]) -> dict[str, dict]:
-    """Per count: the median wall time of the empty launches, with their spread and run ids."""
-    return {str(k): {**summarize(v).as_dict(), "runs": ids[k]} for k, v in times.items()}
 
 
 def scale_command(program: list[str], base: LaunchSpec, counts: list[int], repeats: int, store: Store, *,
@@ -94,49 +102,37 @@ def scale_command(program: list[str], base: LaunchSpec, counts: list[int], repea
     params = {"mode": "command", "program": list(program), "by": by, "counts": counts, "repeats": repeats,
               "launcher": launcher, "oversubscribe": base.oversubscribe, "keep_launch": keep_launch,
               "empty_program": None if keep_launch else baseline}
-    raw: list[tuple[int, float, str]] = []
-    launch_t: dict[int, list[float]] = {k: [] for k in counts}
-    launch_ids: dict[int, list[str]] = {k: [] for k in counts}
+    points: list[Point] = []
 
     def summary() -> dict:
-        if not raw:
-            return {}
-        if keep_launch:
-            out = analyse([Sample(k, t, run_id=i) for k, t, i in raw], max_n=max_n)
-            out["time_statistic"] = "wall time of the launch (launcher start-up included)"
-            return out
-        over = {k: summarize(v).median for k, v in launch_t.items() if v}
-        net = [Sample(k, t - over[k], run_id=i) for k, t, i in raw if k in over]
-        if not net or min(s.time_s for s in net) <= 0:
-            out = analyse([Sample(k, t, run_id=i) for k, t, i in raw], max_n=max_n)
-            out["warning"] = ("the program ran no longer than an empty launch at some count, so its own time "
-                              "cannot be told from the launcher's; the times shown include start-up")
-        else:
-            out = analyse(net, max_n=max_n)
-            out["time_statistic"] = (f"wall time of the launch minus the median wall time of an empty job "
-                                     f"({os.path.basename(baseline[0])}) launched the same way at the same count")
-        out["launch_overhead_s"] = launch_overheads(launch_t, launch_ids)
-        return out
+        return command_summary(points, keep_launch, os.path.basename(baseline[0]), max_n) if points else {}
 
     with store.start_run("scale", params=params, label=label, argv=list(program)) as parent:
+        # Whether to launch empty jobs: not when the warm-up shows that the program times its own region.
+        timed_region = False
         if warmup:  # first launch pays for cold caches and page faults: not a measurement
             if progress:
                 progress("warm-up run at 1 rank (not stored)")
-            run_job(argvs[counts[0]], timeout, env=specs[counts[0]].rank_env(), spec=specs[counts[0]])
+            job = run_job(argvs[counts[0]], timeout, env=specs[counts[0]].rank_env(), spec=specs[counts[0]])
+            try:
+                timed_region = job.ok and region_seconds(job.stdout) is not None
+            except RunFailed as err:
+                parent.finish("failed", f"warm-up run: {err}")
+                raise
         try:
             for rep in range(repeats):
                 for k in counts:
                     if progress:
                         progress(f"{k} {by}, repeat {rep + 1} of {repeats}")
                     point = {"count": k, "by": by, "np": specs[k].np, "repeat": rep, "bind": specs[k].bind}
-                    if not keep_launch:
-                        t, i = _timed_launch(store, "scale-launch", parent.id, empty[k], specs[k], timeout, point,
-                                             f"the empty MPI launch at {k} {by}")
-                        launch_t[k].append(t)
-                        launch_ids[k].append(i)
-                    t, i = _timed_launch(store, "scale-point", parent.id, argvs[k], specs[k], timeout, point,
-                                         f"the program at {k} {by}")
-                    raw.append((k, t, i))
+                    launch = None
+                    if not keep_launch and not timed_region:
+                        t, _, i = _timed_launch(store, "scale-launch", parent.id, empty[k], specs[k], timeout, point,
+                                                f"the empty MPI launch at {k} {by}")
+                        launch = (t, i)
+                    t, region, i = _timed_launch(store, "scale-point", parent.id, argvs[k], specs[k], timeout, point,
+                                                 f"the program at {k} {by}")
+                    points.append(Point(k, t, i, region, *(launch or (None, None))))
         except RunFailed as err:
             parent.update(summary=summary())
             parent.finish("failed", str(err))
