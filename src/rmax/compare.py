@@ -1,31 +1,49 @@
-"""Before and after: two runs (or two surveys) metric by metric, with whether
-each change is significant.
+"""Before and after: two runs (or two surveys) metric by metric, with whether each change is
+significant, undecided, or not.
 
-Runs are paired by kind and host (and, for HPL tests, by their parameters).
-A benchmark family's metrics are its figures (Family.metrics), paired by key, and
-only when measured at the same point (Figure.at: a working set, a sweep's range):
-the rest is listed as not compared, with why; two sides with nothing to pair are
-refused;
-significance is Welch's t-test on independent repeats (a figure's own repeats,
-or several runs on each side), never on blocks timed inside one run, with
-Holm's adjustment over all the metrics compared, so that pairing many metrics
-does not make some of them "significant" by chance. A change also has to be at least
-`min_change` (relative) to be called significant: with enough repeats Welch's test separates
-differences of a percent or two (a neighbour's load on a shared memory bus), which no before/after
-decision should turn on; such changes read "below the minimum change"."""
+Runs are paired by kind and host (and, for HPL tests, by their parameters). A benchmark family's
+metrics are its figures (Family.metrics), paired by key, and only when measured at the same point
+(Figure.at: a working set, a sweep's range): the rest is listed as not compared, with why; two
+sides with nothing to pair are refused.
+
+A change is significant when it is beyond the figure's run-to-run noise, which comes from, in turn:
+- several runs on each side: Welch's t-test over those runs;
+- else the store's history: the other stored runs of the same configuration (kind, options,
+  hosts and machine fingerprint, `Config`), started no later than the latest compared run. They
+  join side A's runs (the before) as one group, and a side of several runs is a group of its own:
+  the noise is the pooled spread within the groups (of the logarithm: a change is a ratio), and
+  the test Student's t on B against A with the groups' degrees of freedom. One earlier run gives
+  one degree of freedom: a large change on a steady figure decides, a small one does not;
+- else the figure's own repeats inside each run: a lower bound on the run-to-run noise, so they
+  can say "no" (the change is within them) but never "yes";
+- else nothing: the change is undecided, and said to be.
+Blocks timed inside one run are never repeats. Holm's adjustment runs over every change tested
+for significance, so that pairing many metrics does not make some "significant" by chance. A change
+must also be at least `min_change` (relative) to be significant: a change under it reads "no (under
+the minimum change)" once it has a noise basis, and is not tested, so it weighs on no other.
+
+Each side's figure also says whether it was measured on a busy node (the run's stored load
+readings, inventory/load.py: other processes' CPU use while it ran; an HPL test has its run's)."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
 from rmax.errors import RmaxError
+from rmax.inventory.load import verdict as load_verdict
 from rmax.stats import MIN_CHANGE, differ_significantly, holm
 from rmax.store import Store
 from rmax.store.runs import RunRecord
 
-# How a change reads: significant, not, or undecidable without independent repeats.
+ALPHA = 0.05
+# How a change reads: significant, not, or undecidable without a measure of its noise.
 VERDICT = {True: "yes", False: "no", None: "not enough runs to decide"}
+TESTED = ("runs", "history")          # noise bases that can call a change significant
+HISTORY_SCAN = 1000                   # the latest stored runs of a kind searched for history, at least...
+HISTORY_DEPTH = 3                     # ...and this many per host compared (a survey of many nodes stores one per node)
+HISTORY_MOST = 20                     # the latest runs of one configuration used as history
 
 
 @dataclass
@@ -36,42 +54,47 @@ class Change:
     unit: str
     a: float
     b: float
-    n_a: int
+    n_a: int                   # samples a side's verdict rests on: its runs, or one run's own repeats
     n_b: int
-    p_value: float | None      # Welch's t-test of this metric alone
-    significant: bool | None   # on the Holm-adjusted p-value; None: too few repeats to say
+    p_value: float | None      # this metric alone
+    significant: bool | None   # on the Holm-adjusted p-value and the minimum change; None: undecided
     p_adjusted: float | None = None
-    small: bool = False        # separable by the test, but below the minimum change
+    small: bool = False        # under the minimum change, so never significant
+    basis: str | None = None   # the noise the verdict rests on: "runs", "history", "repeats" (a lower bound)
+    n_history: int = 0         # earlier runs of the same configuration in that noise
+    noise: float | None = None   # the relative run-to-run noise (sd of the logarithm) of a tested change
+    why: str | None = None     # an undecided change: what would decide it
+    busy_a: str | None = None  # a side's figure measured on a busy node: how busy
+    busy_b: str | None = None
 
     @property
     def change(self) -> float:
         return (self.b - self.a) / self.a if self.a else math.nan
 
+    def noise_from(self) -> str:
+        """Where the noise of its verdict came from, in a few words."""
+        if self.basis == "runs":
+            return f"runs {self.n_a}/{self.n_b}"
+        if self.basis == "history":
+            runs = f", runs {self.n_a}/{self.n_b}" if self.n_a + self.n_b > 2 else ""
+            return f"{self.n_history} earlier run{'s' * (self.n_history != 1)}{runs}"
+        if self.basis == "repeats":
+            return f"own repeats {self.n_a}/{self.n_b}"
+        return "—"
+
     def as_dict(self) -> dict:
         return {**self.__dict__, "change": self.change}
 
 
+def _host(r: RunRecord) -> str:
+    return ",".join(r.hosts or [r.hostname or "this host"])   # a local run may record no hosts: where rmax ran
+
+
 def _pair_key(r: RunRecord) -> tuple:
-    hosts = r.hosts or [r.hostname or "this host"]   # a local run may record no hosts: where rmax ran
-    host = ",".join(hosts)
     if r.kind == "hpl-test":
         p = r.params
-        return (r.kind, host, p.get("code"), p.get("n"), p.get("nb"), p.get("p"), p.get("q"))
-    return (r.kind, host)
-
-
-def _test_rates(tests: list[RunRecord]) -> list[float]:
-    """The GFLOPS of HPL tests, from their typed summaries (tests stored in another shape are skipped)."""
-    from rmax.bench.family import StaleSummary
-    from rmax.bench.hpl import HplTestSummary
-
-    out = []
-    for t in tests:
-        try:
-            out.append(HplTestSummary.load(t.summary).gflops)
-        except StaleSummary:
-            continue
-    return out
+        return (r.kind, _host(r), p.get("code"), p.get("n"), p.get("nb"), p.get("p"), p.get("q"))
+    return (r.kind, _host(r))
 
 
 def _hpl_tests(store: Store, run: RunRecord) -> list[RunRecord]:
@@ -139,6 +162,70 @@ def _where(key: tuple) -> str:
     return f"{key[0]} on {key[1]}" + (f" ({key[2]} N={key[3]} NB={key[4]} {key[5]}x{key[6]})" if len(key) > 2 else "")
 
 
+class Runs:
+    """What compare reads of stored runs, each read once: their figures by key, their configuration,
+    whether they ran on a busy node, and the history of a configuration."""
+
+    def __init__(self, store: Store, compared: set[str], until: str, hosts: dict[str, int]):
+        """`hosts`: kind -> how many hosts its compared runs ran on (the depth of the history searched)."""
+        self.store, self.compared, self.until, self.hosts = store, compared, until, hosts
+        self._figures: dict[str, dict] = {}
+        self._parents: dict[str, RunRecord | None] = {}
+        self._kinds: dict[str, list[RunRecord]] = {}
+
+    def figures(self, r: RunRecord) -> dict:
+        """key -> Figure of a run: a family's metrics, or an HPL test's rate."""
+        if r.id not in self._figures:
+            from rmax.bench.family import StaleSummary, loaded
+
+            if r.kind == "hpl-test":
+                from rmax.bench.hpl import HplTestSummary
+                from rmax.bench.view import figure
+
+                p = r.params
+                try:
+                    f = figure(HplTestSummary.load(r.summary), ("gflops",), "gflops",
+                               f"{p.get('code')} N={p.get('n')} NB={p.get('nb')} {p.get('p')}x{p.get('q')}: GFLOPS",
+                               "GFLOPS", "one HPL test")
+                except StaleSummary:    # stored in another shape: skipped
+                    f = None
+                self._figures[r.id] = {f.key: f} if f else {}
+            else:
+                got = loaded(r)
+                # an HPL run's Rmax is its best test's rate, which the test itself pairs (by N, NB and grid)
+                self._figures[r.id] = {f.key: f for f in (got[0].metrics(got[1]) if got else [])
+                                       if not (r.kind == "hpl" and f.role == "hpl_rmax")}
+        return self._figures[r.id]
+
+    def _parent(self, r: RunRecord) -> RunRecord | None:
+        if r.parent not in self._parents:
+            self._parents[r.parent] = self.store.get(r.parent) if r.parent else None
+        return self._parents[r.parent]
+
+    def config(self, r: RunRecord) -> tuple:
+        """What makes two runs measurements of one thing: kind, options, hosts, machine fingerprint
+        (an HPL test's is its run's)."""
+        fp = r.fingerprint or (self._parent(r).fingerprint if r.kind == "hpl-test" and r.parent else None)
+        return (r.kind, json.dumps(r.params, sort_keys=True), _host(r), fp)
+
+    def busy(self, r: RunRecord) -> str | None:
+        """How busy the node was while the run measured, when it was busy (an HPL test: its run's)."""
+        held = self._parent(r) if r.kind == "hpl-test" and r.parent else r
+        v = load_verdict(held.load) if held else None
+        return v.line(held.hostname) if v and v.busy else None
+
+    def history(self, r: RunRecord) -> list[RunRecord]:
+        """The latest stored ok runs of r's configuration, none of the compared runs, started no
+        later than the latest of them."""
+        if r.kind not in self._kinds:
+            scan = max(HISTORY_SCAN, HISTORY_DEPTH * self.hosts.get(r.kind, 1))
+            self._kinds[r.kind] = [x for x in self.store.list(kind=r.kind, status="ok", limit=scan)
+                                   if x.id not in self.compared and x.started_at <= self.until]
+        want = self.config(r)
+        same = [x for x in self._kinds[r.kind] if x.params == r.params and _host(x) == _host(r)]
+        return [x for x in same if self.config(x) == want][:HISTORY_MOST]    # fingerprints last: an HPL test reads its run's
+
+
 def compare(store: Store, a_ids: str, b_ids: str,
             min_change: float = MIN_CHANGE) -> tuple[list[RunRecord], list[RunRecord], list[Change], list[str]]:
     """Side A against side B: each a run id or several, comma-separated. Returns the runs of
@@ -153,81 +240,164 @@ def compare(store: Store, a_ids: str, b_ids: str,
         only = sorted({_where(k) for k in groups})
         raise RmaxError("A and B have no run of the same kind on the same host: " + "; ".join(only[:6]),
                         hint="runs pair by kind and host (and HPL tests by N, NB and grid)")
+    members = [r for ra, rb in groups.values() for r in ra + rb]
+    hosts: dict[str, int] = {}
+    for key in groups:
+        hosts[key[0]] = hosts.get(key[0], 0) + 1
+    runs = Runs(store, {r.id for r in members} | {r.id for r in a + b}, max(r.started_at for r in members + a + b),
+                hosts)
     changes: list[Change] = []
     # an HPL run is compared through its tests, which pair by N, NB and grid (and say when alone)
     skipped = [f"not compared: {_where(k)}: only in {'A' if ra else 'B'}" for k, (ra, rb) in groups.items()
                if not (ra and rb) and k[0] not in ("info", "hpl")]
     for key, (ra, rb) in groups.items():
-        if not ra or not rb:
-            continue
-        kind, host = key[0], key[1]
-        if kind == "hpl-test":
-            # Repeated HPL tests with the same parameters are the samples.
-            ga, gb = _test_rates(ra), _test_rates(rb)
-            if not ga or not gb:
-                continue
-            label = f"{key[2]} N={key[3]} NB={key[4]} {key[5]}x{key[6]}: GFLOPS"
-            changes.append(_change(kind, host, label, "GFLOPS", ga, gb, ga, gb))
-            continue
-        _family_changes(kind, host, ra, rb, changes, skipped)
+        if ra and rb:
+            _kind_changes(runs, key[0], key[1], ra, rb, changes, skipped)
     _adjust(changes, min_change)
     changes.sort(key=lambda c: (c.kind, c.host, c.metric))
-    fps = [{r.fingerprint for r in runs if r.fingerprint} for runs in (a, b)]
+    fps = [{r.fingerprint for r in side_runs if r.fingerprint} for side_runs in (a, b)]
     machine = ([f"A and B ran on different machine fingerprints ({', '.join(sorted(fps[0]))} against "
                 f"{', '.join(sorted(fps[1]))}): the hardware or software (CPU, memory, kernel, MPI, BLAS) changed "
                 "between them, and a change may come from that"] if fps[0] and fps[1] and fps[0] != fps[1] else [])
     return a, b, changes, machine + sorted(skipped)
 
 
-def _change(kind: str, host: str, metric: str, unit: str, va: list[float], vb: list[float], sa: list[float],
-            sb: list[float]) -> Change:
-    """The change of one metric: values va, vb (their medians shown), tested on repeats sa, sb."""
-    _, p = differ_significantly(sa, sb)
-    return Change(kind, host, metric, unit, _mid(va), _mid(vb), len(sa), len(sb), None if math.isnan(p) else p, None)
-
-
-def _adjust(changes: list[Change], min_change: float = MIN_CHANGE, alpha: float = 0.05) -> None:
-    """Holm's adjustment over every tested change; the verdict is on the adjusted p-value and the
-    size of the change."""
-    adjusted = holm([math.nan if c.p_value is None else c.p_value for c in changes])
-    for c, p in zip(changes, adjusted):
-        if not math.isnan(p):
-            c.small = p < alpha and not abs(c.change) >= min_change
-            c.p_adjusted, c.significant = p, p < alpha and not c.small
-
-
-def _family_changes(kind: str, host: str, ra: list[RunRecord], rb: list[RunRecord], out: list[Change],
-                    skipped: list[str]) -> None:
-    """The changes of a family's runs (none for runs of no family: an inventory, a tuning session);
-    a figure measured at different points (Figure.at), or on one side only, goes to `skipped`."""
-    from rmax.bench.family import loaded
-
+def _kind_changes(runs: Runs, kind: str, host: str, ra: list[RunRecord], rb: list[RunRecord], out: list[Change],
+                  skipped: list[str]) -> None:
+    """The changes of the paired runs of one kind on one host (none for runs of no family: an inventory,
+    a tuning session); a figure measured at different points (Figure.at), or on one side only, goes to `skipped`."""
     sides = []
-    for runs in (ra, rb):
+    for side_runs in (ra, rb):
         figs: dict[str, list] = {}
-        for r in runs:
-            got = loaded(r)
-            for f in (got[0].metrics(got[1]) if got else []):
-                figs.setdefault(f.key, []).append(f)
+        for r in side_runs:
+            for k, f in runs.figures(r).items():
+                figs.setdefault(k, []).append((r, f))
         sides.append(figs)
-    for side, mine, other in (("A", sides[0], sides[1]), ("B", sides[1], sides[0])):
-        alone = sorted({mine[k][-1].metric for k in mine.keys() - other.keys()})
+    for name, mine, other in (("A", sides[0], sides[1]), ("B", sides[1], sides[0])):
+        alone = sorted({mine[k][-1][1].metric for k in mine.keys() - other.keys()})
         if alone:
-            skipped.append(f"not compared: {kind} on {host}: only in {side}: " + "; ".join(alone[:4])
+            skipped.append(f"not compared: {kind} on {host}: only in {name}: " + "; ".join(alone[:4])
                            + (f" and {len(alone) - 4} more" if len(alone) > 4 else ""))
-    for key in sides[0].keys() & sides[1].keys():
+    for key in sorted(sides[0].keys() & sides[1].keys()):
         fa, fb = sides[0][key], sides[1][key]
-        at_a, at_b = {f.at for f in fa}, {f.at for f in fb}
+        at_a, at_b = {f.at for _, f in fa}, {f.at for _, f in fb}
         if len(at_a | at_b) > 1:
-            name = fa[-1].metric.split(" (")[0]
+            name = fa[-1][1].metric.split(" (")[0]
             skipped.append(f"not compared: {kind} on {host}, {name}: measured at {' / '.join(sorted(map(str, at_a)))} in A and "
                            f"{' / '.join(sorted(map(str, at_b)))} in B, not the same quantity")
             continue
-        # Samples: the runs themselves when a side has several, else the one run's own repeats.
-        sa = [f.value for f in fa] if len(fa) > 1 else list(fa[0].repeats)
-        sb = [f.value for f in fb] if len(fb) > 1 else list(fb[0].repeats)
-        out.append(_change(kind, host, fa[-1].metric, fa[-1].unit, [f.value for f in fa], [f.value for f in fb],
-                           sa, sb))
+        last = fa[-1][1]
+        c = Change(kind, host, last.metric, last.unit, _mid([f.value for _, f in fa]), _mid([f.value for _, f in fb]),
+                   0, 0, None, None)
+        c.busy_a, c.busy_b = (_busy([runs.busy(r) for r, _ in side_figs]) for side_figs in (fa, fb))
+        _decide(c, runs, key, fa, fb)
+        out.append(c)
+
+
+def _busy(lines: list[str | None]) -> str | None:
+    busy = [x for x in lines if x]
+    if not busy:
+        return None
+    return busy[0] if len(lines) == 1 else f"{len(busy)} of {len(lines)} runs on a busy node, e.g. {busy[0]}"
+
+
+def _decide(c: Change, runs: Runs, key: str, fa: list, fb: list) -> None:
+    """The noise basis and p-value of one change (its verdict waits for Holm's adjustment)."""
+    va, vb = [f.value for _, f in fa], [f.value for _, f in fb]
+    if len(va) > 1 and len(vb) > 1:
+        c.basis, c.n_a, c.n_b = "runs", len(va), len(vb)
+        c.p_value = _p(differ_significantly(va, vb)[1])
+        return
+    at = fa[-1][1].at
+
+    def past(r: RunRecord) -> list[float]:
+        got = (runs.figures(h).get(key) for h in runs.history(r))
+        return [f.value for f in got if f is not None and f.at == at]
+
+    ha = past(fa[-1][0])
+    same = runs.config(fa[-1][0]) == runs.config(fb[-1][0])
+    hb = [] if same else past(fb[-1][0])
+    groups = [va + ha, vb] + ([hb] if hb else [])
+    df = sum(len(g) - 1 for g in groups if g)
+    if df >= 1:
+        c.basis = "history" if ha or hb else "runs"
+        c.n_a, c.n_b, c.n_history = len(va), len(vb), len(ha) + len(hb)
+        c.p_value, c.noise = _pooled_test(groups, va, vb)
+        return
+    ra, rb = list(fa[-1][1].repeats), list(fb[-1][1].repeats)
+    if len(va) == len(vb) == 1 and len(ra) > 1 and len(rb) > 1:
+        c.basis, c.n_a, c.n_b = "repeats", len(ra), len(rb)
+        c.p_value = _p(differ_significantly(ra, rb)[1])
+        return
+    c.n_a, c.n_b = len(va) if len(va) > 1 else 0, len(vb) if len(vb) > 1 else 0
+    c.why = ("one run a side and no other stored run of the same configuration (kind, options, hosts, "
+             "machine) to measure the noise: run it again with the same options (its runs become history), "
+             "or compare several runs a side")
+
+
+def _pooled_test(groups: list[list[float]], va: list[float], vb: list[float]) -> tuple[float | None, float]:
+    """Student's t of mean(B) against mean(A), the noise pooled within the groups: (p, relative noise).
+    On logarithms (a change is a ratio), or on the values where one is not positive."""
+    logs = min(min(g) for g in groups if g) > 0
+    f = math.log if logs else float
+    gs = [[f(x) for x in g] for g in groups if g]
+    df = sum(len(g) - 1 for g in gs)
+    ss = sum(sum((x - sum(g) / len(g)) ** 2 for x in g) for g in gs)
+    sd = math.sqrt(ss / df)
+    d = sum(map(f, vb)) / len(vb) - sum(map(f, va)) / len(va)
+    noise = sd if logs else sd / abs(sum(va) / len(va)) if sum(va) else math.nan
+    se = sd * math.sqrt(1 / len(va) + 1 / len(vb))
+    if se == 0:
+        return (0.0 if d else 1.0), noise
+    from scipy import stats   # on first use: --help and refusals stay fast
+
+    return float(2 * stats.t.sf(abs(d) / se, df)), noise
+
+
+def _p(p: float) -> float | None:
+    return None if math.isnan(p) else p
+
+
+def _adjust(changes: list[Change], min_change: float = MIN_CHANGE, alpha: float = ALPHA) -> None:
+    """The verdicts: Holm's adjustment over every change tested (a noise basis of runs or history,
+    and at least the minimum change); a change under the minimum is "no"; own repeats, a lower
+    bound on the noise, say "no" for a change within them and leave a larger one undecided."""
+    for c in changes:
+        c.small = c.basis is not None and not abs(c.change) >= min_change
+    tested = [c for c in changes if c.basis in TESTED and c.p_value is not None and not c.small]
+    for c, p in zip(tested, holm([c.p_value for c in tested])):
+        c.p_adjusted, c.significant = p, p < alpha
+    for c in changes:
+        if c.small:
+            c.significant = False
+        elif c.basis == "repeats":
+            within = c.p_value is None or c.p_value >= alpha
+            c.significant = False if within else None
+            if not within:
+                c.why = ("beyond its own repeats' spread, which understates the run-to-run noise: run it again "
+                         "with the same options (its runs become history), or compare several runs a side")
+
+
+def headline(changes: list[Change], kind: str) -> str:
+    """'16 metrics paired: 3 decided (1 significant), 13 undecided: need history or repeats — run the
+    survey again': decided, significant and undecided counted apart, and what would decide the rest."""
+    decided = [c for c in changes if c.significant is not None]
+    paired_ = f"{len(changes)} metric{'s' * (len(changes) != 1)} paired: "
+    line = paired_ + f"{len(decided)} decided ({sum(bool(c.significant) for c in decided)} significant)"
+    undecided = len(changes) - len(decided)
+    if not undecided:
+        return line
+    again = f"need history or repeats — run {'the survey' if kind == 'survey' else 'it'} again"
+    if not decided:    # no "0 significant": nothing was decided
+        return paired_ + f"none decided: {again}"
+    return line + f", {undecided} undecided: {again}"
+
+
+def advice(changes: list[Change]) -> str | None:
+    """Why the undecided changes are undecided, and what would decide them; None when none is."""
+    whys = sorted({c.why for c in changes if c.significant is None and c.why})
+    n = sum(c.significant is None for c in changes)
+    return f"{n} metric{'s' * (n != 1)} undecided ({VERDICT[None]}): " + "; ".join(whys) if n else None
 
 
 def _mid(xs: list[float]) -> float:

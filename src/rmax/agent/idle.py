@@ -17,18 +17,10 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
+from rmax.inventory.load import proc_fields
+
 SAMPLE_PERIOD = 0.25      # seconds between two counts
 SLURM_PERIOD = 5.0        # seconds between two squeue calls while a probe runs
-
-
-def _stat(path: str) -> list[str] | None:
-    """Fields of a /proc stat file after the command name (which may hold spaces): state first."""
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError:   # the task ended while we looked
-        return None
-    return text.rsplit(")", 1)[1].split()
 
 
 def foreign_runnable(me: int | None = None) -> int:
@@ -38,7 +30,7 @@ def foreign_runnable(me: int | None = None) -> int:
     procs = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
-            f = _stat(f"/proc/{name}/stat")
+            f = proc_fields(f"/proc/{name}/stat")
             if f:
                 procs[int(name)] = f   # f[1] ppid, f[3] session
     own_sessions = {pid for pid, f in procs.items() if int(f[1]) == me}
@@ -51,7 +43,7 @@ def foreign_runnable(me: int | None = None) -> int:
         except OSError:
             continue
         for tid in tids:
-            t = _stat(f"/proc/{pid}/task/{tid}/stat")
+            t = proc_fields(f"/proc/{pid}/task/{tid}/stat")
             if t and t[0] in ("R", "D"):
                 count += 1
     return count

@@ -25,13 +25,17 @@ def _side(runs) -> str:
 @json_option
 def command(a, b, html_dir, show_all, min_change, as_json):
     """Compare two runs or two surveys (ids, prefixes or 'latest'), each metric with its change
-    and whether the change is significant (Welch's t-test over independent repeats, Holm-adjusted
-    over all the metrics, p < 0.05, and at least --min-change):
-    several runs on each side (A and B may each list runs, comma-separated), or each run's own
-    repeats. Without them the verdict is: not enough runs to decide.
+    and whether the change is beyond the metric's run-to-run noise (p < 0.05, Holm-adjusted over the
+    metrics tested, and at least --min-change). The noise comes from several runs on each side (A and
+    B may each list runs, comma-separated); else from the store's history: the other stored runs of
+    the same kind, options, hosts and machine, so one run a side decides once the store holds one
+    more; else each run's own repeats, which can only say "no". Without any of them a metric is
+    undecided, and counted so. A figure measured on a busy node (other processes' CPU use while it
+    ran, stored with every run) is named.
 
-    Example: rmax compare 3fa2c1d0,5e61aa02,90c1d7e4 77b0e912,1b2c3d4e,af01b2c3"""
-    from rmax.compare import VERDICT, compare
+    Example: rmax compare 3fa2c1d0 77b0e912   (one run a side; history from the store)
+    rmax compare 3fa2c1d0,5e61aa02,90c1d7e4 77b0e912,1b2c3d4e,af01b2c3"""
+    from rmax.compare import advice, compare, headline
     from rmax.store import open_store
 
     with open_store(reading=True) as store:
@@ -40,32 +44,41 @@ def command(a, b, html_dir, show_all, min_change, as_json):
             from rmax.report.compare_page import write_compare
 
             path = write_compare(store, ra, rb, changes, html_dir, notes)
+    busy = sorted({f"{x} {c.kind} on {c.host}: {line}" for c in changes
+                   for x, line in (("A", c.busy_a), ("B", c.busy_b)) if line})
     if as_json:
         print_json({"a": [r.id for r in ra], "b": [r.id for r in rb], "min_change": min_change / 100,
+                    "headline": headline(changes, ra[0].kind), "decided": sum(c.significant is not None for c in changes),
+                    "significant": sum(bool(c.significant) for c in changes),
+                    "undecided": sum(c.significant is None for c in changes), "advice": advice(changes),
                     "changes": [c.as_dict() for c in changes], "notes": notes})
     else:
         from rmax.terminal import Table
 
         shown = [c for c in changes if show_all or c.significant is not False]
-        t = Table(title=f"{_side(ra)} -> {_side(rb)} ({len(changes)} metrics paired, "
-                        f"{sum(bool(c.significant) for c in changes)} significant)")
-        for col in ("Kind", "Host", "Metric", "A", "B", "Change", "Repeats A/B", "p (Holm)", "Significant"):
+        t = Table(title=f"{_side(ra)} -> {_side(rb)} ({headline(changes, ra[0].kind)})")
+        for col in ("Kind", "Host", "Metric", "A", "B", "Change", "Noise from", "p (Holm)", "Significant"):
             t.add_column(col)
         for c in shown:
             sig = (Text("yes", style="bold") if c.significant else "undecided" if c.significant is None
                    else f"no (under {min_change:g}%)" if c.small else "no")
-            t.add_row(c.kind, c.host, c.metric, f"{c.a:.4g} {c.unit}", f"{c.b:.4g} {c.unit}", f"{100 * c.change:+.1f}%",
-                      f"{c.n_a}/{c.n_b}", f"{c.p_adjusted:.3g}" if c.p_adjusted is not None else "—", sig)
+            mark = "".join(f" [{x} busy]" for x, line in (("A", c.busy_a), ("B", c.busy_b)) if line)
+            t.add_row(c.kind, c.host, c.metric + mark, f"{c.a:.4g} {c.unit}", f"{c.b:.4g} {c.unit}",
+                      f"{100 * c.change:+.1f}%", c.noise_from(), f"{c.p_adjusted:.3g}" if c.p_adjusted is not None else "—",
+                      sig)
         console.print(t)
         console.print("A, B: each side's figure (its own statistic: `rmax runs show ID`), the median of the "
-                      "figure over a side's runs when it has several; Change: B against A; p: Welch's t-test "
-                      "over the repeats, Holm-adjusted over every metric", soft_wrap=True, style="dim")
-        undecided = sum(c.significant is None for c in changes)
-        if undecided:
-            console.print(f"{undecided} metric(s) undecided, {VERDICT[None]}: one run a side has no independent "
-                          "repeats; compare several runs a side (A1,A2,A3 B1,B2,B3)", soft_wrap=True)
+                      "figure over a side's runs when it has several; Change: B against A; Noise from: the runs a "
+                      "side (Welch's t-test), the store's earlier runs of the same configuration joined to A's "
+                      "(pooled t-test), or one run's own repeats (a lower bound: they can only say no); p: "
+                      "Holm-adjusted over every metric tested", soft_wrap=True, style="dim")
+        hint = advice(changes)
+        if hint:
+            console.print(hint, soft_wrap=True)
         if not show_all and len(shown) < len(changes):
             console.print(f"{len(changes) - len(shown)} metric(s) without a significant change hidden (--all shows them)")
+        for line in busy:
+            console.print(f"measured on a busy node: {line}", soft_wrap=True, markup=False)
         for note in notes:
             console.print(note, soft_wrap=True, markup=False)
     if html_dir:

@@ -29,7 +29,7 @@ STATUSES = ("running", "ok", "failed", "invalid", "interrupted", "partial")
 # partial: finished, but a planned part of it (a survey step, a matrix's retests) did not run or finish;
 # what it did measure is kept.
 FINAL = ("ok", "failed", "invalid", "interrupted", "partial")
-JSON_COLUMNS = ("hosts", "params", "summary", "samples", "argv", "environment", "scratch")
+JSON_COLUMNS = ("hosts", "params", "summary", "samples", "argv", "environment", "scratch", "load")
 LIST_COLUMNS = ("hosts", "argv", "scratch")
 SCRATCH_PREFIX = "rmax-"   # only paths named so are ever removed as a run's scratch
 
@@ -72,6 +72,7 @@ class RunRecord:
     proc_start: str | None = None
     scratch: list = field(default_factory=list)
     lease_until: float | None = None    # Unix time; renewed while the run's process runs
+    load: dict = field(default_factory=dict)   # this host's load readings, "start" and "end" (inventory/load.py)
 
     @classmethod
     def from_row(cls, row) -> "RunRecord":
@@ -121,8 +122,9 @@ class Run:
         if status not in FINAL:
             raise ValueError(f"not a final status: {status}")
         self.record.status, self.record.error, self.record.ended_at = status, error, utcnow()
-        self.store.con.execute("UPDATE runs SET status = ?, error = ?, ended_at = ? WHERE id = ?",
-                               (status, error, self.record.ended_at, self.id))
+        self.record.load = {**self.record.load, **_reading("end")}
+        self.store.con.execute("UPDATE runs SET status = ?, error = ?, ended_at = ?, load = ? WHERE id = ?",
+                               (status, error, self.record.ended_at, json.dumps(self.record.load), self.id))
 
     @property
     def finished(self) -> bool:
@@ -143,10 +145,18 @@ class Run:
         return False
 
 
+def _reading(when: str) -> dict:
+    """{when: this host's load reading now}, or {} where /proc cannot be read."""
+    from rmax.inventory import load   # on first use: the inventory package is not needed to read a store
+
+    got = load.read()
+    return {when: got.as_dict()} if got else {}
+
+
 def new_record(kind: str, **fields: Any) -> RunRecord:
     return RunRecord(id=str(uuid.uuid4()), kind=kind, status="running", started_at=utcnow(),
                      pid=os.getpid(), hostname=socket.gethostname(), proc_start=process_identity(),
-                     lease_until=expiry(), **fields)
+                     lease_until=expiry(), load=_reading("start"), **fields)
 
 
 def alive(pid: int, identity: str | None) -> bool:

@@ -45,6 +45,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN lease_until REAL;
     """,
+    # 5: the node's load at the run's start and end (inventory/load.py readings, JSON), so that a
+    #    figure measured on a busy node can be named.
+    """
+    ALTER TABLE runs ADD COLUMN load TEXT NOT NULL DEFAULT '{}';
+    """,
 ]
 
 LATEST = len(MIGRATIONS)

@@ -1,0 +1,172 @@
+"""How busy this node is: a reading cheap enough to take at the start and end of every stored run.
+
+One reading is a few small /proc reads and no waiting (about 0.2 ms of CPU): the load average, the tasks
+runnable now, the CPU time the whole machine has spent busy (/proc/stat) and the CPU time of this
+process and every process under it, ended ones included. Between two readings, the CPU time of the
+machine less our own is what *other* processes used: another user's busy loop counts, the run's own
+kernels and rmax's other work do not (the load average cannot tell them apart, and lags by a minute).
+The processes under rmax are found through /proc/PID/task/TID/children, or where the kernel lacks
+that file, from every process's parent. Only this host is read: the ranks of a multi-node run on
+other hosts are not seen here."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+TICK = os.sysconf("SC_CLK_TCK")
+BUSY_CPUS = 0.5     # other processes using this many CPUs on average make a node busy (as the agent's max_load)
+MIN_WINDOW = 1.0    # seconds: over a shorter run, clock ticks (10 ms) and a single burst decide too much
+
+
+def _text(path: str) -> str:
+    """A small /proc file's text: os calls, no buffered file object (a reading is taken for every run)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        parts = [os.read(fd, 1 << 16)]
+        while len(parts[-1]) == 1 << 16:   # /proc/stat of a many-CPU machine is longer
+            parts.append(os.read(fd, 1 << 16))
+        return b"".join(parts).decode()
+    finally:
+        os.close(fd)
+
+
+def proc_fields(path: str) -> list[str] | None:
+    """Fields of a /proc stat file after the command name (which may hold spaces): state first."""
+    try:
+        text = _text(path)
+    except OSError:   # the task ended while we looked
+        return None
+    return text.rsplit(")", 1)[1].split()
+
+
+_HAS_CHILDREN_FILE: list[bool] = []   # decided on first use: CONFIG_PROC_CHILDREN
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return kids
+    for tid in tids:
+        try:
+            kids += [int(k) for k in _text(f"/proc/{pid}/task/{tid}/children").split()]
+        except OSError:
+            continue
+    return kids
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process under pid (not pid itself)."""
+    if not _HAS_CHILDREN_FILE:
+        _HAS_CHILDREN_FILE.append(os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"))
+    if _HAS_CHILDREN_FILE[0]:
+        found, todo = set(), [pid]
+        while todo:
+            kids = [k for k in _children(todo.pop()) if k not in found]
+            found.update(kids)
+            todo += kids
+        return found
+    parent = {}
+    for name in os.listdir("/proc"):
+        f = proc_fields(f"/proc/{name}/stat") if name.isdigit() else None
+        if f:
+            parent[int(name)] = int(f[1])
+    found, grew = set(), True
+    while grew:
+        new = {p for p, pp in parent.items() if (pp == pid or pp in found) and p not in found}
+        found |= new
+        grew = bool(new)
+    return found
+
+
+def own_cpu_seconds() -> float:
+    """CPU seconds of this process, of its children it has waited for, and of every live process under
+    it (with the children those have waited for): the whole tree's work so far."""
+    t = os.times()
+    ticks = 0
+    for pid in descendants(os.getpid()):
+        f = proc_fields(f"/proc/{pid}/stat")
+        if f:   # utime, stime, cutime, cstime
+            ticks += sum(int(x) for x in f[11:15])
+    return t.user + t.system + t.children_user + t.children_system + ticks / TICK
+
+
+@dataclass(frozen=True)
+class Reading:
+    load1: float      # the load average over 1, 5 and 15 minutes (/proc/loadavg)
+    load5: float
+    load15: float
+    running: int      # tasks runnable on the machine now, this reader not counted
+    cpus: int         # the CPUs /proc/stat counts
+    busy_s: float     # CPU seconds the machine spent busy since boot, all CPUs (steal included)
+    total_s: float    # CPU seconds since boot, all CPUs, idle included
+    own_s: float      # CPU seconds of rmax's process tree (own_cpu_seconds)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)    # not dataclasses.asdict, whose deep copy costs more than the reading
+
+
+FRESH_S = 0.1   # a reading this recent is reused: a survey stores a step's runs of 64 nodes at once,
+               # and each reading walks rmax's process tree (4 processes a node during a fan-out)
+_last: tuple[float, Reading | None] | None = None
+
+
+def read() -> Reading | None:
+    """This node's reading now (or one taken less than FRESH_S ago); None where /proc cannot be read."""
+    global _last
+    now = time.monotonic()
+    if _last is None or now - _last[0] >= FRESH_S:
+        _last = (now, _read())
+    return _last[1]
+
+
+def _read() -> Reading | None:
+    try:
+        l1, l5, l15 = (float(x) for x in _text("/proc/loadavg").split()[:3])
+        text = _text("/proc/stat")
+        # "cpu  user nice system idle iowait irq softirq steal ..." (guest time is inside user already)
+        user, nice, system, idle, iowait, irq, softirq, steal = (int(x) for x in text.split("\n", 1)[0].split()[1:9])
+        running = int(text.split("\nprocs_running ", 1)[1].split(None, 1)[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    busy = user + nice + system + irq + softirq + steal
+    cpus = text.count("\ncpu")   # one line per CPU after the machine's
+    return Reading(l1, l5, l15, max(0, running - 1), cpus, busy / TICK, (busy + idle + iowait) / TICK,
+                   own_cpu_seconds())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Others' use of this node between two readings: `others` CPUs on average over `seconds`."""
+    others: float
+    seconds: float
+    load1: float      # the load average at the start
+
+    @property
+    def busy(self) -> bool:
+        return self.others >= BUSY_CPUS
+
+    def line(self, host: str | None = None) -> str:
+        """What was busy, on `host`: the host the readings were taken on (where rmax ran)."""
+        on = f" on {host}" if host else ""
+        return (f"other processes{on} used {self.others:.1f} CPUs on average over its {self.seconds:.0f} s "
+                f"(load average {self.load1:.1f} at its start)")
+
+
+def verdict(stored: dict) -> Verdict | None:
+    """The verdict of a run's stored readings ({"start": ..., "end": ...}); None without both, or over
+    less than MIN_WINDOW."""
+    try:
+        a, b = Reading(**stored["start"]), Reading(**stored["end"])
+        if not a.cpus or a.cpus != b.cpus:
+            return None
+        seconds = (b.total_s - a.total_s) / a.cpus
+        if not seconds >= MIN_WINDOW:
+            return None
+        others = ((b.busy_s - a.busy_s) - (b.own_s - a.own_s)) / seconds
+        return Verdict(max(0.0, others), seconds, float(a.load1))
+    except (KeyError, TypeError, ValueError):   # no reading, or one edited by hand
+        return None
