@@ -10,8 +10,9 @@ import sys
 
 from rmax.errors import RmaxError
 from rmax.store import open_store
-from rmax.survey.fanout import NodeResult, assign, store_per_node
+from rmax.survey.fanout import NodeResult, SurveyRuns, assign, store_per_node
 from rmax.survey.frames import BLANK, BLOCK, FRAME, Reassembly, encode, stream
+from rmax.survey import node_worker
 from rmax.survey.node_worker import plan_arg
 from rmax.survey.steps import Step
 from rmax.survey.workflow import run_survey
@@ -108,13 +109,50 @@ def test_every_node_is_stored_as_its_own_run_and_a_failed_one_is_named(db):
         assert recs[1].error == "n2: timed out after 60 s" and recs[2].error == "n3: printed no result"
 
 
+def test_an_interrupt_keeps_the_nodes_stored_before_it_and_ends_the_others_interrupted(db):
+    got = {h: NodeResult(h, "{}") for h in ("n1", "n2", "n3")}
+
+    def fill(run, res):
+        run.update(summary={"host": res.host})
+        if res.host == "n2":
+            raise KeyboardInterrupt
+
+    with open_store() as store:
+        parent = store.start_run("survey")
+        try:
+            store_per_node(store, parent.id, "stream", list(got), lambda: got, {}, fill)
+        except KeyboardInterrupt:
+            pass
+        runs = {r.hosts[0]: r for r in store.children(parent.id)}
+        assert runs["n1"].status == "ok" and runs["n1"].summary == {"host": "n1"}
+        assert runs["n2"].summary == {"host": "n2"}    # what it wrote is kept (one commit a node, not atomic)
+        assert runs["n2"].status == runs["n3"].status == "interrupted"
+
+
+def test_a_nodes_parser_reads_its_own_inventory_from_the_runs_read_once(db):
+    from rmax.bench.family import RunContext
+    from rmax.bench.peakflops import cpu_facts
+    from rmax.launch import Host, LaunchSpec
+
+    with open_store() as store:
+        survey = store.start_run("survey")
+        for h, model in (("n1", "A"), ("n2", "B")):
+            with store.start_run("info", parent=survey.id, hosts=[h]) as run:
+                run.update(summary={"cpu": {"model": model}})
+        runs = SurveyRuns(survey.id, store.children(survey.id))
+    for h, model in (("n1", "A"), ("n2", "B")):   # the store is closed: only the runs read once are read
+        ctx = RunContext(store=runs, parent=survey.id, spec=LaunchSpec(program=["x"], np=1, hosts=[Host(h, 1)]))
+        assert cpu_facts(ctx) == {"model": model}
+    assert runs.children("another survey") == []
+
+
 def test_the_worker_reports_each_step_and_goes_on_after_a_failing_or_hung_one():
     plan = [{"step": "a", "timeout": 10, "argv": ["sh", "-c", "echo partial; echo 'kernel: error: no memory' >&2; exit 3"]},
             {"step": "b", "timeout": 0.5, "argv": ["sleep", "30"]},
             {"step": "c", "timeout": 5, "argv": ["/nonexistent/kernel"]},
             {"step": "d", "timeout": 5, "argv": ["sh", "-c", "echo $RMAX_X"], "env": {"RMAX_X": "its own"}}]
-    done = subprocess.run([sys.executable, "-m", "rmax.survey.node_worker", "--plan", plan_arg(plan)],
-                          capture_output=True, text=True, timeout=60)
+    worker = [sys.executable, "-I", "-S", node_worker.__file__]   # as fanout.py starts it: no site
+    done = subprocess.run([*worker, "--plan", plan_arg(plan)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0   # it reported: a launcher must not end the other nodes
     got = {step: r for (_, step), r in decode(done.stderr)[0].items()}
     failed = got[0]   # passed on too
@@ -122,8 +160,7 @@ def test_the_worker_reports_each_step_and_goes_on_after_a_failing_or_hung_one():
     assert got[1]["timed_out"] and got[1]["error"] == "timed out after 0.5 s"
     assert got[2]["error"].startswith("cannot run /nonexistent/kernel")
     assert got[3]["rc"] == 0 and got[3]["stdout"] == "its own\n"
-    bad = subprocess.run([sys.executable, "-m", "rmax.survey.node_worker", "--plan", "not-a-plan"],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run([*worker, "--plan", "not-a-plan"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 

@@ -85,6 +85,17 @@ static int nth_allowed_cpu(int i)
     return -1;
 }
 
+/* Where this process's threads start in that order: RMAX_CPU_OFFSET, set by a survey whose nodes
+ * share one machine (a virtual cluster's) to each node's rank; else 0. Without it every node's
+ * first thread is pinned to the first CPU, and all their one-thread measurements queue there. */
+static int cpu_offset(void)
+{
+    const char *v = getenv("RMAX_CPU_OFFSET");
+    char *end;
+    long k = v ? strtol(v, &end, 10) : 0;
+    return v && *v && *end == '\0' && k >= 0 && k < CPU_SETSIZE ? (int)k : 0;
+}
+
 static void pin(const worker *w)
 {
     if (w->cpu >= 0) {
@@ -129,9 +140,9 @@ double rmx_run_threads(rmx_thread_fn fn, void *ctx, int nthreads)
         free(t);
         return -1.0;
     }
-    int started = 0;
+    int started = 0, offset = cpu_offset();
     for (int i = 0; i < nthreads; i++) {
-        w[i] = (worker){fn, ctx, i, nthreads, nth_allowed_cpu(i), 0, &line, 0.0};
+        w[i] = (worker){fn, ctx, i, nthreads, nth_allowed_cpu(offset + i), 0, &line, 0.0};
         if (i == 0)
             continue; /* thread 0 is the caller itself */
         if (pthread_create(&t[i], NULL, run, &w[i]) != 0)

@@ -4,9 +4,11 @@
 #include "rmx_json.h"
 #include "rmx_stats.h"
 #include "rmx_step.h"
+#include "rmx_threads.h"
 #include "rmx_timer.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,8 +181,35 @@ static void test_step_rank(void)
     CHECK(rmx_step_host()[0] != '\0', "host name");
 }
 
+static int where_thread0_ran(void *ctx, int tid, int nthreads)
+{
+    (void)nthreads;
+    if (tid == 0)
+        *(int *)ctx = sched_getcpu();
+    return 0;
+}
+
+/* RMAX_CPU_OFFSET moves where a measurement's first thread is pinned (nodes of one machine each
+ * start from their own CPU), and the caller's own affinity is given back afterwards. */
+static void test_thread_offset(void)
+{
+    cpu_set_t before, after;
+    CHECK(sched_getaffinity(0, sizeof before, &before) == 0, "affinity readable");
+    int cpu0 = -1, cpu1 = -1;
+    unsetenv("RMAX_CPU_OFFSET");
+    CHECK(rmx_run_threads(where_thread0_ran, &cpu0, 1) >= 0, "one thread runs");
+    setenv("RMAX_CPU_OFFSET", "1", 1);
+    CHECK(rmx_run_threads(where_thread0_ran, &cpu1, 1) >= 0, "one thread runs at offset 1");
+    unsetenv("RMAX_CPU_OFFSET");
+    CHECK(cpu0 >= 0 && cpu1 >= 0, "thread 0 saw its CPU");
+    if (rmx_cpus_allowed() > 1)
+        CHECK(cpu0 != cpu1, "offset 1 starts on another CPU");
+    CHECK(sched_getaffinity(0, sizeof after, &after) == 0 && CPU_EQUAL(&before, &after), "affinity restored");
+}
+
 int main(void)
 {
+    test_thread_offset();
     test_summary();
     test_step_rank();
     test_repeat();

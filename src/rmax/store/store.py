@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,34 @@ class Store:
     def get(self, id_or_prefix: str) -> RunRecord:
         run_id = resolve_id(self, id_or_prefix)
         return self._record(self.con.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
+
+    def child_ids(self, run_id: str) -> set[str]:
+        """The ids of the runs grouped under run_id, without reading the runs (a survey's are hundreds)."""
+        return {r["id"] for r in self.con.execute("SELECT id FROM runs WHERE parent = ?", (run_id,))}
+
+    def get_many(self, ids: list[str]) -> list[RunRecord]:
+        """The runs of these full ids, in that order (a survey's n nodes' runs of a step), read in a
+        few queries instead of one each; an id not stored is left out."""
+        got: dict[str, RunRecord] = {}
+        for i in range(0, len(ids), 500):   # within SQLite's bound on a statement's parameters
+            chunk = ids[i:i + 500]
+            rows = self.con.execute(f"SELECT * FROM runs WHERE id IN ({', '.join('?' * len(chunk))})", chunk)
+            got.update((r["id"], self._record(r)) for r in rows)
+        return [got[i] for i in ids if i in got]
+
+    @contextmanager
+    def batch(self):
+        """The statements inside written in one commit, not one each (a node's run completed in a
+        few updates, n nodes' rows inserted at once): what each wrote is kept as without the batch,
+        also when the block raises. Inside another batch it is part of that one."""
+        if self.con.in_transaction:
+            yield
+            return
+        self.con.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        finally:
+            self.con.execute("COMMIT")
 
     def list(self, kind: str | None = None, status: str | None = None, parent: str | None = None,
              limit: int | None = None, label: str | None = None, hostname: str | None = None) -> list[RunRecord]:

@@ -22,7 +22,7 @@ from typing import Callable
 from rmax.launch import Host, LaunchSpec, prepare, run_job
 from rmax.store.runs import Run, RunRecord
 from rmax.survey.frames import MAGIC, Reassembly
-from rmax.survey.node_worker import GRACE, plan_arg
+from rmax.survey import node_worker
 from rmax.survey.plan import LAUNCH_PER_NODE_S, SLACK_S
 
 
@@ -72,7 +72,9 @@ class FanOut:
     def __init__(self, plan: list[dict], hosts: list[str], *, launcher: str | None):
         self.hosts, self.steps = hosts, [p["step"] for p in plan]
         self.sharing = 1     # after results(): the most nodes that share one machine (one boot id)
-        worker = [sys.executable, "-m", "rmax.survey.node_worker", "--plan", plan_arg(plan)]
+        # -I -S: no site (its .pth files and editable-install hooks); the worker is stdlib only and
+        # puts its own package root on the path. Its start-up is paid on every node.
+        worker = [sys.executable, "-I", "-S", node_worker.__file__, "--plan", node_worker.plan_arg(plan)]
         # Not bound: the one process measures its whole node (its threads spread over its cores).
         self.spec = LaunchSpec(program=worker, np=len(hosts), hosts=[Host(h, 1) for h in hosts], bind="none")
         self.argv = prepare(self.spec, launcher)
@@ -80,7 +82,7 @@ class FanOut:
         # the plan counts it) plus its own and the earlier steps' limits.
         launch, spent, self.limits = SLACK_S + LAUNCH_PER_NODE_S * len(hosts), 0.0, []
         for p in plan:
-            spent += float(p["timeout"]) + GRACE + 1.0
+            spent += float(p["timeout"]) + node_worker.GRACE + 1.0
             self.limits.append(launch + spent)
         self._frames = Reassembly()
         self._changed = threading.Condition()
@@ -144,22 +146,41 @@ def store_per_node(store, parent: str, kind: str, hosts: list[str], results: Cal
     run, named, or keep(run, result) finishes it from what it printed before (a program stopped at its time)."""
     from rmax.errors import RmaxError
 
+    # Each node's writes are one commit (its row's few updates), the n rows inserted in one; the
+    # store is held for one node's parsing at most, never while the nodes measure.
     with ExitStack() as stack:   # an interrupt or a lost launch finishes every node's run
-        runs = {h: stack.enter_context(store.start_run(kind, parent=parent, hosts=[h], **fields)) for h in hosts}
+        with store.batch():
+            runs = {h: stack.enter_context(store.start_run(kind, parent=parent, hosts=[h], **fields)) for h in hosts}
         got = results()
         for h, run in runs.items():
             res = got[h]
-            if res.error:
-                if keep:
-                    keep(run, res)
-                else:
-                    run.finish("failed", f"{h}: {res.error}")
-                continue
-            try:
-                fill(run, res)
-            except RmaxError as e:
-                run.finish("failed", f"{h}: {e}")
-    return [store.get(r.id) for r in runs.values()]
+            with store.batch():
+                if res.error:
+                    if keep:
+                        keep(run, res)
+                    else:
+                        run.finish("failed", f"{h}: {res.error}")
+                    continue
+                try:
+                    fill(run, res)
+                except RmaxError as e:
+                    run.finish("failed", f"{h}: {e}")
+                if not run.finished:
+                    run.finish("ok")
+    return store.get_many([r.id for r in runs.values()])
+
+
+class SurveyRuns:
+    """A survey's runs as read once when its per-node steps launch (its nodes' inventories), the
+    store a family's parser is given for a node's run: a parser may read that node's facts there
+    (bench/peakflops.cpu_facts: its CPU, from its inventory), and n parsers each reading the store
+    would decode n x n stored runs (64 nodes: 3 CPU-s, on the cores the nodes measure with)."""
+
+    def __init__(self, survey: str, runs: list[RunRecord]):
+        self.survey, self.runs = survey, runs
+
+    def children(self, run_id: str) -> list[RunRecord]:
+        return list(self.runs) if run_id == self.survey else []
 
 
 @dataclass
@@ -182,6 +203,7 @@ class NodeSteps:
         from rmax.errors import RmaxError
 
         self.ctx, self.refused, self.steps, plan = ctx, {}, {}, []
+        spread = ctx.facts.get("sharing", 1) > 1    # nodes on one machine: not all pinned to its first CPU
         for s in steps:
             base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=s.timeout,
                               quick=ctx.quick)
@@ -194,12 +216,13 @@ class NodeSteps:
             spec = LaunchSpec(program=argv, np=1, env=dict(s.family.env(s.options)),
                               blas_threads=s.family.blas_threads(s.options), bind="none")
             self.steps[s.name] = (len(plan), s, base, spec)
-            plan.append({"step": s.name, "timeout": s.timeout, "argv": argv, "env": spec.rank_env()})
+            plan.append({"step": s.name, "timeout": s.timeout, "argv": argv, "env": spec.rank_env(), "spread": spread})
         # Each node's run carries that node's fingerprint, from its inventory in this survey (none
         # without one): not this host's, whose inventory would also walk every interface of a
         # virtual cluster's host. Read once here, not per step: the survey's runs, inventories
         # and all, are hundreds at 64 nodes.
-        self.prints = {r.hosts[0]: r.fingerprint for r in ctx.store.children(ctx.survey_id)
+        self.runs = SurveyRuns(ctx.survey_id, ctx.store.children(ctx.survey_id))
+        self.prints = {r.hosts[0]: r.fingerprint for r in self.runs.children(ctx.survey_id)
                        if r.kind == "info" and r.status == "ok" and len(r.hosts) == 1}
         hosts = [h.name for h in ctx.nodes]
         self.fan = FanOut(plan, hosts, launcher=ctx.launcher).start() if plan else None
@@ -217,9 +240,10 @@ class NodeSteps:
                   "argv": spec.program}
 
         def parser(res: NodeResult):
-            # The parser of the node's own run: a family may read that node's facts (peakflops its CPU).
-            return family.parser(o, dataclasses.replace(base, spec=LaunchSpec(program=spec.program, np=1,
-                                                                              hosts=[Host(res.host, 1)])))
+            # The parser of the node's own run: a family may read that node's facts (peakflops its
+            # CPU), from the survey's runs as read at the launch.
+            return family.parser(o, dataclasses.replace(base, store=self.runs, spec=LaunchSpec(
+                program=spec.program, np=1, hosts=[Host(res.host, 1)])))
 
         def fill(run: Run, res: NodeResult) -> None:
             run.update(fingerprint=self.prints.get(res.host))

@@ -112,7 +112,7 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                 continue
             on_step and on_step(step.name, "start", {"title": step.title})
             t0 = time.monotonic()
-            before = {r.id for r in store.children(survey.id)}
+            before = store.child_ids(survey.id)
             try:
                 if isinstance(step, FamilyStep) and step.per_node and ctx.hosts and step.node_group is None:
                     # this step and the per-node steps after it: one launch on every node
