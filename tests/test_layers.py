@@ -1,8 +1,9 @@
-"""Layers point one way, and all SQL lives in rmax.store.
+"""Layers point one way, no import loops, and all SQL lives in rmax.store.
 
 Every module under src/rmax is parsed (not imported) and every import it makes, at any
 depth (inside functions too), is checked against the layer table: a module may import
-from its own layer or the layers below it, never from a layer above."""
+from its own layer or the layers below it, never from a layer above; and no module's
+imports lead back to it (a loop inside one layer, or hidden in a function)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "rmax"
 # Bottom to top; the name is the first part under rmax (a package or a top-level module).
 LAYERS = [
     # blas only names and loads BLAS libraries; launch sets their thread variables.
-    ("errors", "sizes", "stats", "textfile", "tomlconfig", "terminal", "native", "blas"),
+    ("errors", "sizes", "stats", "textfile", "tomlconfig", "terminal", "native", "blas", "registry"),
     # vcluster needs only errors. The vcluster launcher (launch/vcluster.py) reads a cluster's
     # state to enter its namespaces, and `vcluster up` declares the cluster's switches in
     # cluster.toml (topology.declared, that file's format), so both sit beside launch.
@@ -54,11 +55,24 @@ def layer_of(dotted: str) -> str | None:
     return next((".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in RANK), None)
 
 
-def imported(path: Path, tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, dotted name) of every rmax module or name the file imports, relative ones resolved."""
-    package = ["rmax", *path.relative_to(SRC).parent.parts]
+def type_checking_only(tree: ast.AST) -> set[int]:
+    """The import statements under `if TYPE_CHECKING:`, which only type checkers run (by id)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out |= {id(n) for stmt in node.body for n in ast.walk(stmt) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    return out
+
+
+def imported(path: Path, tree: ast.AST, root: Path = SRC, runtime: bool = False) -> list[tuple[int, str]]:
+    """(line, dotted name) of every rmax module or name the file imports, relative ones resolved;
+    runtime: only those Python runs (not the type checkers' own)."""
+    package = ["rmax", *path.relative_to(root).parent.parts]
+    skip = type_checking_only(tree) if runtime else set()
     found = []
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -67,6 +81,64 @@ def imported(path: Path, tree: ast.AST) -> list[tuple[int, str]]:
                 base = ".".join([*package[:len(package) - node.level + 1], *([base] if base else [])])
             found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
     return [(line, name) for line, name in found if name.startswith("rmax.")]
+
+
+def import_loops(root: Path = SRC) -> list[list[str]]:
+    """The import loops among rmax's modules: each strongly connected component of more than one
+    module in the graph of the imports Python runs, at any depth (inside functions too)."""
+    def name_of(path: Path) -> str:
+        parts = path.relative_to(root).with_suffix("").parts
+        return ".".join(["rmax", *(parts[:-1] if parts[-1] == "__init__" else parts)])
+
+    files = {name_of(p): p for p in modules(root)}
+
+    def module(dotted: str) -> str | None:      # 'rmax.a.b.name' -> 'rmax.a.b', the longest that is a module
+        parts = dotted.split(".")
+        return next((m for n in range(len(parts), 0, -1) if (m := ".".join(parts[:n])) in files), None)
+
+    graph = {m: {t for _, name in imported(p, ast.parse(p.read_text(), str(p)), root, runtime=True)
+                 if (t := module(name)) not in (None, m)} for m, p in files.items()}
+    # Tarjan's strongly connected components
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    loops: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = stack[stack.index(v):]
+            del stack[stack.index(v):]
+            if len(part) > 1:
+                loops.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return loops
+
+
+def test_no_import_loops():
+    assert import_loops() == []
+
+
+def test_the_loop_check_sees_a_loop_inside_a_function(tmp_path):
+    """The check itself: a loop closed by an import inside a function is found; one closed only
+    for the type checkers (under `if TYPE_CHECKING:`) is none."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("from rmax.pkg.b import B\n")
+    (tmp_path / "pkg" / "b.py").write_text("def f():\n    from rmax.pkg import a\n")
+    (tmp_path / "pkg" / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from rmax.pkg.d import D\n")
+    (tmp_path / "pkg" / "d.py").write_text("from rmax.pkg import c\n")
+    assert import_loops(tmp_path) == [["rmax.pkg.a", "rmax.pkg.b"]]
 
 
 def test_every_module_has_a_layer():

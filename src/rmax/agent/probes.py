@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from rmax.agent.config import AgentConfig
 from rmax.bench.family import headline_figure
 from rmax.launch.hosts import local_slots
+from rmax.registry import Registry
 from rmax.store import Store
 from rmax.store.runs import RunRecord
 
@@ -46,12 +47,8 @@ class Probe(ABC):
         """The published rates of one stored run of this probe."""
 
 
-REGISTRY: dict[str, Probe] = {}
-
-
-def register(cls: type[Probe]) -> type[Probe]:
-    REGISTRY[cls.name] = cls()
-    return cls
+REGISTRY: Registry = Registry("agent probes", make=lambda cls: cls())   # name -> Probe
+register = REGISTRY.register
 
 
 def run_family(name: str, store: Store, timeout: float, spec=None, launcher: str | None = None,

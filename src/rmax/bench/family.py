@@ -23,6 +23,7 @@ from typing import Any, Callable, ClassVar
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, View
 from rmax.errors import RmaxError
+from rmax.registry import Registry
 
 MISSING = dataclasses.MISSING
 
@@ -267,20 +268,14 @@ class Family:
         return self.survey.order if self.survey else 90
 
 
-FAMILIES: dict[str, Family] = {}
+FAMILIES: Registry = Registry("benchmark families", make=lambda cls: cls())   # name -> Family
 
 # The modules that define families: rmax.bench.<module>. Importing one registers its family.
 MODULES = ("stream", "peakflops", "cpurate", "memlat", "memcopy", "oslat", "dgemm", "blas_compare", "hpl",
            "net", "coll", "ring", "bisect", "matrix", "mbw")
 
 
-def register(cls: type[Family]) -> type[Family]:
-    name = cls.name
-    if name in FAMILIES:
-        raise RuntimeError(f"two benchmark families named {name}: {type(FAMILIES[name]).__module__} and "
-                           f"{cls.__module__}")
-    FAMILIES[name] = cls()
-    return cls
+register = FAMILIES.register
 
 
 def families() -> dict[str, Family]:

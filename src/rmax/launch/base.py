@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from rmax.errors import RmaxError, RunFailed
 from rmax.launch.hosts import Host, fill, hostfile_hosts, local_slots
+from rmax.registry import Registry
 
 WATCHDOG_ENV = {"RMAX_STEPS": "1"}   # turns on the kernels' step markers, heartbeat and parent-death signal
 
@@ -189,12 +190,8 @@ def _unique_mca(args: list[str]) -> list[str]:
     return out
 
 
-REGISTRY: dict[str, type[Launcher]] = {}
-
-
-def register(cls: type[Launcher]) -> type[Launcher]:
-    REGISTRY[cls.name] = cls
-    return cls
+REGISTRY: Registry = Registry("launchers")     # name -> Launcher class
+register = REGISTRY.register
 
 
 def diagnose(what: str, argv: list[str], text: str) -> RunFailed | None:

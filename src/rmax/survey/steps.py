@@ -11,15 +11,12 @@ from abc import ABC, abstractmethod
 
 from rmax.errors import RmaxError
 from rmax.launch import Host, LaunchSpec
+from rmax.registry import Registry
 from rmax.store.runs import RunRecord
 from rmax.survey.context import SurveyContext
 
-STEPS: list[type["Step"]] = []   # the steps that are not a benchmark family's
-
-
-def register(cls):
-    STEPS.append(cls)
-    return cls
+STEPS: Registry = Registry("survey steps")   # the steps that are not a benchmark family's: name -> class
+register = STEPS.register
 
 
 class Step(ABC):
@@ -267,7 +264,7 @@ def all_steps() -> list[Step]:
     """Every step, in the survey's order."""
     from rmax.bench.family import families
 
-    steps = [cls() for cls in STEPS] + [FAMILY_STEPS.get(f.name, FamilyStep)(f) for f in families().values()
+    steps = [cls() for cls in STEPS.values()] + [FAMILY_STEPS.get(f.name, FamilyStep)(f) for f in families().values()
                                         if f.survey]
     return sorted(steps, key=lambda s: s.order)
 

@@ -12,6 +12,7 @@ from rmax.hpl.result import HplTest
 from rmax.errors import RmaxError
 from rmax.hpl.dat import HplConfig
 from rmax.hpl.progress import Progress
+from rmax.registry import Registry
 
 
 @dataclass
@@ -55,12 +56,8 @@ class Engine(ABC):
         return self.name if not self.arg else f"{self.name}:{self.arg}"
 
 
-ENGINES: dict[str, type[Engine]] = {}
-
-
-def register(cls: type[Engine]) -> type[Engine]:
-    ENGINES[cls.name] = cls
-    return cls
+ENGINES: Registry = Registry("HPL engines")    # name -> Engine class
+register = ENGINES.register
 
 
 def get_engine(spec: str) -> Engine:

@@ -8,16 +8,13 @@ from abc import ABC, abstractmethod
 from typing import Callable, ClassVar
 
 from rmax.errors import RmaxError
+from rmax.registry import Registry
 from rmax.tune.evaluator import BudgetExhausted, Evaluator
 from rmax.tune.noise import DEFAULT_CAP
 from rmax.tune.space import Space
 
-STRATEGIES: dict[str, type["Strategy"]] = {}
-
-
-def register(cls):
-    STRATEGIES[cls.name] = cls
-    return cls
+STRATEGIES: Registry = Registry("tuning strategies")   # name -> Strategy class
+register = STRATEGIES.register
 
 
 def get_strategy(name: str) -> type["Strategy"]:
