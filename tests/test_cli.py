@@ -233,3 +233,14 @@ def test_a_stop_python_swallowed_in_a_destructor_is_raised_again():
         app._pending.clear()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("argv, says, command", [
+    (["report"], "no survey stored yet", "rmax survey"),
+    (["topology", "infer"], "no all-pairs latency/bandwidth measurement is stored", "rmax bench matrix"),
+    (["model", "hpl", "--nodes", "16", "--grid", "4x4"], "no latency and bandwidth measured", "rmax bench net")])
+def test_what_was_not_measured_yet_is_exit_1_naming_the_command_that_measures_it(db, argv, says, command):
+    with open_store() as s:     # a store, but none of what these read
+        with s.start_run("dgemm", hosts=["h"], params={}) as run:
+            run.update(summary={})
+    assert_one_line_error(run_cli(*argv), 1, says, command)

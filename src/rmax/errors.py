@@ -17,6 +17,13 @@ class RmaxError(Exception):
         return self.message + (f" ({self.hint})" if self.hint else "")
 
 
+class MissingData(RmaxError):
+    """What a command reads has not been measured yet (here, on these hosts): exit status 1, not a
+    usage error, and the message names the command that measures it."""
+
+    exit_code = 1
+
+
 class RunFailed(RmaxError):
     """A measurement ran and failed (crashed, timed out, wrong answer): exit status 1."""
 

@@ -9,7 +9,7 @@ import click
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.cli.overhead_options import given_overhead, overhead_options
 from rmax.params import Count, InputFile, Number
-from rmax.errors import RmaxError
+from rmax.errors import MissingData, RmaxError
 
 
 @click.command("cost")
@@ -49,7 +49,7 @@ def command(cluster_path, gflops, what_if, nb, alpha, beta, gamma, kappa, tau, a
         else:
             got = best_hpl(store, scope)
             if not got:
-                raise RmaxError(f"no HPL test stored on {scope.describe()} of this machine's kind: run `rmax hpl run` "
+                raise MissingData(f"no HPL test stored on {scope.describe()} of this machine's kind: run `rmax hpl run` "
                                 f"on the cluster's {c.nodes} node(s) first", hint="or give --gflops")
             measured, source = got
         fig = cost_figures(measured, c.price, c.watts, rpeak_node * c.nodes if rpeak_node else None)

@@ -16,7 +16,7 @@ def command(run_id, out):
     """Write the HTML report of a survey (default: the latest) with inline plots and CSV/JSON data.
 
     Example: rmax report latest --out report/"""
-    from rmax.errors import RmaxError
+    from rmax.errors import MissingData
     from rmax.report.build import write_report
     from rmax.store import open_store
 
@@ -24,7 +24,7 @@ def command(run_id, out):
         if run_id == "latest-survey":
             surveys = store.list(kind="survey", limit=1)
             if not surveys:
-                raise RmaxError("no survey stored yet", hint="run 'rmax survey' first, or name a run id")
+                raise MissingData("no survey stored yet", hint="run 'rmax survey' first, or name a run id")
             run_id = surveys[0].id
         path = write_report(store, run_id, out)
     console.print(f"report written: {path}")

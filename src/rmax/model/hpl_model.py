@@ -36,7 +36,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from rmax.errors import RmaxError
+from rmax.errors import MissingData, RmaxError
 
 BYTES_PER_DOUBLE = 8
 
@@ -306,7 +306,7 @@ def calibrate(obs: list[Observation], forms: list[str] | None = None) -> Calibra
     The median, because timing noise is one-sided and bursty (a run preempted once is much
     slower, never faster): one such run must not choose the form."""
     if not obs:
-        raise RmaxError("no measured HPL runs to calibrate the model's overhead term from",
+        raise MissingData("no measured HPL runs to calibrate the model's overhead term from",
                         hint="run `rmax hpl run` at a few N first, or give the coefficient (--kappa or --tau)")
     fits = {f: fit_form(f, obs) for f in (forms or list(OVERHEADS))}
     by_loo = len(obs) >= 3

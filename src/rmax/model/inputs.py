@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from rmax.errors import RmaxError
+from rmax.errors import MissingData, RmaxError
 from rmax.model.hpl_model import Observation, measured_time
 from rmax.model.provenance import Scope, cite
 from rmax.store import Store
@@ -73,12 +73,12 @@ def _hpcc_summaries(store: Store, scope: Scope) -> Iterator[tuple[RunRecord, dic
             yield r, hs
 
 
-def _missing(what: str, kind: str, scope: Scope, store: Store, command: str, hint: str) -> RmaxError:
+def _missing(what: str, kind: str, scope: Scope, store: Store, command: str, hint: str) -> MissingData:
     """The error for a missing input: says whether runs exist elsewhere and what to measure here."""
     elsewhere = [r for r in store.list(kind=kind, status="ok", limit=HISTORY) if not scope.matches(r)]
     note = (f" ({len(elsewhere)} stored {kind} run(s) were measured elsewhere: other hosts, machine or software)"
             if elsewhere else "")
-    return RmaxError(f"no {what} measured on {scope.describe()}{note}: run `{command}` first", hint=hint)
+    return MissingData(f"no {what} measured on {scope.describe()}{note}: run `{command}` first", hint=hint)
 
 
 def _float(text) -> float | None:
@@ -229,7 +229,7 @@ def network_from_store(store: Store, scope: Scope | None = None) -> tuple[Measur
     if not cands:
         hint = "or give --alpha SECONDS and --beta BYTES_PER_S"
         if unfitted:
-            raise RmaxError(f"{unfitted} net run(s) on {scope.describe()} have no Hockney fit (it needs at least "
+            raise MissingData(f"{unfitted} net run(s) on {scope.describe()} have no Hockney fit (it needs at least "
                             f"3 message sizes): run `rmax bench net` with its default sizes", hint=hint)
         raise _missing("latency and bandwidth", "net", scope, store, "rmax bench net", hint)
     return max(cands, key=lambda c: c[0].at)

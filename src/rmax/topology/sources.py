@@ -3,7 +3,7 @@ them), a stored inference, a cluster.toml, or a virtual cluster's declaration.""
 
 from __future__ import annotations
 
-from rmax.errors import RmaxError
+from rmax.errors import MissingData, RmaxError
 
 # Run kinds holding all-pairs matrices: the MPI all-pairs benchmark (`rmax bench
 # matrix`) and the virtual cluster's own TCP probe (`rmax vcluster probe`).
@@ -62,7 +62,7 @@ def latest_matrix_run(store, run_id: str | None = None):
         return rec
     runs = [r for k in MATRIX_KINDS for r in store.list(kind=k, status="ok", limit=1)]
     if not runs:
-        raise RmaxError("no all-pairs latency/bandwidth measurement is stored",
+        raise MissingData("no all-pairs latency/bandwidth measurement is stored",
                         hint="run `rmax bench matrix` first (on a virtual cluster, `rmax vcluster probe` works too)")
     return max(runs, key=lambda r: r.started_at)
 
@@ -70,7 +70,7 @@ def latest_matrix_run(store, run_id: str | None = None):
 def stored_groups(store) -> tuple[list[list[str]], str]:
     runs = store.list(kind="topology", status="ok", limit=1)
     if not runs:
-        raise RmaxError("no switch groups known",
+        raise MissingData("no switch groups known",
                         hint="run `rmax topology infer`, or give --topology cluster.toml")
     return runs[0].summary["groups"], f"topology run {runs[0].id[:8]}"
 
