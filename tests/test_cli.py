@@ -244,3 +244,27 @@ def test_what_was_not_measured_yet_is_exit_1_naming_the_command_that_measures_it
         with s.start_run("dgemm", hosts=["h"], params={}) as run:
             run.update(summary={})
     assert_one_line_error(run_cli(*argv), 1, says, command)
+
+
+# Commands whose output is not rmax's to shape: a daemon's log, an export whose format is chosen
+# (--format json), a command run on a virtual node.
+NO_JSON = {("agent", "run"), ("runs", "export"), ("vcluster", "exec")}
+
+
+def test_every_command_that_prints_takes_json():
+    import click
+
+    from rmax.cli.app import cli
+
+    ctx = click.Context(cli)
+    missing = []
+
+    def walk(cmd, path):
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                walk(cmd.get_command(ctx, name), (*path, name))
+        elif path not in NO_JSON and not any(p.name == "as_json" for p in cmd.params):
+            missing.append(" ".join(path))
+
+    walk(cli, ())
+    assert missing == []

@@ -175,7 +175,8 @@ def fleet_cmd(sources, config_path, as_json, **options):
 @click.option("--db", "db_path", default=None, type=StorePath(), help="Results store of the agent (RMAX_DB).")
 @click.option("--rmax", "rmax_path", default=None, metavar="PATH", help="rmax executable (default: this one).")
 @click.option("--force", is_flag=True, help="Replace an existing unit file.")
-def install_cmd(output, config_path, db_path, rmax_path, force):
+@json_option
+def install_cmd(output, config_path, db_path, rmax_path, force, as_json):
     """Write a systemd unit that runs `rmax agent run`, and say how to enable it."""
     from rmax.agent.systemd import unit_text, write_unit
 
@@ -187,4 +188,8 @@ def install_cmd(output, config_path, db_path, rmax_path, force):
         raise RmaxError(f"rmax executable {rmax_path} not found", hint="pass --rmax PATH")
     db = str(Path(db_path).absolute()) if db_path else None
     path = write_unit(output, unit_text(str(Path(rmax_path).absolute()), config_path, db), force)
-    click.echo(f"wrote {path}\nenable it with: systemctl daemon-reload && systemctl enable --now {path.name}")
+    enable = f"systemctl daemon-reload && systemctl enable --now {path.name}"
+    if as_json:
+        print_json({"unit": str(path), "enable": enable})
+    else:
+        click.echo(f"wrote {path}\nenable it with: {enable}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rmax.cli.output import console
+from rmax.cli.output import console, json_option, print_json
 from rmax.params import OutputDir
 
 
@@ -12,7 +12,8 @@ from rmax.params import OutputDir
 @click.argument("run_id", default="latest-survey", required=False)
 @click.option("--out", type=OutputDir(), default="rmax-report", show_default=True,
               help="Folder for index.html and data/.")
-def command(run_id, out):
+@json_option
+def command(run_id, out, as_json):
     """Write the HTML report of a survey (default: the latest) with inline plots and CSV/JSON data.
 
     Example: rmax report latest --out report/"""
@@ -27,4 +28,7 @@ def command(run_id, out):
                 raise MissingData("no survey stored yet", hint="run 'rmax survey' first, or name a run id")
             run_id = surveys[0].id
         path = write_report(store, run_id, out)
-    console.print(f"report written: {path}")
+    if as_json:
+        print_json({"run": run_id, "report": str(path)})
+    else:
+        console.print(f"report written: {path}")

@@ -180,7 +180,8 @@ def _unit(summary: dict, name: str) -> str:
 @command.command("delete")
 @click.argument("run_id")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-def delete(run_id, yes):
+@json_option
+def delete(run_id, yes, as_json):
     """Delete a run and the runs grouped under it.
 
     Example: rmax runs delete 3fa2c1d0 --yes"""
@@ -189,4 +190,7 @@ def delete(run_id, yes):
         if not yes and not click.confirm(f"delete run {rec.id[:8]} ({rec.kind}, {rec.started_at[:19]})?"):
             raise RmaxError("nothing deleted", exit_code=1)
         store.delete(rec.id)
-    console.print(f"deleted {rec.id}")
+    if as_json:
+        print_json({"deleted": rec.id, "kind": rec.kind})
+    else:
+        console.print(f"deleted {rec.id}")

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from rmax.cli import slurm_values as values
-from rmax.cli.output import console
+from rmax.cli.output import console, json_option, print_json
 from rmax.params import Count, OutputFile
 from rmax.errors import RmaxError
 from rmax.textfile import write_atomic
@@ -70,7 +70,8 @@ def command():
 @click.option("--db", default=None, help="RMAX_DB for the job (a path on a shared file system).")
 @click.option("-o", "--output", "out", type=OutputFile(), default=None,
               help="Write the script here (default: stdout).")
-def script_cmd(argv, nodes, ntasks_per_node, time_, partition, account, job_name, log, exclusive, db, out):
+@json_option
+def script_cmd(argv, nodes, ntasks_per_node, time_, partition, account, job_name, log, exclusive, db, out, as_json):
     """Write an sbatch script running one rmax command.
 
     Example: rmax slurm script --nodes 4 -o survey.sbatch -- rmax survey"""
@@ -78,6 +79,9 @@ def script_cmd(argv, nodes, ntasks_per_node, time_, partition, account, job_name
                   job_name=job_name, output=log, account=account, exclusive=exclusive, db=db)
     if out:
         write_atomic(out, text, "the batch script", mode=0o755)
+    if as_json:
+        print_json({"script": str(out) if out else None, "text": text, "submit": f"sbatch {out}" if out else None})
+    elif out:
         console.print(f"wrote {out}; submit it with: sbatch {out}")
     else:
         sys.stdout.write(text)

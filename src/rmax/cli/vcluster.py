@@ -109,11 +109,15 @@ def status_cmd(name, as_json):
 @command.command("down")
 @name_option
 @click.option("--all", "all_clusters", is_flag=True, help="Take down every virtual cluster.")
-def down_cmd(name, all_clusters):
+@json_option
+def down_cmd(name, all_clusters, as_json):
     """Remove exactly what `up` created; safe to repeat, and after an `up` that crashed."""
     from rmax.vcluster import down_by_name
 
     done = down_by_name(name, all_clusters)
+    if as_json:
+        print_json({"down": [{"name": c, "removed": len(r)} for c, r in done.items()]})
+        return
     if not done:
         console.print("nothing to take down" + (f": no virtual cluster {name}" if name else ""))
     for cname, removed in done.items():
@@ -122,7 +126,8 @@ def down_cmd(name, all_clusters):
 
 @command.command("env")
 @name_option
-def env_cmd(name):
+@json_option
+def env_cmd(name, as_json):
     """Print the shell lines that point sbatch, srun, sinfo and squeue at the cluster's Slurm.
 
     Example: eval "$(rmax vcluster env)"; sbatch job.sbatch"""
@@ -132,6 +137,11 @@ def env_cmd(name):
     from rmax.vcluster import slurm
 
     state = find(name)
+    if as_json:     # the values themselves; PATH is to be prefixed with `path`
+        on = slurm.enabled(state)
+        print_json({"RMAX_VCLUSTER": state.name, "SLURM_CONF": str(slurm.conf_path(state)) if on else None,
+                    "path": str(slurm.bin_dir(state)) if on else None})
+        return
     lines = [f"export RMAX_VCLUSTER={shlex.quote(state.name)}"]
     if slurm.enabled(state):
         lines += slurm.env_lines(state)
