@@ -268,3 +268,20 @@ def test_every_command_that_prints_takes_json():
 
     walk(cli, ())
     assert missing == []
+
+
+@pytest.mark.parametrize("argv", [["hpl", "engines"], ["runs", "list"]])
+def test_a_reader_that_leaves_ends_the_command_quietly_with_0(db, argv):
+    """`rmax ... | head -1`: the pipe closes under the writer; rich and click would exit 1."""
+    from rmax.store import open_store
+
+    with open_store() as s:
+        for _ in range(200):
+            with s.start_run("dgemm", hosts=["h"], params={}) as run:
+                run.update(summary={})
+    r, w = os.pipe()
+    os.close(r)    # the reader is gone before the first write
+    proc = subprocess.run([sys.executable, "-m", "rmax", *argv], stdout=w, stderr=subprocess.PIPE, text=True,
+                          timeout=60)
+    os.close(w)
+    assert proc.returncode == 0 and proc.stderr == "", (proc.returncode, proc.stderr)

@@ -50,6 +50,15 @@ class LazyGroup(click.Group):
         module = importlib.import_module(COMMANDS[name][0])
         return getattr(module, "command")
 
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # The reader left (`rmax runs list | head -3`): no failure of ours, so exit 0 quietly, not
+            # click's 1. Python's own flush of stdout at exit would fail again: it goes to /dev/null.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(0) from None
+
     def format_commands(self, ctx, formatter):
         # One-line summaries without importing every command module.
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]

@@ -15,12 +15,18 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 # Text is printed as written: labels, host names, errors and sources come from users and the
 # system, and rich would read "[network]" or "[/]" in them as markup (dropping it, or failing)
 # and ":name:" as an emoji. Styling is explicit (rich.text.Text, style=).
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich exits 1 when the reader leaves (`| head`); the command's top (cli/app.py) makes it a quiet 0
+        raise BrokenPipeError
+
+
 # A pipe or a file gets every table row and line whole (grep, awk and wc -l count rows), not folded
 # at 80 columns; a terminal, or a COLUMNS the user set, gets that width.
 UNFOLDED = 4096
-console = Console(highlight=False, markup=False, emoji=False,
-                  width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else UNFOLDED)
-err_console = Console(stderr=True, highlight=False, markup=False, emoji=False)
+console = _Console(highlight=False, markup=False, emoji=False,
+                   width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else UNFOLDED)
+err_console = _Console(stderr=True, highlight=False, markup=False, emoji=False)
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 
