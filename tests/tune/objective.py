@@ -9,7 +9,7 @@ import random
 from rmax.tune.evaluator import Measurement
 
 # The optimum: every other value costs a fixed fraction of the rate.
-BEST = {"nb": 192, "grid": (2, 2), "depth": 1, "bcast": 3, "swap": 2, "swap_threshold": 64, "pfact": 2,
+BEST = {"nb": 192, "grid": (2, 2), "depth": 1, "bcast": 4, "swap": 2, "swap_threshold": 64, "pfact": 2,
         "rfact": 1, "nbmin": 4, "ndiv": 2, "pmap": 0}
 PENALTY = {"nb": 0.06, "grid": 0.12, "depth": 0.05, "bcast": 0.03, "swap": 0.02, "swap_threshold": 0.004,
            "pfact": 0.015, "rfact": 0.01, "nbmin": 0.01, "ndiv": 0.005, "pmap": 0.002}

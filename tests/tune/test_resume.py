@@ -11,12 +11,14 @@ import time
 from cliutil import ROOT, run_cli
 from tuneutil import stored_runs as _runs
 
+from rmax.tune.session import MIN_TRIALS
+
 FINISHED = ("ok", "invalid", "failed")
 
 
 def test_sigterm_then_resume_repeats_no_finished_trial(db, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    args = ["tune", "--np", "2", "--n", "1000", "--trials", "7", "--strategy", "coordinate",
+    args = ["tune", "--np", "2", "--n", "1000", "--trials", str(MIN_TRIALS), "--strategy", "coordinate",
             "--out", str(tmp_path / "best.dat")]
     proc = subprocess.Popen([sys.executable, "-m", "rmax", *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -36,7 +38,7 @@ def test_sigterm_then_resume_repeats_no_finished_trial(db, tmp_path):
     assert tune["status"] == "interrupted"
     assert "--resume" in err
     before = [r for r in _runs(db, kind="hpl", parent=tune["id"]) if r["status"] in FINISHED]
-    assert 3 <= len(before) < 7
+    assert 3 <= len(before) < MIN_TRIALS
 
     res = run_cli("tune", "--resume", tune["id"][:8], "--timeout", "300", timeout=120)
     assert res.returncode == 0, res.stderr
@@ -47,7 +49,7 @@ def test_sigterm_then_resume_repeats_no_finished_trial(db, tmp_path):
     (tune,) = _runs(db, kind="tune")
     assert tune["status"] == "ok"
     after = [r for r in _runs(db, kind="hpl", parent=tune["id"]) if r["status"] in FINISHED]
-    assert len(after) == 7                                   # the budget, with no finished trial repeated
+    assert len(after) == MIN_TRIALS                          # the budget, with no finished trial repeated
     assert [r["id"] for r in after[:len(before)]] == [r["id"] for r in before]
     # A finished session cannot be resumed again.
     again = run_cli("tune", "--resume", tune["id"][:8])
@@ -67,7 +69,7 @@ if [ -e {down} ]; then echo "node lost" >&2; exit 1; fi
 exec {executable("rmax-hpl")} "$@"
 """)
     xhpl.chmod(0o755)
-    args = ["--np", "2", "--n", "800", "--trials", "4", "--engine", f"xhpl:{xhpl}", "--strategy", "coordinate",
+    args = ["--np", "2", "--n", "800", "--trials", str(MIN_TRIALS), "--engine", f"xhpl:{xhpl}", "--strategy", "coordinate",
             "--out", str(tmp_path / "best.dat")]
     first = run_cli("tune", *args, timeout=120)
     assert first.returncode == 1, first.stderr
@@ -83,4 +85,4 @@ exec {executable("rmax-hpl")} "$@"
     (tune,) = _runs(db, kind="tune")
     assert tune["status"] == "ok"
     live = [r for r in _runs(db, kind="hpl", parent=tune["id"]) if r["id"] not in {x["id"] for x in lost}]
-    assert len(live) == 4 and all(r["status"] == "ok" for r in live)   # the lost trials were run again
+    assert len(live) == MIN_TRIALS and all(r["status"] == "ok" for r in live)   # the lost trials were run again

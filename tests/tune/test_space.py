@@ -47,7 +47,34 @@ def test_config_round_trip_and_code():
     cfg = to_config(c, 16.0)
     assert len(list(cfg.tests())) == 1
     assert key(from_config(cfg)) == key(c)
-    assert variant_code(c) == "WR11R2C4"
+    # The advice's 1ringM: on a row of 2 it sends what 1ring sends, so the candidate is written 1ring.
+    assert variant_code(c) == "WR10R2C4"
+    assert variant_code(Space(ranks=3, n_full=2000, n_reduced=1000).sized(sp.heuristic() | {"grid": (1, 3)},
+                                                                           True)) == "WR11R2C4"
+
+
+def test_values_that_cannot_change_the_run_on_a_grid_are_one_candidate():
+    from rmax.tune.session import not_searched
+
+    sp = Space(ranks=2, n_full=2000, n_reduced=1000)
+    one = {**sp.stock(), "grid": (1, 2)}
+    # 1 x 2: PMAP, SWAP and its threshold, and every BCAST but long coincide.
+    same = {key(sp.sized({**one, "pmap": m, "bcast": b, "swap": w, "swap_threshold": t}, True))
+            for m in (0, 1) for b in (0, 1, 2, 3, 5) for w in (0, 1, 2) for t in (32, 64, 128)}
+    assert len(same) == 1
+    assert key(sp.sized({**one, "bcast": 4}, True)) not in same                 # long: two halves
+    assert key(sp.sized({**one, "depth": 1}, True)) not in same                 # depth still matters
+    two_by_one = {**one, "grid": (2, 1)}                                        # Q = 1: no broadcast at all
+    assert len({key(sp.sized({**two_by_one, "bcast": b, "pmap": m}, True)) for b in range(6) for m in (0, 1)}) == 1
+    assert len({key(sp.sized({**two_by_one, "swap": w}, True)) for w in (0, 1, 2)}) == 3   # P = 2: swaps differ
+    lines = not_searched(sp)
+    assert any(x.startswith("1x2: pmap R = C") for x in lines)
+    assert any(x.startswith("1x2: bcast 1ring = 1ringM = 2ring = 2ringM = longM") for x in lines)
+    assert any(x.startswith("2x1: bcast 1ring = 1ringM = 2ring = 2ringM = long = longM") for x in lines)
+    # Rows of 3 and 4: rmax-hpl's plans and HPL's own routines (hpcc, xhpl) differ at 4.
+    for q, engine, n in ((3, "rmax", 4), (4, "rmax", 6), (4, "hpcc", 4), (5, "xhpl:/x", 6)):
+        s = Space(ranks=q, n_full=2000, n_reduced=1000, engine=engine)
+        assert len({key(s.sized({**s.stock(), "grid": (1, q), "bcast": b}, True)) for b in range(6)}) == n, (q, engine)
 
 
 def test_nb_seeded_from_dgemm_k_sweep(db):
@@ -60,11 +87,18 @@ def test_nb_seeded_from_dgemm_k_sweep(db):
 
     with open_store() as store:
         nbs, source, _ = nb_candidates(store)
-        assert nbs == list(FALLBACK_NBS) and "HPL's tuning notes" in source
+        assert nbs == list(FALLBACK_NBS) and "HPL's usual range" in source
         with store.start_run("dgemm") as r:
             r.update(summary=DgemmSummary([], pts, 1).to_dict())
         nbs, source, _ = nb_candidates(store)
-        assert nbs == [192, 128, 256] and "k-sweep" in source
+        assert nbs == [192, 128, 256] and "k-sweep" in source and "idle" in source
+        # A sweep whose repeats disagree was taken on a busy machine: it ranks nothing.
+        noisy = [DgemmPoint(1024, 1024, k, g, 0.6 * g, g, g, 0.0, 5) for k, g in ((64, 10), (128, 19), (192, 20),
+                                                                                 (256, 18.5))]
+        with store.start_run("dgemm") as r:
+            r.update(summary=DgemmSummary([], noisy, 1).to_dict())
+        nbs, source, _ = nb_candidates(store)
+        assert nbs == list(FALLBACK_NBS) and "busy machine" in source and "k=64" in source
 
 
 def test_n_follows_the_time_budget_when_memory_would_take_longer():

@@ -24,7 +24,7 @@ class NbOnly:
 
 
 def _session(seed, cv=0.0):
-    ev = Evaluator(NbOnly(seed, cv), Budget(trials=200))
+    ev = Evaluator(NbOnly(seed, cv), Budget(trials=400))
     stock = SPACE.sized(SPACE.stock(), False)
     ev.sample(stock)
     s = STRATEGIES["coordinate"](SPACE, ev, start={**SPACE.heuristic(), "nb": 64})
@@ -46,7 +46,7 @@ def test_a_better_parameter_is_a_kept_significant_step_and_a_useless_one_is_not_
     assert s.incumbent["nb"] == 192
     # Every compared row is at the N of what it was compared with, and says how many trials it averages.
     for x in steps[2:]:
-        assert x["n"] == SPACE.n_at(False) and x["statistic"] == f"mean of {x['trials']} trial(s)"
+        assert x["n"] == SPACE.n_at(False) and x["statistic"] == f"mean of {x['trials']} run(s) in its block"
     lines = render(steps)
     assert lines[0].split()[:3] == ["Step", "Change", "N"] and len(lines) == len(steps) + 1
 
@@ -75,18 +75,25 @@ def test_a_duel_the_budget_cut_short_is_shown_undecided_and_not_kept():
     assert round(steps[1]["gain_pct"], 6) == round(100 * (100 / 85 - 1), 6)
 
 
-def test_the_session_ends_with_what_its_steps_kept_not_a_lucky_higher_mean():
-    from rmax.tune.session import Session
+def test_the_confirmation_keeps_only_what_beat_the_stock_in_pairs_at_full_n():
+    from rmax.tune.session import CONFIRM, CONFIRM_PAIRS, Session, run_statistic
 
-    runs = {128: iter([100.0, 101.0, 99.0]), 192: iter([104.0])}
-    ev = Evaluator(lambda c: Measurement(next(runs[c["nb"]]), "ok", 1.0), Budget(trials=10))
-    stock = SPACE.sized(SPACE.stock(), True)
-    lucky = {**stock, "nb": 192}
-    for c in (stock, stock, stock, lucky):
-        ev.sample(c)
-    s = Session.__new__(Session)
-    s.ev, s.space, s.chosen = ev, SPACE, stock     # the confirmation did not keep the challenger
-    assert ev.best(s.at_full_n)[0]["nb"] == 192     # the higher mean, from one trial
-    assert s.kept_best() == (stock, 100.0)
-    s.chosen = None                                  # the search stopped before deciding: best trial
-    assert s.kept_best()[0]["nb"] == 192
+    def session(better: float):
+        ev = Evaluator(lambda c: Measurement(100.0 * (better if c["nb"] == 192 else 1.0), "ok", 1.0),
+                       Budget(trials=40))
+        s = Session.__new__(Session)
+        s.ev, s.space = ev, SPACE
+        stock = SPACE.sized(SPACE.stock(), True)
+        ev.sample(stock)
+        return s, stock, s.confirm(SPACE.sized({**stock, "nb": 192}, False), stock, 1.0)
+
+    s, stock, got = session(1.1)
+    assert got["chosen"]["nb"] == 192 and got["chosen"]["n"] == SPACE.n_at(True) and got["ratio"].better
+    # One block at full N: stock, best, stock, ... stock; the figure is the best's runs there.
+    assert [t.cand["nb"] for t in s.ev.history[1:]] == [128, 192] * CONFIRM_PAIRS + [128]
+    assert got["runs"] == [100.0 * 1.1] * CONFIRM_PAIRS and len(got["stock_runs"]) == CONFIRM_PAIRS + 1
+    assert s.ev.duels[-1].label == CONFIRM
+    s, stock, got = session(1.0)              # no better than the stock: the stock is what is written
+    assert got["chosen"] == stock and not got["ratio"]
+    stat = run_statistic([9.0, 10.0, 11.0])
+    assert stat["median"] == 10.0 and stat["interval"][0] < 9.0 and stat["interval"][1] > 11.0

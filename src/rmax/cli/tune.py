@@ -28,15 +28,24 @@ def _preflight_engine(name: str) -> None:
 
 
 def _check_budget(session_budget_s, trials, first_trials_s: float) -> None:
-    if trials is not None and trials < 2:
-        raise RmaxError(f"--trials {trials} is too small: a session needs at least 2 (the stock HPL.dat and one candidate)")
+    from rmax.tune.session import MIN_TRIALS
+
+    if trials is not None and trials < MIN_TRIALS:
+        raise RmaxError(f"--trials {trials} is too small: a session needs at least {MIN_TRIALS} (the stock HPL.dat, "
+                        "one block of pairs for the search and one for the confirmation at full N)")
     if session_budget_s is not None and session_budget_s < first_trials_s:
-        raise RmaxError(f"--budget {session_budget_s:.0f}s is too small for one trial: the stock HPL.dat and a first "
-                        f"candidate take about {first_trials_s:.0f}s at this N",
+        raise RmaxError(f"--budget {session_budget_s:.0f}s is too small for one trial: the stock HPL.dat, one block "
+                        f"of pairs and the confirmation at full N take about {first_trials_s:.0f}s at this N",
                         hint="raise --budget, or lower N with --n or --mem-fraction")
 
 
+def _pct(x: float) -> str:
+    return f"{100 * x:+.1f}%"
+
+
 def _print_summary(s: dict) -> None:
+    from rmax.tune.effects import text as effect_text
+
     b, start = s["best"], s["start"]
     x = start.get("gflops")
     console.print()
@@ -47,12 +56,21 @@ def _print_summary(s: dict) -> None:
         for line in render(s["steps"]):
             console.print(line, soft_wrap=True)
         console.print()
-    line = f"from {x:.3f} GFLOPS with the stock HPL.dat" if x else "the stock HPL.dat gave no valid result"
-    gain = f" ({b['gain_pct']:+.1f}%" if b.get("gain_pct") is not None else ""
-    if gain:
-        gain += ", significant at 95%)" if b.get("significant") else ", not significant at 95%: within the noise)"
+    for c in s.get("machine_changes") or []:
+        console.print(f"{c['text']}; {c['settled'] or 'not settled'}; measured again: "
+                      f"{len(c['retried'])} comparison(s) set aside", soft_wrap=True)
+    line = (f"from {x:.3f} GFLOPS with the stock HPL.dat ({start['statistic']})" if x
+            else "the stock HPL.dat gave no valid result at full N")
+    gain = ""
+    if b.get("gain_interval_pct"):
+        lo, hi = b["gain_interval_pct"]
+        gain = f" ({b['gain_pct']:+.1f}% in pairs with the stock, [{lo:+.1f}%, {hi:+.1f}%] at 95%)"
+    elif b.get("gain_pct") == 0.0:
+        gain = " (the stock itself: no candidate beat it in pairs at full N)"
     console.print(f"{line} to {b['gflops']:.3f} GFLOPS{gain} at N {b['n']}, NB {b['nb']}, "
-                  f"{b['grid'][0]} x {b['grid'][1]}, {b['code']} ({b['statistic']})")
+                  f"{b['grid'][0]} x {b['grid'][1]}, {b['code']} ({b['statistic']})", soft_wrap=True)
+    if b.get("note"):
+        console.print(f"confirmation: {b['note']}", soft_wrap=True)
     parts = []
     if b.get("pct_rpeak") is not None:
         parts.append(f"{b['pct_rpeak']:.1f}% of Rpeak ({s['rpeak_gflops']:.1f} GFLOPS, {s.get('rpeak_basis') or '?'})")
@@ -66,26 +84,31 @@ def _print_summary(s: dict) -> None:
                          "with `rmax bench dgemm` on a quiet node")
     else:
         parts.append(f"DGEMM bound unknown: {s.get('dgemm_source')}")
-    console.print("; ".join(parts))
+    console.print("; ".join(parts), soft_wrap=True)
+    n = s.get("n") or {}
+    if n.get("memory_run"):
+        m = n["memory_run"]
+        from rmax.tune.session import _duration
+
+        console.print(f"N {n['full']} from {n['source']}; memory's N is {m['n']}: at the {m['rate_gflops']:.2f} GFLOPS "
+                      f"measured at N {m['at_n']} such a run would take about {_duration(m['seconds'])}", soft_wrap=True)
     cv = s.get("noise_cv")
-    console.print(f"run-to-run noise: {100 * cv:.1f}% (coefficient of variation of repeated candidates)" if cv
-                  else "run-to-run noise: not measured (no candidate was repeated)")
-    if s["effects"]:
-        real = [e for e in s["effects"] if e.get("beyond_noise")]
-        if real:
-            eff = ", ".join(f"{e['param']} {100 * e['effect']:.1f}% (best {e['best_value']}, {e['method']})"
-                            for e in real[:5])
-            console.print(f"what mattered most (GFLOPS spread when it alone changes, beyond the noise): {eff}")
-        rest = ", ".join(e["param"] for e in s["effects"] if not e.get("beyond_noise"))
-        if rest and cv:
-            console.print(f"within the run-to-run noise, so not credited: {rest}")
-        elif rest:
-            console.print(f"not judged, the noise being unmeasured (--repeats 2 or more measures it): {rest}")
+    console.print(f"run-to-run noise: {100 * cv:.1f}% (how far the incumbent's runs stray from its level between "
+                  "blocks)" if cv else "run-to-run noise: not measured (too few blocks)", soft_wrap=True)
+    for line in s.get("not_searched") or []:
+        console.print(f"not searched, {line}", soft_wrap=True)
+    real = [e for e in s["effects"] if e.get("beyond_noise")]
+    if real:
+        console.print("what mattered most (measured in pairs, the 95% interval excluding no change): "
+                      + "; ".join(effect_text(e) for e in real[:5]), soft_wrap=True)
     else:
-        console.print("what mattered most: not separable from these trials (no parameter changed alone, and "
-                      "the parameters changed together)")
-    for n in s["strategy_notes"]:
-        console.print(f"{s['strategy']}: {n}")
+        console.print("what mattered most: no parameter changed alone showed a paired interval excluding no change",
+                      soft_wrap=True)
+    rest = [e for e in s["effects"] if not e.get("beyond_noise")]
+    if rest:
+        console.print("measured in pairs, no change shown: " + ", ".join(e["param"] for e in rest), soft_wrap=True)
+    for note in s["strategy_notes"]:
+        console.print(f"{s['strategy']}: {note}", soft_wrap=True)
     console.print(f"best HPL.dat written to {b['hpl_dat']}")
 
 
@@ -100,8 +123,8 @@ def _print_summary(s: dict) -> None:
 @click.option("--n", "n", type=Count(1, 1 << 24), default=None, help="Full problem size N (default: from memory).")
 @click.option("--strategy", default="auto", show_default=True,
               type=click.Choice(["auto", "coordinate", "model", "bayes"]), help="Search strategy.")
-@click.option("--repeats", type=Count(1, 1000), default=3, show_default=True,
-              help="Repeat cap: samples per candidate before a close call counts as no gain.")
+@click.option("--repeats", type=Count(3, 1000), default=5, show_default=True,
+              help="Most pairs in one block (challenger and incumbent in turn) before a close call counts as no gain.")
 @click.option("--seed", type=Count(0, 2**32 - 1), default=0, show_default=True, help="Seed of the Bayesian sampler.")
 @click.option("--threshold", type=Number(0, 1e30, lo_open=True), default=16.0, show_default=True,
               help="Residual check threshold of every trial (a FAILED check makes a trial invalid).")
@@ -158,9 +181,11 @@ def command(ctx, engine, budget, trials, mem_fraction, force, n, strategy, repea
                 _check_budget(None, trials, 0)
 
             def check(space, facts):
+                from rmax.tune.session import CONFIRM_RUNS, SEARCH_BLOCK_RUNS
+
                 rate = facts["rate_guess_gflops"]
-                _check_budget(budget_s, trials, predicted_seconds(space.n_full, rate)
-                              + predicted_seconds(space.n_reduced, rate))
+                _check_budget(budget_s, trials, (1 + CONFIRM_RUNS) * predicted_seconds(space.n_full, rate)
+                              + SEARCH_BLOCK_RUNS * predicted_seconds(space.n_reduced, rate))
 
             session = Session.create(store, settings, echo, check=check)
         # A transient line under the table while a trial runs (rich keeps the echoed rows above it).

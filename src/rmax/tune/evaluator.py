@@ -8,9 +8,11 @@ function in the tests. Strategies never see which."""
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from rmax.tune.drift import Monitor
 from rmax.tune.space import key
 
 
@@ -64,18 +66,23 @@ class Trial:
     index: int
     cand: dict
     m: Measurement
+    at: float = 0.0             # wall time (epoch) when it ended
 
 
 @dataclass
 class Duel:
     """One challenge (rmax.tune.noise.challenge), decided or cut short by the budget: who met whom
-    and its verdict (a noise.Verdict; None for a measurement compared with nothing)."""
+    and its verdict (a noise.Verdict; None for a measurement compared with nothing), with the
+    block's runs of each (pair i: incumbent_runs[i], challenger_runs[i])."""
 
     incumbent: dict | None
     challenger: dict
     verdict: object | None
     incumbent_samples: int = 0
     label: str = ""
+    incumbent_runs: list = field(default_factory=list)
+    challenger_runs: list = field(default_factory=list)
+    block: tuple | None = None      # (first trial, last trial) of the block that decided it
 
 
 @dataclass
@@ -87,20 +94,31 @@ class Evaluator:
     _invalid: set = field(default_factory=set)
     duels: list[Duel] = field(default_factory=list)   # every challenge, in order (the steps table)
     after: Callable[["Trial"], None] | None = None   # called once each trial is recorded (checkpoints)
+    monitor: Monitor = field(default_factory=Monitor)   # the incumbent's level: has the machine changed?
+    say: Callable[[str], None] = lambda line: None     # what the session tells as it happens
+    retried: int = 0                                     # failed trials run again
 
     def sample(self, cand: dict) -> float | None:
-        """Measure cand once more: its GFLOPS, or None when the trial was invalid or failed."""
-        if self.budget.exhausted:
-            raise BudgetExhausted
-        m = self.objective(cand)
-        self.budget.charge(m.seconds)
-        self.history.append(Trial(len(self.history) + 1, cand, m))
-        if m.ok:
-            self._samples.setdefault(key(cand), []).append(m.gflops)
-        else:
-            self._invalid.add(key(cand))
-        if self.after:
-            self.after(self.history[-1])
+        """Measure cand once more: its GFLOPS, or None when the trial was invalid or failed twice.
+        A failed trial (crashed, killed, hung) is run once more: the failure may be the node's,
+        not the candidate's; an invalid one (FAILED residual) is the candidate's."""
+        for attempt in (1, 2):
+            if self.budget.exhausted:
+                raise BudgetExhausted
+            m = self.objective(cand)
+            self.budget.charge(m.seconds)
+            self.history.append(Trial(len(self.history) + 1, cand, m, time.time()))
+            if m.ok:
+                self._samples.setdefault(key(cand), []).append(m.gflops)
+            elif m.status != "failed" or attempt == 2:
+                self._invalid.add(key(cand))
+            if self.after:
+                self.after(self.history[-1])
+            if m.ok or m.status != "failed":
+                break
+            if attempt == 1:
+                self.retried += 1
+                self.say(f"      trial {len(self.history)} failed: running it once more")
         return m.gflops if m.ok else None
 
     def samples(self, cand: dict) -> list[float]:

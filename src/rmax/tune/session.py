@@ -21,25 +21,30 @@ from typing import Callable
 from rmax.errors import RmaxError, RunFailed
 from rmax.hpl.dat import HplConfig, render
 from rmax.model.hpl_model import hpl_flops
-from rmax.stats import differ_significantly
 from rmax.store import Store
 from rmax.store.runs import Run, process_identity
 from rmax.textfile import write_atomic
 from rmax.tune import steps, table
-from rmax.tune.effects import effect_sizes
-from rmax.tune.evaluator import Budget, BudgetExhausted, Duel, Evaluator, Measurement
-from rmax.tune.noise import challenge, noise_cv
+from rmax.tune.effects import paired_effects
+from rmax.tune.evaluator import Budget, BudgetExhausted, Evaluator, Measurement, Trial
+from rmax.tune.noise import BLOCK_RUNS, confirm, noise_cv
 from rmax.tune.settings import Settings
-from rmax.tune.space import Space, from_config, key, n_from_memory, to_config, variant_code
+from rmax.tune.space import (PARAMS, Space, describe, from_config, grid_text, key, n_from_memory, to_config,
+                             variant_code)
 from rmax.tune.strategies import get_strategy
 
 LAUNCH_OVERHEAD_S = 3.0      # mpirun start-up, matrix generation and the residual check, roughly
 FAILED_STREAK = 3            # this many failed trials in a row: nodes are lost, stop and leave it resumable
 REDUCED_FACTOR = 2           # reduced N = full N / 2: an eighth of the time (T ~ N^3)
 MIN_REDUCED_N = 500
-# Without --n, a full-N trial takes at most this share of a time budget: the stock start and the
-# confirmation at full N, and the search at reduced N (an eighth of the time each), all fit.
-TRIAL_SHARE = 1 / 8
+CONFIRM_PAIRS = 3            # the confirmation: stock, best, stock, ..., stock at full N
+CONFIRM_RUNS = 2 * CONFIRM_PAIRS + 1
+SEARCH_BLOCK_RUNS = BLOCK_RUNS           # the shortest block of the search
+MIN_TRIALS = 1 + SEARCH_BLOCK_RUNS + CONFIRM_RUNS
+# Without --n, a full-N trial takes at most this share of a time budget: the stock's first run and
+# the confirmation (CONFIRM_RUNS more) take half of it, the search at reduced N the other half.
+TRIAL_SHARE = 1 / 16
+RESERVE_MARGIN = 1.15        # the confirmation's runs may take a little longer than the first one
 CONFIRM = "the best at full N vs the stock HPL.dat"
 
 
@@ -49,26 +54,31 @@ class NodesLost(Exception):
 
 def build_space(settings: Settings, facts: dict, ranks: int, nbs: list[int], nb_source: str) -> Space:
     """The space, with N from --n, else from memory (--mem-fraction) and, when there is a time
-    budget, from the time: the smaller of the two, saying which."""
+    budget, from the time: the smaller of the two, saying which. Memory's N and the budget's N are
+    kept either way: the session explains its N with them."""
     from rmax.model.hpl_model import n_for_flops
 
+    mem = (facts.get("memory_bytes_per_node") or 0) * facts.get("nodes", 1)
+    n_memory = n_from_memory(mem, settings.mem_fraction) if mem else None
+    n_budget, budget_text = None, ""
+    rate = facts.get("rate_guess_gflops")
+    if settings.budget_s and rate:
+        seconds = max(1.0, settings.budget_s * TRIAL_SHARE - LAUNCH_OVERHEAD_S)
+        n_budget = int(n_for_flops(seconds * rate * 1e9))
+        budget_text = (f"the {settings.budget_s:.0f} s budget: a full-N trial of about {seconds:.0f} s "
+                       f"(1/{1 / TRIAL_SHARE:.0f} of it) at a first-guess {rate:.1f} GFLOPS")
     if settings.n:
         n_full, n_source = settings.n, "--n"
     else:
-        mem = (facts.get("memory_bytes_per_node") or 0) * facts.get("nodes", 1)
-        if not mem:
+        if not n_memory:
             raise RmaxError("the inventory does not know this node's memory", hint="give the problem size with --n")
-        n_full, n_source = n_from_memory(mem, settings.mem_fraction), f"{settings.mem_fraction:.0%} of memory"
-        rate = facts.get("rate_guess_gflops")
-        if settings.budget_s and rate:
-            seconds = max(1.0, settings.budget_s * TRIAL_SHARE - LAUNCH_OVERHEAD_S)
-            n_time = int(n_for_flops(seconds * rate * 1e9))
-            if n_time < n_full:
-                n_full, n_source = n_time, (f"the {settings.budget_s:.0f} s budget: a full-N trial of about "
-                                            f"{seconds:.0f} s at a first-guess {rate:.1f} GFLOPS")
+        n_full, n_source = n_memory, f"{settings.mem_fraction:.0%} of memory"
+        if n_budget and n_budget < n_full:
+            n_full, n_source = n_budget, budget_text
     n_reduced = max(min(n_full, MIN_REDUCED_N), n_full // REDUCED_FACTOR)
     return Space(ranks=ranks, n_full=n_full, n_reduced=n_reduced, nb=nbs, nb_source=nb_source,
-                 threshold=settings.threshold, n_source=n_source)
+                 threshold=settings.threshold, n_source=n_source, engine=settings.engine,
+                 n_memory=n_memory, n_budget=n_budget, n_budget_source=budget_text)
 
 
 def predicted_seconds(n: int, rate_gflops: float) -> float:
@@ -136,9 +146,13 @@ class Session:
         self.replay = replay or {}
         self.on_progress: Callable | None = None   # a trial's HPL progress (rmax.hpl.progress.Progress)
         self.ev: Evaluator | None = None
-        self.chosen: dict | None = None   # the configuration the steps kept last (execute)
         self.start_gflops: float | None = None
         self.start_n: int | None = None
+        self.same: list[str] = []          # parameters not searched on a grid, and why (rmax.tune.equivalence)
+        self.memory: dict | None = None    # what a memory-sized run would take
+        self.strategy = None
+        self.overrun = 0.0                 # seconds the session ran past its time budget (the confirmation)
+        self.confirmation: dict = {"chosen": None, "runs": [], "stock_runs": [], "ratio": None, "note": ""}
         from rmax.launch.request import spec_from_options
 
         st = settings
@@ -248,7 +262,9 @@ class Session:
 
     # --- output ---------------------------------------------------------------------------------
     def show(self, cand: dict, m: Measurement, note: str = "") -> None:
-        if self.start_gflops is None and m.ok and self.ev is not None and not self.ev.history:
+        # The start: the first trial, or its retry when it failed once.
+        if (self.start_gflops is None and m.ok and self.ev is not None
+                and all(key(t.cand) == key(cand) for t in self.ev.history)):
             self.start_gflops, self.start_n = m.gflops, cand["n"]
             note = (note + " " if note else "") + "stock HPL.dat (start)"
         idx = len(self.ev.history) + 1 if self.ev else 1
@@ -271,12 +287,60 @@ class Session:
     def budget(self) -> Budget:
         return Budget(trials=self.settings.trials, seconds=self.settings.budget_s)
 
+    def explain_n(self) -> list[str]:
+        """Where N came from, beside memory's N and the budget's N."""
+        sp = self.space
+        parts = [f"N {sp.n_at(True)} from {sp.n_source} (the search runs at {sp.n_at(False)})"]
+        if sp.n_memory:
+            parts.append(f"memory's N: {sp.n_memory} ({self.settings.mem_fraction:.0%} of "
+                         f"{(self.facts.get('memory_bytes_per_node') or 0) * self.facts.get('nodes', 1) / 2**30:.1f} GiB)")
+        if sp.n_budget:
+            parts.append(f"the budget's N: {sp.n_budget} ({sp.n_budget_source})")
+        return ["; ".join(parts)]
+
+    def memory_run(self, first: Trial) -> dict | None:
+        """What a memory-sized run would take, at the rate the first full-N trial measured (HPL runs
+        faster at a larger N, so this is an upper bound)."""
+        n = self.space.n_memory
+        if not n or not first.m.ok:
+            return None
+        return {"n": n, "rate_gflops": first.m.gflops, "seconds": hpl_flops(n) / (first.m.gflops * 1e9),
+                "at_n": first.cand["n"]}
+
+    def reserve(self, first: Trial, stock: dict) -> float:
+        """Hold back the confirmation's runs, timed from the first full-N trial's own wall time (the
+        first guess only when that trial gave nothing)."""
+        b = self.ev.budget
+        per_run = first.m.seconds if first.m.ok and first.m.seconds else predicted_seconds(
+            stock["n"], self.facts["rate_guess_gflops"])
+        b.reserve_trials = CONFIRM_RUNS if self.settings.trials else 0
+        b.reserve_seconds = CONFIRM_RUNS * per_run * RESERVE_MARGIN if self.settings.budget_s else 0.0
+        return per_run
+
+    @staticmethod
+    def release(b: Budget) -> float:
+        """Free the confirmation from the budget: it runs its one block whatever the search left (a
+        stalled search trial must not cancel it), with its reserved trials; returns the seconds
+        the whole budget had left for it, reserve included (what decides whether a runner-up fits)."""
+        room = b.seconds_left + b.reserve_seconds
+        if b.trials is not None:
+            b.trials = max(b.trials, b.used_trials + b.reserve_trials)
+        b.seconds = None
+        b.reserve_trials, b.reserve_seconds = 0, 0.0
+        return room
+
     def execute(self) -> dict:
         st, space = self.settings, self.space
-        self.ev = ev = Evaluator(HplObjective(self), self.budget(), after=self.checkpoint)
+        self.ev = ev = Evaluator(HplObjective(self), self.budget(), after=self.checkpoint, say=self.echo)
+
         self.echo(f"tuning session {self.run.id[:8]} (resume with: rmax tune --resume {self.run.id[:8]})")
-        self.echo(f"N {space.n_at(True)} from {space.n_source} (search at {space.n_at(False)}), NB candidates {space.nb} from {space.nb_source}; "
+        for line in self.explain_n():
+            self.echo(line)
+        self.echo(f"NB candidates {space.nb} from {space.nb_source}; "
                   f"grids {', '.join(f'{p}x{q}' for p, q in space.grid)}; engine {st.engine}, {space.ranks} ranks")
+        self.same = not_searched(space)
+        for line in self.same:
+            self.echo(f"not searched, {line}")
         bound = self.facts.get("dgemm_bound_gflops")
         self.echo(f"DGEMM bound {bound:.1f} GFLOPS: {self.facts.get('dgemm_source')}" if bound
                   else f"DGEMM bound unknown: {self.facts.get('dgemm_source')}")
@@ -290,38 +354,30 @@ class Session:
                        f"N={stock['n']} is predicted to take ({predicted_seconds(stock['n'], self.facts['rate_guess_gflops']):.0f} s)")
                 self.run.finish("failed", why)
                 raise RunFailed(why, hint="give a longer budget or a smaller --n") from None
+            first = next((t for t in ev.history if t.m.ok), ev.history[-1])
+            per_run = self.reserve(first, stock)
+            self.memory = self.memory_run(first)
+            if self.memory:
+                m = self.memory
+                self.echo(f"      the first full-N trial ran at {m['rate_gflops']:.2f} GFLOPS: a memory-sized run "
+                          f"(N {m['n']}) would take about {_duration(m['seconds'])} at that rate (less: HPL runs "
+                          "faster at a larger N)")
+            self.echo(f"      held back for the confirmation at full N: {CONFIRM_RUNS} runs of about {per_run:.0f} s")
             reduced = space.sized(stock, False)["n"] != stock["n"]
-            rate = self.facts["rate_guess_gflops"]
-            if reduced:
-                # Hold back one full-N trial for the confirmation.
-                ev.budget.reserve_trials = 1 if st.trials else 0
-                ev.budget.reserve_seconds = predicted_seconds(stock["n"], rate) if st.budget_s else 0.0
             name = st.strategy
             kw = {}
             if name == "auto":
-                per_trial = predicted_seconds(space.sized(stock, False)["n"], rate)
+                per_trial = predicted_seconds(space.sized(stock, False)["n"], first.m.gflops if first.m.ok
+                                              else self.facts["rate_guess_gflops"])
                 kw["trials_hint"] = min(ev.budget.trials_left, ev.budget.seconds_left / per_trial)
-            strategy = get_strategy(name)(space, ev, cap=st.cap, seed=st.seed, full=not reduced,
-                                          log=lambda msg: self.echo(f"      {msg}"), store=self.store, **kw)
+            self.strategy = strategy = get_strategy(name)(space, ev, cap=st.cap, seed=st.seed, full=not reduced,
+                                                          log=lambda msg: self.echo(f"      {msg}"), store=self.store,
+                                                          **kw)
             inc = strategy.run()
-            ev.budget.reserve_trials, ev.budget.reserve_seconds = 0, 0.0
-            # What the session ends with is what its steps kept: the strategy's incumbent at full N,
-            # or, after a search at reduced N, its best only if it beat the stock at full N.
-            self.chosen = inc if not reduced else stock
-            if inc is not None and reduced:
-                full = space.sized(inc, True)
-                try:
-                    if key(full) != key(stock) and not ev.known_bad(stock) and ev.samples(stock):
-                        if challenge(ev, full, stock, st.cap, label=CONFIRM).better:
-                            self.chosen = full
-                    elif key(full) != key(stock):
-                        ev.sample(full)
-                        ev.duels.append(Duel(None, full, None, label=CONFIRM))
-                        self.chosen = full      # no valid stock to beat
-                except BudgetExhausted:
-                    pass
-                if not ev.samples(full) and not ev.known_bad(full):
-                    strategy.notes.append("no budget left to confirm the best at full N")
+            room = self.release(ev.budget)
+            self.confirmation = self.confirm(inc, stock, per_run, room)
+            if st.budget_s:
+                self.overrun = max(0.0, ev.budget.used_seconds - st.budget_s)
         except NodesLost as lost:
             self.run.update(summary={**self.run.record.summary, "lost_trials": lost.args[0]})
             self.run.finish("interrupted", f"{FAILED_STREAK} trials in a row failed (a lost node?)")
@@ -329,14 +385,55 @@ class Session:
                             hint=f"fix the nodes, then: rmax tune --resume {self.run.id[:8]}") from None
         return self.finish(strategy)
 
-    def kept_best(self) -> tuple[dict, float] | None:
-        """The configuration the steps kept last, with its mean GFLOPS: never one that merely had a
-        higher mean without beating its incumbent significantly. Without one (the search stopped
-        early), the best valid full-N trial."""
-        ev, c = self.ev, self.chosen
-        if c is not None and ev.samples(c) and not ev.known_bad(c):
-            return c, ev.mean(c)
-        return ev.best(self.at_full_n)
+    def candidates(self, inc: dict | None, stock: dict) -> list[dict]:
+        """The best candidates at full N: the search's last incumbent and the one it beat last
+        (the runner-up), when they differ from the stock and never failed."""
+        out: list[dict] = []
+        kept = [d.challenger for d in self.ev.duels if d.verdict is not None and d.verdict.better]
+        for c in ([inc] if inc else []) + kept[::-1][1:2]:
+            full = self.space.sized(c, True)
+            if key(full) != key(stock) and not self.ev.known_bad(full) and key(full) not in map(key, out):
+                out.append(full)
+        return out
+
+    def confirm(self, inc: dict | None, stock: dict, per_run: float, room: float = math.inf) -> dict:
+        """The confirmation at full N, always: the best candidates alternating with the stock in one
+        block; the configuration chosen is the one whose paired interval over the stock is above 1
+        (the highest ratio among them), else the stock."""
+        ev = self.ev
+        cands = self.candidates(inc, stock)
+        runs = CONFIRM_RUNS + CONFIRM_PAIRS
+        if len(cands) > 1 and (ev.budget.trials_left < runs or room < runs * per_run * RESERVE_MARGIN):
+            cands = cands[:1]           # the runner-up only when its runs fit as well
+        base = None if ev.known_bad(stock) else stock
+        verdicts, a, bs, note = confirm(ev, base, cands, CONFIRM_PAIRS, CONFIRM)
+        chosen, runs_of, ratio = stock, a, None
+        for c, v, b in zip(cands, verdicts, bs):
+            if base is None and b and (chosen is stock or len(b) > len(runs_of)):
+                chosen, runs_of = c, b          # no stock to beat: the candidate measured
+            elif v.better and (ratio is None or v.ratio > ratio.ratio):
+                chosen, runs_of, ratio = c, b, v
+        if not cands:
+            note = note or "the search kept nothing over the stock: the stock alone at full N"
+        return {"chosen": chosen, "runs": runs_of, "stock_runs": a, "ratio": ratio, "note": note,
+                "candidates": [{"candidate": _plain(c), "code": variant_code(c), "ratio": v.ratio,
+                                "interval": [v.lo, v.hi] if v.lo is not None else None, "pairs": v.samples,
+                                "better": v.better, "runs": b}
+                               for c, v, b in zip(cands, verdicts, bs)]}
+
+    def unconfirmed(self, conf: dict) -> tuple[dict | None, dict | None, str]:
+        """When the confirmation gave no figure: the stock's own runs at full N, else the search's
+        last incumbent's runs (at full N, else at its N), said to be unconfirmed; else nothing."""
+        ev, stock = self.ev, self.space.sized(self.space.stock(), True)
+        why = f"not confirmed ({conf['note'] or 'no valid run in the confirmation'})"
+        if ev.samples(stock):
+            return stock, run_statistic(ev.samples(stock)), f"{why}: the stock's own runs at full N"
+        inc = self.strategy.incumbent if self.strategy else None
+        for c in ([self.space.sized(inc, True), inc] if inc else []):
+            if ev.samples(c) and not ev.known_bad(c):
+                return self.space.sized(c, True), run_statistic(ev.samples(c)), \
+                    f"{why}: the search's best, from its runs at N {c['n']}"
+        return None, None, why
 
     def best_bound(self, cand: dict) -> tuple[float | None, str]:
         """The DGEMM bound at the shape of the best's own trailing update (its N, NB and grid),
@@ -358,38 +455,57 @@ class Session:
     def finish(self, strategy) -> dict:
         ev, st = self.ev, self.settings
         start = ev.history[0] if ev.history else None
-        best = self.kept_best()
-        cv = noise_cv(ev)
-        ok = [(t.cand, t.m.gflops) for t in ev.history if t.m.ok]
+        conf = self.confirmation
         counts = {s: sum(t.m.status == s for t in ev.history) for s in ("ok", "invalid", "failed")}
-        summary = {"trials": len(ev.history), "status_counts": counts, "strategy": strategy.name,
-                   "strategy_notes": strategy.notes, "noise_cv": cv,
-                   "start": {"gflops": start.m.gflops if start and start.m.ok else None,
-                             "status": start.m.status if start else None, "code": variant_code(start.cand) if start else None,
+        stock_stat = run_statistic(conf["stock_runs"])
+        summary = {"trials": len(ev.history), "status_counts": counts, "retried_failures": ev.retried,
+                   "strategy": strategy.name, "strategy_notes": strategy.notes, "noise_cv": noise_cv(ev),
+                   "n": {"full": self.space.n_at(True), "search": self.space.n_at(False),
+                         "source": self.space.n_source, "memory": self.space.n_memory,
+                         "budget": self.space.n_budget, "memory_run": self.memory},
+                   "not_searched": self.same,
+                   "machine_changes": [c.to_dict() for c in ev.monitor.changes],
+                   "start": {"gflops": stock_stat["median"] if stock_stat else None,
+                             "statistic": stock_stat["text"] if stock_stat else None,
+                             "first_gflops": start.m.gflops if start and start.m.ok else None,
+                             "status": start.m.status if start else None,
+                             "code": variant_code(start.cand) if start else None,
                              "n": start.cand["n"] if start else None},
-                   "effects": effect_sizes(ok, cv), "best": None,
+                   "effects": paired_effects(ev.duels), "best": None,
+                   "confirmation": {k: v for k, v in conf.items() if k not in ("chosen", "ratio")},
                    "steps": steps.build(ev, self.space.sized(self.space.stock(), True))}
-        if best is None:
-            self.run.update(summary=summary)
-            self.run.finish("failed", "no valid trial: every trial failed or was invalid")
-            raise RunFailed(f"tuning session {self.run.id[:8]}: no valid trial ({counts['invalid']} invalid, "
-                            f"{counts['failed']} failed)", hint="see `rmax runs show " + self.run.id[:8] + "`")
-        cand, g = best
+        cand, stat, note = conf["chosen"], run_statistic(conf["runs"]), conf["note"]
+        if self.overrun > 0:
+            note = (note + "; " if note else "") + (f"the confirmation ran {self.overrun:.0f} s past the budget "
+                                                    "(its runs took longer than the time held back for them)")
+        if stat is None:
+            cand, stat, note = self.unconfirmed(conf)
+            stock_full = self.space.sized(self.space.stock(), True)
+            if not stock_stat and ev.samples(stock_full):
+                s0 = run_statistic(ev.samples(stock_full))
+                summary["start"].update(gflops=s0["median"], statistic=f"{s0['text']}, not in a confirmation block")
+            if stat is None:
+                self.run.update(summary=summary)
+                self.run.finish("failed", "no valid trial: every trial failed or was invalid")
+                raise RunFailed(f"tuning session {self.run.id[:8]}: no valid trial ({counts['invalid']} invalid, "
+                                f"{counts['failed']} failed)", hint="see `rmax runs show " + self.run.id[:8] + "`")
         cfg = to_config(cand, st.threshold)
         path = Path(st.out)
+        g = stat["median"]
         write_atomic(path, render(cfg, title=f"HPL.dat tuned by rmax (session {self.run.id[:8]}): {g:.3f} GFLOPS"),
                      "the tuned HPL.dat")
-        x = summary["start"]["gflops"]
         rp = self.facts.get("rpeak_gflops")
         bound, bound_source = self.best_bound(cand)
-        # A gain counts only when significant: say whether the best's samples separate from the start's.
-        sig, p_value = (differ_significantly(ev.samples(cand), ev.samples(start.cand))
-                        if start and start.m.ok and key(cand) != key(start.cand) else (False, math.nan))
-        summary["best"] = {"gflops": g, "statistic": f"mean of {len(ev.samples(cand))} trial(s)", "n": cand["n"],
-                           "significant": sig, "p_value": p_value,
+        v = conf["ratio"]
+        summary["best"] = {"gflops": g, "statistic": stat["text"], "interval": stat["interval"], "runs": stat["n"],
+                           "n": cand["n"], "note": note,
+                           "significant": bool(v is not None and v.better),
+                           "gain_pct": 100 * (v.ratio - 1) if v is not None else (0.0 if key(cand) == key(
+                               self.space.sized(self.space.stock(), True)) and stat else None),
+                           "gain_interval_pct": [100 * (v.lo - 1), 100 * (v.hi - 1)] if v is not None else None,
+                           "p_value": v.p_value if v is not None else math.nan,
                            "nb": cand["nb"], "grid": list(cand["grid"]), "code": variant_code(cand),
-                           "candidate": {**cand, "grid": list(cand["grid"])}, "hpl_dat": str(path.resolve()),
-                           "gain_pct": 100 * (g / x - 1) if x else None,
+                           "candidate": _plain(cand), "hpl_dat": str(path.resolve()),
                            "pct_rpeak": 100 * g / rp if rp else None,
                            "pct_dgemm_bound": 100 * g / bound if bound else None}
         summary["rpeak_gflops"], summary["rpeak_basis"] = rp, self.facts.get("rpeak_basis")
@@ -397,3 +513,50 @@ class Session:
         self.run.update(summary=summary)
         self.run.finish("ok")
         return summary
+
+
+def not_searched(space: Space) -> list[str]:
+    """One line per grid and parameter whose values run alike there (rmax.tune.equivalence)."""
+    from rmax.tune.equivalence import STOCK, coinciding
+
+    lines = []
+    for grid, param, groups, why in coinciding(space.grid, {p: space.values(p) for p in PARAMS}, space.engine):
+        probe = {**STOCK, "grid": grid}
+        shown = "; ".join(" = ".join(describe({**probe, param: v}, param) for v in grp) for grp in groups)
+        lines.append(f"{grid_text(grid)}: {param} {shown}, searched as one: {why}")
+    return lines
+
+
+def _plain(cand: dict) -> dict:
+    return {**cand, "grid": list(cand["grid"])}
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def run_statistic(runs: list[float]) -> dict | None:
+    """The median of runs of one configuration in one block, with the 95 % interval where one more
+    run of it should land (a t prediction interval on the log rates, as the rates are ratios)."""
+    x = [g for g in runs if g and g > 0]
+    if not x:
+        return None
+    from rmax.stats import summarize
+
+    med = summarize(x).median
+    k = len(x)
+    if k < 2:
+        return {"median": med, "interval": None, "n": k, "text": "1 run: no interval"}
+    from scipy import stats
+
+    logs = [math.log(g) for g in x]
+    m = sum(logs) / k
+    sd = math.sqrt(sum((v - m) ** 2 for v in logs) / (k - 1))
+    half = float(stats.t.ppf(0.975, k - 1)) * sd * math.sqrt(1 + 1 / k)
+    lo, hi = math.exp(m - half), math.exp(m + half)
+    return {"median": med, "interval": [lo, hi], "n": k,
+            "text": f"median of {k} runs at full N; one more run lands in [{lo:.3f}, {hi:.3f}] (95%)"}

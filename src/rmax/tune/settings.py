@@ -27,7 +27,7 @@ class Settings:
     budget_s: float | None = None
     mem_fraction: float = 0.8
     n: int | None = None              # explicit full N (else from memory)
-    cap: int = 3                      # samples per candidate in a noise duel
+    cap: int = 5                      # pairs in one block at most (rmax.tune.noise)
     seed: int = 0
     out: str = "HPL-tuned.dat"
     timeout: float | None = None      # fixed per-trial watchdog; None: derived from the predicted time

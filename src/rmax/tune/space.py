@@ -78,6 +78,10 @@ class Space:
     threshold: float = 16.0                   # residual check; not searched
     nb_source: str = "HPL's tuning notes (multiples of 32 in [64, 256])"
     n_source: str = "memory"                  # what set n_full: --n, memory, or the time budget
+    engine: str = "rmax"                      # whose broadcasts decide which variants coincide (equivalence)
+    n_memory: int | None = None               # the N that fills --mem-fraction of memory (explained, not run)
+    n_budget: int | None = None               # the N a time budget allows, at the first-guess rate
+    n_budget_source: str = ""
 
     def __post_init__(self):
         if not self.grid:
@@ -98,8 +102,12 @@ class Space:
         return round_n(self.n_full if full else self.n_reduced, 1, dims, 1)
 
     def sized(self, cand: dict, full: bool) -> dict:
-        """cand with the N of the given level (reduced or full): the same for every candidate."""
-        return {**cand, "n": self.n_at(full)}
+        """cand with the N of the given level (reduced or full): the same for every candidate; and
+        with the values that cannot matter on its grid made one (rmax.tune.equivalence), so that
+        no strategy measures the same run twice under two names."""
+        from rmax.tune.equivalence import canonical
+
+        return canonical({**cand, "n": self.n_at(full)}, {p: self.values(p) for p in PARAMS}, self.engine)
 
     def heuristic(self) -> dict:
         """HPL's tuning notes' advice: most square grid with P <= Q,
@@ -117,9 +125,10 @@ class Space:
         row mapping); its NBs (1-4) and tiny Ns would take hours at a real N, so NB is the middle
         fallback candidate and the grid is the most square one. This is the "start" every
         change is measured against."""
+        from rmax.tune.equivalence import STOCK
+
         grid = min((g for g in self.grid if g[0] <= g[1]), key=lambda g: g[1] - g[0], default=self.grid[0])
-        want = {"nb": 128, "grid": grid, "pmap": 0, "pfact": 0, "rfact": 0, "nbmin": 2, "ndiv": 2, "bcast": 0,
-                "depth": 0, "swap": 2, "swap_threshold": 64}
+        want = {"nb": 128, "grid": grid, **STOCK}
         return {k: self._nearest(k, v) for k, v in want.items()}
 
     def _nearest(self, param: str, value):

@@ -1,7 +1,7 @@
 """The session's steps, in the shape of Table 1 of the Kronos article (Eadline and Layton): each
-test, what was changed, N, NB, P x Q and GFLOPS; here also the gain over the configuration it
-was compared with, whether that gain is significant (Welch's t-test, rmax.tune.noise) and
-whether the change was kept.
+test, what was changed, N, NB, P x Q and GFLOPS; here also the paired gain over the
+configuration it was compared with in its block, its 95 % interval, whether that interval
+excludes no change (rmax.tune.noise) and whether the change was kept.
 
 Row 0 is the stock HPL.dat. Every duel a strategy decided follows, in order; where a strategy
 starts its search from a configuration no duel produced (its heuristic start, at the reduced N),
@@ -10,14 +10,14 @@ same N: a rate at another N differs by the N alone."""
 
 from __future__ import annotations
 
-import math
-
 from rmax.tune.evaluator import Evaluator
 from rmax.tune.space import PARAMS, describe, grid_text, key
 
-TITLE = ("steps (as Table 1 of the Kronos article): GFLOPS is the mean of the step's trials; the gain is over "
-         "the configuration it was compared with, at the same N; significant: Welch's t-test at 95%")
-COLUMNS = ("Step", "Change", "N", "NB", "P x Q", "GFLOPS", "Trials", "Gain", "p", "Significant", "Kept", "Why")
+TITLE = ("steps (as Table 1 of the Kronos article): each comparison is a block of alternating runs at one N; "
+         "GFLOPS is the challenger's mean in its block; the gain is the paired ratio over what it was compared "
+         "with, with its 95% interval; significant: the interval excludes no change")
+COLUMNS = ("Step", "Change", "N", "NB", "P x Q", "GFLOPS", "Pairs", "Gain", "95% interval", "Significant", "Kept",
+           "Why")
 
 
 def change_text(old: dict, new: dict) -> str:
@@ -27,25 +27,29 @@ def change_text(old: dict, new: dict) -> str:
 
 
 def _why(v, k: int) -> str:
+    if v.disturbed:
+        return "undecided: the machine kept changing during its blocks"
     if v.unfinished:
-        return f"undecided: the budget ran out after {k} trial(s)"
+        return f"undecided: the budget ran out after {k} pair(s)"
     if v.invalid:
         return "the challenger failed or FAILED its residual check"
     if v.better and v.incumbent_mean is None:
         return "the incumbent failed when measured again"
     if v.better:
-        return "significantly better"
-    if v.screened:
-        return f"clearly worse after {k} trial(s): over 3 noise SDs below, not repeated"
-    if v.p_value < 0.05:
-        return "significantly worse"
-    return f"not significant after {k} trial(s)"
+        return "better in pairs"
+    if v.worse:
+        return "worse in pairs"
+    if v.hi is not None and v.hi < 1.01:
+        return f"no gain above 1% possible after {k} pairs"
+    return f"not significant after {k} pairs"
 
 
 def _row(index: int, cand: dict, change: str, gflops: float | None, k: int, **rest) -> dict:
     return {"index": index, "change": change, "n": cand["n"], "nb": cand["nb"], "grid": list(cand["grid"]),
-            "gflops": gflops, "trials": k, "statistic": f"mean of {k} trial(s)" if gflops is not None else "",
-            "gain_pct": None, "p_value": None, "significant": None, "kept": None, "why": "", **rest}
+            "gflops": gflops, "trials": k, "statistic": f"mean of {k} run(s) in its block" if gflops is not None else "",
+            "gain_pct": None, "interval_pct": None, "p_value": None, "significant": None, "kept": None, "why": "",
+            "block": None,
+            **rest}
 
 
 def build(ev: Evaluator, stock: dict | None) -> list[dict]:
@@ -54,11 +58,12 @@ def build(ev: Evaluator, stock: dict | None) -> list[dict]:
     kept: set = set()              # configurations a row has made incumbent
     if stock is not None and ev.samples(stock):
         s = ev.samples(stock)
-        out.append(_row(0, stock, "stock HPL.dat (the start)", sum(s) / len(s), len(s), kept=True))
+        out.append(_row(0, stock, "stock HPL.dat (the start)", s[0], 1, kept=True,
+                        statistic="its first run"))
         kept.add(key(stock))
     for d in ev.duels:
         if d.verdict is None:      # measured, compared with nothing
-            s = ev.samples(d.challenger)
+            s = d.challenger_runs or ev.samples(d.challenger)
             out.append(_row(len(out), d.challenger, d.label or "measured", sum(s) / len(s) if s else None, len(s),
                             why="no valid start at this N to compare with"))
             continue
@@ -68,14 +73,14 @@ def build(ev: Evaluator, stock: dict | None) -> list[dict]:
                             v.incumbent_mean, d.incumbent_samples, kept=True,
                             why="the strategy's starting point, not a duel"))
             kept.add(key(inc))
-        same_n = inc["n"] == d.challenger["n"]
-        gain = (100 * (v.mean / v.incumbent_mean - 1) if same_n and v.mean is not None and v.incumbent_mean
-                else None)
-        p = v.p_value if v.p_value == v.p_value else None
         change = change_text(inc, d.challenger)
+        paired = v.ratio is not None
         out.append(_row(len(out), d.challenger, f"{d.label}: {change}" if d.label else change, v.mean, v.samples,
-                        gain_pct=gain, p_value=p, significant=None if p is None else bool(p < 0.05), kept=v.better,
-                        why=_why(v, v.samples)))
+                        gain_pct=100 * (v.ratio - 1) if paired else None,
+                        interval_pct=[100 * (v.lo - 1), 100 * (v.hi - 1)] if v.lo is not None else None,
+                        p_value=v.p_value if v.p_value == v.p_value else None,
+                        significant=(v.better or v.worse) if v.lo is not None else None, kept=v.better,
+                        why=_why(v, v.samples), block=list(d.block) if d.block else None))
         if v.better:
             kept.add(key(d.challenger))
     return out
@@ -90,7 +95,7 @@ def cells(step: dict) -> list[str]:
     return [str(step["index"]), step["change"], str(step["n"]), str(step["nb"]), grid_text(step["grid"]),
             f"{g:.3f}" if g is not None else "—", str(step["trials"]),
             f"{step['gain_pct']:+.1f}%" if step["gain_pct"] is not None else "—",
-            f"{step['p_value']:.3f}" if step["p_value"] is not None and not math.isnan(step["p_value"]) else "—",
+            "[{:+.1f}%, {:+.1f}%]".format(*step["interval_pct"]) if step.get("interval_pct") else "—",
             yes(step["significant"]), yes(step["kept"]), step["why"]]
 
 

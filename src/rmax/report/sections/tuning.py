@@ -44,12 +44,15 @@ def tuning(runs: list[RunRecord]) -> list[Section]:
             sec.tables.append(Table(list(STEP_COLUMNS), [step_cells(x) for x in steps], STEP_TITLE))
         effects = r.summary.get("effects") or []
         if effects:
-            sec.tables.append(Table(["Parameter", "Effect (GFLOPS spread)", "Best value", "Beyond the noise"],
-                                    [[e["param"], f"{100 * e['effect']:.1f}%", str(e["best_value"]),
+            sec.tables.append(Table(["Parameter", "Paired effect [95% interval]", "Best value", "Beyond the noise"],
+                                    [[e["param"], f"{100 * e['effect']:+.1f}% [{100 * e['interval'][0]:+.1f}%, "
+                                                  f"{100 * e['interval'][1]:+.1f}%]" if e.get("interval")
+                                      else f"{100 * e['effect']:.1f}%", str(e["best_value"]),
                                       {True: "yes", False: "no"}.get(e.get("beyond_noise"), "not judged (noise "
                                                                                            "not measured)")]
                                      for e in effects],
-                                    "what mattered most: an effect counts only beyond the run-to-run noise"))
+                                    "what mattered most: an effect counts only measured in pairs, its interval "
+                                    "excluding no change"))
         if r.status != "ok":
             sec.notes.append(f"session {r.id[:8]} is {r.status}: {r.error or ''} (rmax tune --resume {r.id[:8]})")
     sec.data["tuning_trials"] = data

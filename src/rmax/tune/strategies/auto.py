@@ -1,23 +1,26 @@
-"""auto: choose a strategy by the budget, in trials (a time budget is turned
-into trials with the predicted trial time).
+"""auto: choose a strategy by the budget, in comparisons: blocks of paired trials
+(rmax.tune.noise, at least BLOCK_RUNS trials each); a time budget is turned into trials with
+the predicted trial time.
 
-- few trials (< 12): model-guided, which spends them on the NB x grid pairs the
+- few comparisons (< 12): model-guided, which spends them on the NB x grid pairs the
   time model ranks best (the two parameters that moved Kronos and I-Cluster most);
-- a moderate budget (< 60): coordinate descent, which needs about 30 trials a round;
-- many trials: Bayesian TPE, which learns interactions once it has data.
-See bench/RESULTS.md, "Tuning strategies", for the measurements behind the cut-offs."""
+- a moderate budget (< 60): coordinate descent, which needs about 30 comparisons a round;
+- many: Bayesian TPE, which learns interactions once it has data.
+See bench/RESULTS.md, "Tuning strategies", for the measurements behind the cut-offs (made when a
+comparison was one trial: the counts carry over to comparisons, the unit a strategy decides in)."""
 
 from __future__ import annotations
 
+from rmax.tune.noise import BLOCK_RUNS
 from rmax.tune.strategies.base import STRATEGIES, Strategy, register
 
 FEW, MANY = 12, 60
 
 
-def choose(trials: float) -> str:
-    if trials < FEW:
+def choose(comparisons: float) -> str:
+    if comparisons < FEW:
         return "model"
-    if trials < MANY:
+    if comparisons < MANY:
         return "coordinate"
     return "bayes"
 
@@ -25,7 +28,7 @@ def choose(trials: float) -> str:
 @register
 class Auto(Strategy):
     name = "auto"
-    summary = f"model below {FEW} trials, coordinate below {MANY}, bayes above"
+    summary = f"model below {FEW} comparisons, coordinate below {MANY}, bayes above"
 
     def __init__(self, *args, trials_hint: float | None = None, **kw):
         super().__init__(*args, **kw)
@@ -33,9 +36,11 @@ class Auto(Strategy):
         self.trials_hint = trials_hint
 
     def search(self) -> None:
-        left = self.trials_hint if self.trials_hint is not None else self.ev.budget.trials_left
+        trials = self.trials_hint if self.trials_hint is not None else self.ev.budget.trials_left
+        left = trials / BLOCK_RUNS
         chosen = choose(left)
-        self.notes.append(f"auto chose {chosen} for a budget of about {left:.0f} trials")
+        self.notes.append(f"auto chose {chosen} for a budget of about {trials:.0f} trials: {left:.0f} comparisons "
+                          f"of {BLOCK_RUNS} trials or more")
         inner = STRATEGIES[chosen](*self.args, **self.kw)
         try:
             inner.search()

@@ -54,11 +54,13 @@ class Bayes(Strategy):
                 self.incumbent = cand
                 study.tell(t, g)
                 continue
-            v = challenge(self.ev, cand, self.incumbent, self.cap)
-            if v.invalid:
+            inc = self.incumbent
+            v = challenge(self.ev, cand, inc, self.cap)
+            if v.invalid or v.ratio is None:      # failed, or the machine kept changing: nothing learnt
                 study.tell(t, state=optuna.trial.TrialState.FAIL)
                 continue
             if v.better:
                 self.incumbent = cand
-            study.tell(t, v.mean)
+            # The challenger's rate on the incumbent's scale: its paired ratio, not its block's mean.
+            study.tell(t, self.ev.mean(inc) * v.ratio)
         self.notes.append(f"TPE stopped after {MAX_DUPLICATES} suggestions in a row were already measured")

@@ -13,37 +13,34 @@ from rmax.tune.strategies.base import Strategy, register
 MAX_ROUNDS = 4
 
 
-def relevant(cand: dict, param: str) -> bool:
-    # The swap threshold only steers the mixed swap (SWAP = 2); elsewhere it changes nothing.
-    return not (param == "swap_threshold" and cand["swap"] != 2)
-
-
 def descend(strategy: Strategy, params=PARAMS, rounds: int = MAX_ROUNDS) -> int:
     """Rounds of one-parameter changes from strategy.incumbent; returns the rounds run."""
     ev, space = strategy.ev, strategy.space
     # Duels already decided are not fought again; an inconclusive one where the challenger
-    # looked better is retried in the next round with a higher repeat cap (its samples are kept),
-    # so a real but small gain missed by an unlucky draw gets another chance.
+    # looked better, or one the machine's changes left undecided, is fought again in the next
+    # round, in a new block with a higher cap on its pairs, so a real but small gain missed by
+    # an unlucky draw gets another chance. A value that cannot change the run on the incumbent's
+    # grid (rmax.tune.equivalence) is the incumbent itself once sized: never measured.
     tried: dict = {}
     for r in range(1, rounds + 1):
         improved = False
         for param in params:
             for value in space.values(param):
                 inc = strategy.incumbent
-                if value == inc[param] or not relevant({**inc, param: value}, param):
-                    continue
                 cand = strategy.sized({**inc, param: value})
+                if key(cand) == key(inc):
+                    continue
                 pair = (key(inc), key(cand))
                 if ev.known_bad(cand) or pair in tried and not tried[pair]:
                     continue
                 v = challenge(ev, cand, inc, strategy.cap * r)
-                tried[pair] = (not v.better and not v.invalid and v.p_value == v.p_value
-                               and v.mean is not None and v.incumbent_mean is not None and v.mean > v.incumbent_mean)
+                tried[pair] = v.disturbed or (not v.better and not v.invalid and not v.worse
+                                              and v.ratio is not None and v.ratio > 1)
                 if v.better:
                     strategy.incumbent = cand
                     improved = True
-                    strategy.log(f"round {r}: {param} -> {cand[param]} is significantly better "
-                                 f"({v.mean:.3f} vs {v.incumbent_mean:.3f} GFLOPS)")
+                    strategy.log(f"round {r}: {param} -> {cand[param]} is better in pairs: "
+                                 f"x{v.ratio:.3f} [{v.lo:.3f}, {v.hi:.3f}] over {v.samples} pairs")
         here = key(strategy.incumbent)      # promising but inconclusive duels of this incumbent, to retry
         pending = any(flag for (inc_key, _), flag in tried.items() if inc_key == here)
         if not improved and not pending:
