@@ -19,7 +19,7 @@ from vcutil import needs_mpi, needs_root, temporary_cluster
 # its rates. peakflops is left out: its peak is the fastest 5 ms block, which by design slips between
 # a competitor's slices (not a reliable slowdown), and its 12 figures would weaken Holm's adjustment.
 STEPS = "stream"
-REPEATS = 3   # surveys a side: independent repeats for Welch's test
+REPEATS = 4   # surveys a side: independent repeats for Welch's test (3 missed a halved STREAM once: p 0.08-0.16 after Holm)
 
 
 def survey(name: str, nodes: list[str]) -> str:
