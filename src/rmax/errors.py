@@ -17,6 +17,13 @@ class RmaxError(Exception):
         return self.message + (f" ({self.hint})" if self.hint else "")
 
 
+class Stopped(KeyboardInterrupt):
+    """A stop signal (SIGTERM, SIGHUP, SIGINT) raised in the command, handled as Ctrl-C is. A
+    subclass, not KeyboardInterrupt itself: CPython 3.11 marks a bare KeyboardInterrupt that passes
+    through code run by exec() (dataclasses build their methods so) as never handled, and a
+    `python -m rmax` that handled it and stored its runs then died by SIGINT at exit."""
+
+
 class MissingData(RmaxError):
     """What a command reads has not been measured yet (here, on these hosts): exit status 1, not a
     usage error, and the message names the command that measures it."""

@@ -14,7 +14,7 @@ import click
 
 from rmax import __version__
 from rmax.params import StorePath
-from rmax.errors import RmaxError
+from rmax.errors import RmaxError, Stopped
 
 # name -> module that defines a click command of that name; imported lazily so
 # `rmax --help` and quick commands do not pay for numpy and matplotlib.
@@ -90,7 +90,7 @@ def _one_line(text: str) -> str:
 
 
 def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+    raise Stopped(signal.Signals(signum).name)
 
 
 _pending: list[str] = []   # a stop Python swallowed, still to be raised in the command
@@ -98,7 +98,7 @@ _pending: list[str] = []   # a stop Python swallowed, still to be raised in the 
 
 def _raise_pending(signum, frame):
     if _pending:
-        raise KeyboardInterrupt(_pending[0])
+        raise Stopped(_pending[0])
 
 
 def _redeliver(unraisable, default=sys.unraisablehook) -> None:
@@ -117,9 +117,12 @@ def _redeliver(unraisable, default=sys.unraisablehook) -> None:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv or os.environ.get("RMAX_DEBUG") == "1"
-    # SIGTERM and SIGHUP end a run like Ctrl-C does, so it is stored as interrupted.
+    # SIGTERM and SIGHUP end a run like Ctrl-C does, so it is stored as interrupted; Ctrl-C too raises
+    # errors.Stopped (where Python's own handler is set: a SIGINT ignored by the shell stays ignored).
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_interrupt)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _raise_interrupt)
     sys.unraisablehook = _redeliver
     # A terminal whose locale cannot encode "—" or "…" (ISO-8859-1) gets "?" for them, not a crash.
     for stream in (sys.stdout, sys.stderr):
@@ -128,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="rmax", standalone_mode=False)
         if _pending:    # the command finished before the swallowed stop could be raised again
-            raise KeyboardInterrupt(_pending[0])
+            raise Stopped(_pending[0])
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.UsageError as e:   # click's own refusals, in the same one line as rmax's

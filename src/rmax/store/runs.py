@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmax.errors import RmaxError
+from rmax.errors import RmaxError, Stopped
 from rmax.store.lease import expiry
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ class Run:
         if etype is None:
             self.finish("ok")
         elif issubclass(etype, (KeyboardInterrupt, SystemExit)):
-            self.finish("interrupted", "interrupted by a signal" if etype is KeyboardInterrupt else str(exc))
+            self.finish("interrupted", "interrupted by a signal" if etype in (KeyboardInterrupt, Stopped) else str(exc))
         else:
             self.finish("failed", str(exc) or etype.__name__)
         return False
