@@ -27,6 +27,13 @@ def t_quantile(p: float, dof: float) -> float:
     return float(stdtrit(dof, p))
 
 
+def t_two_sided(t: float, dof: float) -> float:
+    """The two-sided p-value of Student's t statistic (scipy.special, as t_quantile)."""
+    from scipy.special import stdtr
+
+    return float(2 * stdtr(dof, -abs(t)))
+
+
 @dataclass(frozen=True)
 class Summary:
     n: int

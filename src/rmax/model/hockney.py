@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from rmax.stats import t_quantile
+
 POOR_FIT = 0.10   # relative RMS residual above which the line describes no single regime
 
 
@@ -91,9 +93,7 @@ def fit_hockney(sizes, times) -> HockneyFit:
     beta = 1.0 / b
     n_half = a / b
     n_half_var = va / b**2 + (a**2 / b**4) * vb - 2 * a / b**3 * cab
-    from scipy import stats   # on first use: see rmax.stats._st
-
-    t95 = float(stats.t.ppf(0.975, dof))
+    t95 = t_quantile(0.975, dof)
     sa, sb = math.sqrt(max(va, 0.0)), math.sqrt(max(vb, 0.0))
     alpha_ci = (a - t95 * sa, a + t95 * sa)
     b_hi = b + t95 * sb

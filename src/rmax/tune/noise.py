@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from rmax.stats import differ_paired
+from rmax.stats import differ_paired, t_quantile
 from rmax.tune.evaluator import BudgetExhausted, Duel, Evaluator
 
 DEFAULT_CAP = 5          # pairs per block at most (--repeats)
@@ -63,10 +63,8 @@ def paired_ratio(chal: list[float], inc: list[float]) -> tuple[float, float | No
     m = sum(logs) / k
     if k < 2:
         return math.exp(m), None, None, math.nan
-    from scipy import stats
-
     sd = math.sqrt(sum((x - m) ** 2 for x in logs) / (k - 1))
-    half = float(stats.t.ppf(0.975, k - 1)) * sd / math.sqrt(k)
+    half = t_quantile(0.975, k - 1) * sd / math.sqrt(k)
     return math.exp(m), math.exp(m - half), math.exp(m + half), differ_paired(chal, inc)[1]
 
 

@@ -545,18 +545,16 @@ def run_statistic(runs: list[float]) -> dict | None:
     x = [g for g in runs if g and g > 0]
     if not x:
         return None
-    from rmax.stats import summarize
+    from rmax.stats import summarize, t_quantile
 
     med = summarize(x).median
     k = len(x)
     if k < 2:
         return {"median": med, "interval": None, "n": k, "text": "1 run: no interval"}
-    from scipy import stats
-
     logs = [math.log(g) for g in x]
     m = sum(logs) / k
     sd = math.sqrt(sum((v - m) ** 2 for v in logs) / (k - 1))
-    half = float(stats.t.ppf(0.975, k - 1)) * sd * math.sqrt(1 + 1 / k)
+    half = t_quantile(0.975, k - 1) * sd * math.sqrt(1 + 1 / k)
     lo, hi = math.exp(m - half), math.exp(m + half)
     return {"median": med, "interval": [lo, hi], "n": k,
             "text": f"median of {k} runs at full N; one more run lands in [{lo:.3f}, {hi:.3f}] (95%)"}
