@@ -32,8 +32,8 @@ import math
 from dataclasses import dataclass
 
 from rmax.errors import RmaxError
-from rmax.inventory.load import verdict as load_verdict
-from rmax.stats import MIN_CHANGE, differ_significantly, holm
+from rmax.inventory.load import busy_line
+from rmax.stats import MIN_CHANGE, differ_significantly, holm, t_two_sided
 from rmax.store import Store
 from rmax.store.runs import RunRecord
 
@@ -211,8 +211,7 @@ class Runs:
     def busy(self, r: RunRecord) -> str | None:
         """How busy the node was while the run measured, when it was busy (an HPL test: its run's)."""
         held = self._parent(r) if r.kind == "hpl-test" and r.parent else r
-        v = load_verdict(held.load) if held else None
-        return v.line(held.hostname) if v and v.busy else None
+        return busy_line(held.load, held.hostname) if held else None
 
     def history(self, r: RunRecord) -> list[RunRecord]:
         """The latest stored ok runs of r's configuration, none of the compared runs, started no
@@ -349,9 +348,7 @@ def _pooled_test(groups: list[list[float]], va: list[float], vb: list[float]) ->
     se = sd * math.sqrt(1 / len(va) + 1 / len(vb))
     if se == 0:
         return (0.0 if d else 1.0), noise
-    from scipy import stats   # on first use: --help and refusals stay fast
-
-    return float(2 * stats.t.sf(abs(d) / se, df)), noise
+    return t_two_sided(d / se, df), noise
 
 
 def _p(p: float) -> float | None:

@@ -156,6 +156,12 @@ class Verdict:
                 f"(load average {self.load1:.1f} at its start)")
 
 
+def busy_line(stored: dict, host: str | None = None) -> str | None:
+    """How busy the node was while a run measured (its stored readings), when it was busy; else None."""
+    v = verdict(stored or {})
+    return v.line(host) if v and v.busy else None
+
+
 def verdict(stored: dict) -> Verdict | None:
     """The verdict of a run's stored readings ({"start": ..., "end": ...}); None without both, or over
     less than MIN_WINDOW."""

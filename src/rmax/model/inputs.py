@@ -52,10 +52,10 @@ class Measured:
 
 def busy_warning(run: RunRecord, what: str) -> tuple[str, ...]:
     """A warning when `run` was measured on a busy node, else none."""
-    from rmax.inventory.load import verdict
+    from rmax.inventory.load import busy_line
 
-    v = verdict(run.load or {})
-    return (f"{what} was measured on a busy node ({cite(run)}: {v.line()})",) if v and v.busy else ()
+    line = busy_line(run.load)
+    return (f"{what} was measured on a busy node ({cite(run)}: {line})",) if line else ()
 
 
 def _hpcc_block(run: RunRecord | None) -> dict:

@@ -34,9 +34,9 @@ def family_section(fam: Family, runs: list[RunRecord]) -> list[Section]:
                 merged[key] = Table((["Host"] if several else []) + t.columns, [], t.caption)
             merged[key].rows += [([host] if several else []) + row for row in t.rows]
         sec.notes += [f"{host}: {n}" if several else n for n in view.notes]
-        busy = load.verdict(r.load)
-        if busy and busy.busy:   # its figures may be another user's slowdown, not this node's
-            sec.notes.append(f"{host}: measured on a busy node: {busy.line(r.hostname)} (run {r.id[:8]})")
+        busy = load.busy_line(r.load, r.hostname)
+        if busy:   # its figures may be another user's slowdown, not this node's
+            sec.notes.append(f"{host}: measured on a busy node: {busy} (run {r.id[:8]})")
         for name, rows in view.data.items():
             sec.data.setdefault(name, []).extend({"run": r.id, "host": host, **row} for row in rows)
     sec.tables += merged.values()
