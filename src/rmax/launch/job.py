@@ -18,6 +18,7 @@ beating."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -245,24 +246,15 @@ def lost_after() -> float | None:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    """Ask the supervisor to end the job (it escalates to SIGKILL after GRACE); kill it if it hangs."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(GRACE + 5.0)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            # SIGKILL cannot be refused, but a supervisor the kernel holds (a clean-checkout suite saw
-            # one outlive it 30 s on a node cut to 0.2 core) must not hold rmax: it goes unwaited for
+    """Ask the supervisor to end the job (it escalates to SIGKILL after GRACE); kill it if it hangs.
+    Neither wait is unbounded: SIGKILL cannot be refused, but a supervisor the kernel holds (a
+    clean-checkout suite saw one outlive it 30 s on a node cut to 0.2 core) must not hold rmax."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(GRACE + 5.0)
-        except subprocess.TimeoutExpired:
-            pass
+            return
 
 
 def _check_program(argv: list[str], env: dict[str, str], cwd: str | None) -> None:
