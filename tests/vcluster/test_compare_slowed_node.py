@@ -1,6 +1,6 @@
 """`rmax compare` on whole surveys of a pinned 2-node virtual cluster: two sets of identical
 surveys differ in nothing significant; against surveys taken while a busy process shares node 2's
-CPU, every significant change is a slowdown on node 2, and there is at least one."""
+CPU, every significant slowdown is on node 2, and there is at least one."""
 
 from __future__ import annotations
 
@@ -81,8 +81,12 @@ def test_compare_flags_only_the_slowed_node(db):
     changes = compare(a, slowed)
     print("identical:", table(unchanged), "\nnode 2 slowed:", table(changes))   # shown by pytest -s
     flagged = [c for c in changes if c["significant"]]
-    assert all(c["host"] == nodes[1] and c["change"] < 0 for c in flagged), table(changes)
+    # Node 1 may truly speed up: both nodes run STREAM at once on one memory bus, and node 2's
+    # halved share leaves node 1 more bandwidth (a CI run saw node 1 +23 %, p(Holm) 0.03, while
+    # node 2 fell 43 %). What must not happen is a slowdown named on the node left alone.
+    assert all(c["host"] == nodes[1] for c in flagged if c["change"] < 0), table(changes)
+    assert all(c["change"] < 0 for c in flagged if c["host"] == nodes[1]), table(changes)
     # halved on node 2, but Holm over 8 metrics asks p < 0.006 of the first: with 3 surveys a side a
     # competitor's uneven share left all four kernels at p 0.057-0.074 (20 -> 10 GB/s) in two runs of
     # the suite; 4 a side, and at least one kernel must clear it
-    assert any(c["metric"].startswith("STREAM") for c in flagged), table(changes)
+    assert any(c["metric"].startswith("STREAM") and c["host"] == nodes[1] for c in flagged), table(changes)
