@@ -5,12 +5,15 @@ the minimum change, and the busy node. Runs are stored directly, nothing is meas
 from __future__ import annotations
 
 import json
+import math
 
+import numpy as np
 import pytest
 
 from rmax.bench.hpl import HplTestSummary
 from rmax.compare import Change, _adjust, compare, headline
 from rmax.inventory import load
+from rmax.stats import moderated, t_two_sided, variance_prior
 from rmax.store import open_store
 
 
@@ -143,3 +146,45 @@ def test_the_report_names_a_run_measured_on_a_busy_node(db):
     notes = family_section(families()["hpl"], runs)[0].notes
     busy_notes = [n for n in notes if "busy node" in n]
     assert len(busy_notes) == 1 and busy[:8] in busy_notes[0] and "1.0 CPUs" in busy_notes[0], notes
+
+
+def _hpl_tests(store, gflops: list[float]) -> str:
+    """An HPL run of one test per rate, at N 2000, 2100, ..."""
+    with store.start_run("hpl", params={"engine": "rmax", "np": 2, "nb": 128}, hosts=["n1"], fingerprint="fp1") as run:
+        for i, g in enumerate(gflops):
+            with store.start_run("hpl-test", parent=run.id, params={"code": "WR11C2R4", "n": 2000 + 100 * i,
+                                                                     "nb": 128, "p": 1, "q": 2}, hosts=["n1"]) as t:
+                t.update(summary={**_test(g), "n": 2000 + 100 * i})
+    return run.id
+
+
+A = [4.00, 4.10, 3.90, 4.00, 4.05, 3.95]
+EARLIER = [4.14, 3.96, 4.04, 3.87, 4.19, 4.09]      # the history: 3-4 % apart
+B = [2.00, 2.05, 1.95, 4.02, 4.03, 3.96]            # the first three halved
+
+
+def test_one_earlier_run_decides_with_the_noise_its_peers_share(db):
+    """Six figures of one kind, each with one earlier run (one degree of freedom): alone, the three
+    halved ones are not significant after Holm; with the prior the six figures' noise gives, they
+    are, and the unchanged ones stay "no"."""
+    for a, h, b in zip(A[:3], EARLIER[:3], B[:3]):    # Student's t on its own 1 df, Holm over 3
+        sd = abs(math.log(a / h)) / math.sqrt(2)
+        assert 3 * t_two_sided(math.log(b / a) / (sd * math.sqrt(1.5)), 1) > 0.05
+    with open_store() as s:
+        a = _hpl_tests(s, A)
+        _hpl_tests(s, EARLIER)
+        b = _hpl_tests(s, B)
+        changes = sorted((c for c in compare(s, a, b)[2] if c.kind == "hpl-test"), key=lambda c: c.change)
+    assert len(changes) == 6
+    assert all(c.basis == "history" and c.n_history == 1 and c.prior_dof > 1 for c in changes)
+    assert all(c.significant for c in changes[:3]) and not any(c.significant for c in changes[3:])
+
+
+def test_the_prior_is_worth_what_the_figures_agree():
+    rng = np.random.default_rng(7)
+    one_df = list(np.diff(rng.normal(0, 0.03, (40, 2)), axis=1)[:, 0] ** 2 / 2)   # 40 variances, sd 3 %
+    s0, d0 = variance_prior(one_df, [1] * 40)
+    assert 0.015 < math.sqrt(s0) < 0.05 and 5 < d0 < 40
+    wide = list(np.array(one_df) * np.exp(rng.uniform(-4, 4, 40)))                 # noise levels e^8 apart
+    assert variance_prior(wide, [1] * 40)[1] < 3
+    assert math.isnan(variance_prior([0.1], [1])[0]) and moderated(0.1, 1, (math.nan, 0.0)) == (0.1, 1)

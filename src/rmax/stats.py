@@ -34,6 +34,58 @@ def t_two_sided(t: float, dof: float) -> float:
     return float(2 * stdtr(dof, -abs(t)))
 
 
+def variance_prior(variances: list[float], dofs: list[float]) -> tuple[float, float]:
+    """(s0^2, d0): the variance that many figures' sample variances (each with its degrees of
+    freedom) spread around, and how many degrees of freedom that shared prior is worth, by the
+    moments of their logarithms (Smyth 2004, "Linear models and empirical Bayes methods for
+    assessing differential expression in microarray experiments", section 6.2). Where the variances
+    spread no more than sampling alone would, they share one variance, worth as many degrees of
+    freedom as its estimate from their mean is; where they spread widely, d0 is small and each
+    figure keeps mostly its own. Needs two or more positive variances; (nan, 0) otherwise."""
+    from scipy.special import digamma, polygamma
+
+    got = [(v, d) for v, d in zip(variances, dofs) if v > 0 and d > 0]
+    if len(got) < 2:
+        return math.nan, 0.0
+    e = [math.log(v) - float(digamma(d / 2)) + math.log(d / 2) for v, d in got]
+    mean = sum(e) / len(e)
+    sampling = sum(float(polygamma(1, d / 2)) for _, d in got) / len(got)
+    # The prior's level is itself estimated, from the mean of len(e) log variances: it is worth no more
+    # degrees of freedom than a variance known that well (a few dozen figures of one degree each: about 17).
+    known = 2 * _inverse_trigamma(sampling / len(e))
+    # the spread of the log variances beyond what each one's own sampling gives
+    excess = sum((x - mean) ** 2 for x in e) / (len(e) - 1) - sampling
+    d0 = known if excess <= 0 else min(known, 2 * _inverse_trigamma(excess))
+    return math.exp(mean + float(digamma(d0 / 2)) - math.log(d0 / 2)), d0
+
+
+def _inverse_trigamma(y: float) -> float:
+    """x with trigamma(x) = y, by Newton's method on 1/trigamma (Smyth 2004, appendix)."""
+    from scipy.special import polygamma
+
+    if y > 1e7:
+        return 1 / math.sqrt(y)
+    if y < 1e-6:
+        return 1 / y
+    x = 0.5 + 1 / y
+    for _ in range(50):
+        tri = float(polygamma(1, x))
+        step = tri * (1 - tri / y) / float(polygamma(2, x))
+        x += step
+        if -step / x < 1e-8:
+            break
+    return x
+
+
+def moderated(variance: float, dof: float, prior: tuple[float, float]) -> tuple[float, float]:
+    """(variance, degrees of freedom) of one figure after the prior shared by its peers
+    (variance_prior): the weighted mean of the two, worth both their degrees of freedom."""
+    s0, d0 = prior
+    if not d0 or math.isnan(s0):
+        return variance, dof
+    return (d0 * s0 + dof * variance) / (d0 + dof), d0 + dof
+
+
 @dataclass(frozen=True)
 class Summary:
     n: int
