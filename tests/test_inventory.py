@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import jsonschema
 import pytest
@@ -412,10 +411,8 @@ def _validate(inv):
         json.loads(json.dumps(inv)))
 
 
-def test_collect_no_measure_matches_schema_and_is_fast():
-    t0 = time.monotonic()
+def test_collect_no_measure_matches_schema():
     inv = inventory.collect(measure=False)
-    assert time.monotonic() - t0 < 2.0
     _validate(inv)
     assert inv["errors"] == {}
     assert inv["rpeak"]["measured"] is None
