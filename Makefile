@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 NATIVE_SOURCES := $(shell find native -name '*.c' -o -name '*.h' -o -name '*.cmake' -o -name CMakeLists.txt) CMakeLists.txt pyproject.toml
 # The editable install maps the package's files as they were when installed: a new module needs a reinstall.
-PYTHON_SOURCES := $(shell find src -name '*.py' -o -name '*.json' -o -name '*.html' -o -name '*.css')
+PYTHON_SOURCES := $(shell find src -name '*.py' -o -name '*.json' -o -name '*.html' -o -name '*.css' -o -name '*.yml')
 WERROR := $(if $(CI),ON,OFF)
 
 .PHONY: run test install system clean

@@ -15,9 +15,11 @@ packages=(
     sqlite3                                # results store inspection by hand
     slurm-client                           # srun and sbatch for the Slurm launcher
     slurmctld slurmd munge                 # a real Slurm inside the virtual cluster (rmax vcluster up --slurm)
+    slurmdbd mariadb-server-core mariadb-client-core   # its accounting, so that sacct works there
     prometheus                             # the agent's tests scrape it with a real Prometheus server
     chromium fonts-dejavu-core             # report tests render the HTML report headless
     hpcc netpipe-openmpi netpipe-tcp       # peer tools the benchmarks compare against
+    libfftw3-dev libfftw3-mpi-dev         # FFTW and its MPI interface (rmax-hpcc fft)
 
 )
 

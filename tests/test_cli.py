@@ -247,8 +247,8 @@ def test_what_was_not_measured_yet_is_exit_1_naming_the_command_that_measures_it
 
 
 # Commands whose output is not rmax's to shape: a daemon's log, an export whose format is chosen
-# (--format json), a command run on a virtual node.
-NO_JSON = {("agent", "run"), ("runs", "export"), ("vcluster", "exec")}
+# (--format json), a command run on a virtual node, files in Grafana's and Prometheus's formats.
+NO_JSON = {("agent", "run"), ("runs", "export"), ("vcluster", "exec"), ("agent", "dashboard"), ("agent", "rules")}
 
 
 def test_every_command_that_prints_takes_json():

@@ -143,7 +143,7 @@ def test_the_report_names_a_run_measured_on_a_busy_node(db):
         runs = [s.get(quiet), s.get(busy)]
     for r in runs:
         r.summary = HplSummary("rmax", 2, [test], 1, 0, 16.0).to_dict()
-    notes = family_section(families()["hpl"], runs)[0].notes
+    notes = family_section(families()["hpl"], runs)[0].warnings
     busy_notes = [n for n in notes if "busy node" in n]
     assert len(busy_notes) == 1 and busy[:8] in busy_notes[0] and "1.0 CPUs" in busy_notes[0], notes
 

@@ -81,24 +81,6 @@ def test_a_stored_summary_reads_back_typed_and_its_figures_are_its_fields(db):
     assert loaded(run) is None
 
 
-def test_survey_headline_figures_are_the_fields_they_come_from(db):
-    """Every figure of a survey's headline equals the field it names in its run's stored summary."""
-    from rmax.store import open_store
-    from rmax.survey.headline import headline
-
-    proc = run_cli("survey", "--quick", "--steps", "inventory,stream", "--json", check=True)
-    sid = json.loads(proc.stdout)["id"]
-    with open_store() as store:
-        runs = store.children(sid)
-    rows = headline(runs)
-    family_rows = [r for r in rows if r.get("family")]
-    assert family_rows
-    by_id = {r.id: r for r in runs}
-    for row in family_rows:
-        stored = by_id[row["run"]].summary
-        assert row["value"] == resolve(stored, row["path"]) * row["scale"], row
-
-
 def test_a_summary_reads_the_older_schemas_it_names_and_refuses_others():
     """Fields added with defaults keep a user's stored runs readable (READS); another shape is stale."""
     from rmax.bench.hpl import HplSummary, HplTest

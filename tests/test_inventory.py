@@ -548,3 +548,13 @@ def test_a_survey_inventory_names_the_node_that_read_the_machine_sections(tmp_pa
     assert inv["machine_sections_read_on"] == os.uname().nodename and inv["mpi"] and inv["blas"]
     again = shared.collect_node(False, "not measured here", survey="survey-c")
     assert again["blas"] == inv["blas"] and again["fingerprint"] == inv["fingerprint"]
+
+
+def test_rpeak_sse2_rows_above_nominal_doubt_it_without_a_clock():
+    """Only mul+add (SSE2, no FMA) rows measured, beating the nominal peak of an SSE2-only CPU:
+    the nominal is doubted, and no clock is inferred from rows that can use extra adders."""
+    rows = [rpeak.PeakRow("sse2", "double", t, False, 30.0 * t, 29.0 * t, 31.0 * t, 30.0 * t, 20) for t in (1, 2)]
+    r = rpeak.derive(_cpu(flags=["sse2"], hypervisor_flag=False, cpufreq_max_hz=3.0e9), rows, None)
+    assert r["nominal_gflops"] == pytest.approx(2 * 3.0 * 4)
+    assert r["measured"]["effective_clock_hz"] is None
+    assert "SSE2 peak exceeds it: 62.0 GFLOPS" in r["warning"] and "GHz, not the" not in r["warning"]

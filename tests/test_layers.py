@@ -1,9 +1,10 @@
 """Layers point one way, no import loops, and all SQL lives in rmax.store.
 
 Every module under src/rmax is parsed (not imported) and every import it makes, at any
-depth (inside functions too), is checked against the layer table: a module may import
-from its own layer or the layers below it, never from a layer above; and no module's
-imports lead back to it (a loop inside one layer, or hidden in a function)."""
+depth (inside functions too), is checked against the layer table: one package a layer,
+bottom to top, and a module may import from its own layer or the layers below it, never
+from a layer above (so no two packages import each other); and no module's imports lead
+back to it (a loop inside one package, or hidden in a function)."""
 
 from __future__ import annotations
 
@@ -15,25 +16,39 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "rmax"
 
-# Bottom to top; the name is the first part under rmax (a package or a top-level module).
+# Bottom to top, one package (or top-level module) a layer: a module may import from its own
+# layer and the layers below it. An entry with a dot is that module (or sub-package) apart from the
+# rest of its package, at its own height.
 LAYERS = [
-    # blas only names and loads BLAS libraries; launch sets their thread variables.
-    ("errors", "sizes", "stats", "textfile", "tomlconfig", "terminal", "native", "blas", "registry"),
-    # vcluster needs only errors. The vcluster launcher (launch/vcluster.py) reads a cluster's
-    # state to enter its namespaces, and `vcluster up` declares the cluster's switches in
-    # cluster.toml (topology.declared, that file's format), so both sit beside launch.
-    # params checks hosts, hostfiles, interfaces and cluster.toml while parsing, with the
-    # readers in launch and topology.declared, so it sits beside them, below the families' options.
-    ("store", "launch", "inventory", "vcluster", "topology.declared", "params"),
-    # The rest of topology infers switch groups from stored all-pairs runs (the matrix family's
-    # summaries) and places ranks by them; bisect and matrix ask it for the groups they cut.
-    ("bench", "hpl", "nic", "model", "topology"),
-    # scale runs HPL at several rank counts and fits the speedup models to the times.
-    ("tune", "survey", "agent", "compare", "scale"),
-    ("report",),
-    ("cli", "__main__"),
+    "errors", "sizes", "stats", "textfile", "tomlconfig", "terminal", "native",
+    "blas",                 # only names and loads BLAS libraries; launch sets their thread variables
+    "registry",
+    # cluster.toml's format: `vcluster up` declares a cluster's switches in it, params checks it
+    "topology.declared",
+    "vcluster",
+    "launch",               # the vcluster launcher (launch/vcluster.py) reads a cluster's state
+    "inventory",
+    "store",                # each run stores this host's load (inventory/load.py)
+    # params checks hosts, hostfiles, interfaces and cluster.toml while parsing, with their readers,
+    # below the families' options
+    "params",
+    "hpl",                  # HPL's input, output and engines; the family that stores HPL runs is bench/hpl.py
+    "model",                # pure functions of measured numbers; net's Hockney fit is one
+    # where switch groups come from (declared, a virtual cluster's, a stored inference), which bisect
+    # and matrix ask for the groups they cut
+    "topology",
+    "bench",
+    # which stored runs may feed a model, and the models' inputs read from those runs' typed summaries
+    "model.provenance", "model.inputs", "model.hpl_prediction",
+    "topology.allpairs",    # the stored all-pairs runs (the matrix family's summaries) groups are inferred from
+    "nic",                  # NIC settings, and the MTU experiment that runs families (net, hpl)
+    "compare", "scale", "tune",
+    "survey",               # its tuning step runs the tuner
+    "agent",
+    "report",
+    "cli", "__main__",
 ]
-RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
+RANK = {name: i for i, name in enumerate(LAYERS)}
 
 # Statements only the store may hold; checked in string constants (f-strings' text too).
 SQL = re.compile(r"\bSELECT\s|\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bCREATE\s+TABLE\b|\bDELETE\s+FROM\b")
@@ -163,6 +178,14 @@ def test_imports_point_down():
             if theirs and RANK[theirs] > RANK[mine]:
                 upward.append(f"{path.relative_to(SRC)}:{line} (layer {mine}) imports {name} (layer {theirs})")
     assert upward == []
+
+
+def test_the_architecture_drawing_lists_the_layers():
+    """docs/ARCHITECTURE.md draws LAYERS top to bottom, one line a layer (the bottom ones share a line)."""
+    doc = (SRC.parents[1] / "docs" / "ARCHITECTURE.md").read_text()
+    block = doc.split("Layers, bottom to top", 1)[1].split("```", 2)[1]
+    drawn = [name for line in block.strip().splitlines() for name in re.split(r"\s{2,}", line)[0].split(", ")]
+    assert drawn[::-1] == LAYERS
 
 
 def test_the_package_root_imports_nothing_of_rmax():

@@ -157,7 +157,7 @@ def test_a_net_layer_past_its_time_budget_is_left_out_and_the_run_partial():
     # 1 ms per layer: the first size of each layer is measured (with the samples it has when the
     # budget ends), the others are left out; the run goes on to the next layer and its end.
     proc = mpirun(2, "p2p", "--json", "-", *FAST, "--layers", "mpi,tcp", "--sizes", "1,2,4",
-                  "--layer-budget", "0.001")
+                  "--layer-budget", "0.001", "--repeats", "1")
     assert proc.returncode == 0, proc.stderr
     parsed = get("net").parse(parse_json_lines(proc.stdout))
     assert parsed.status == "partial", parsed.error

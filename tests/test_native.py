@@ -17,7 +17,8 @@ def native_tests_dir() -> Path:
     build = ROOT / "build" / "native-tests"
     subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DRMAX_BUILD_TESTS=ON",
                     "-DRMAX_WERROR=ON"], check=True, capture_output=True)
-    subprocess.run(["cmake", "--build", str(build), "--target", "test-common"], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(build), "--target", "test-common", "test-hpl"], check=True,
+                   capture_output=True)
     return build / "native"
 
 
@@ -25,6 +26,14 @@ def test_common_library(native_tests_dir):
     proc = subprocess.run([str(native_tests_dir / "test-common")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout
     assert proc.stdout.strip().endswith("0 failed")
+
+
+def test_hpl_plans_and_memory_model(native_tests_dir):
+    """rmax-hpl's broadcast plans (every variant: each rank receives each piece once), row-swap plan,
+    numroc and memory model, checked as data (native/tests/test_hpl.c)."""
+    proc = subprocess.run([str(native_tests_dir / "test-hpl")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stdout.strip().endswith(" 0 failed")
 
 
 def run(*args, timeout=120):

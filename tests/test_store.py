@@ -328,3 +328,15 @@ def test_a_full_disk_is_named_and_the_runs_on_it_stay_readable(tmp_path):
         assert listed.returncode == 0 and [r["kind"] for r in json.loads(listed.stdout)] == ["oslat"], listed.stderr
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_a_stop_between_a_runs_row_and_its_block_still_ends_it(db):
+    """The row of a run whose `with` block a stop never reached is marked interrupted, with its end,
+    by the process's last act (rmax's exit 130), not left to a later reaping without an end time."""
+    from rmax.store.store import stopped_here
+
+    with open_store() as s:
+        left = s.start_run("stream", params={})        # no `with`: as if stopped right here
+        stopped_here("interrupted by a signal")
+        rec = s.get(left.id)
+    assert rec.status == "interrupted" and rec.ended_at and rec.error == "interrupted by a signal"

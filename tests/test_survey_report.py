@@ -1,5 +1,6 @@
 """rmax survey, rmax report and rmax compare, end to end with the real kernels and headless Chromium."""
 
+import csv
 import json
 import re
 import shutil
@@ -27,6 +28,23 @@ def survey(tmp_path_factory):
                    "--json", env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout), env
+
+
+def test_survey_headline_figures_are_the_fields_they_come_from(survey):
+    """Every figure of a survey's headline equals the field it names in its run's stored summary."""
+    from rmax.bench.view import resolve
+    from rmax.survey.headline import headline
+
+    rec, env = survey
+    with open_store(env["RMAX_DB"]) as store:
+        runs = store.children(rec["id"])
+    rows = headline(runs)
+    family_rows = [r for r in rows if r.get("family")]
+    assert "stream" in {r["family"] for r in family_rows}
+    by_id = {r.id: r for r in runs}
+    for row in family_rows:
+        stored = by_id[row["run"]].summary
+        assert row["value"] == resolve(stored, row["path"]) * row["scale"], row
 
 
 def chromium(url: str, *extra: str) -> subprocess.CompletedProcess:
@@ -142,11 +160,60 @@ def test_a_survey_without_peakflops_measures_the_peak_in_its_inventory(db):
     assert info.summary["measured"] is True and info.summary["rpeak"]["measured"]["all_cores_gflops"] > 0
 
 
+def _copy_with_a_busy_run(db: str, dest: Path, kind: str) -> None:
+    """A copy of the store in which the `kind` run's stored load readings say that other processes
+    used 3 CPUs on average over its 10 s (load average 12), as on a shared node."""
+    import sqlite3
+
+    src, dst = sqlite3.connect(db), sqlite3.connect(dest)
+    try:
+        src.backup(dst)
+        base = {"load1": 12.0, "load5": 12.0, "load15": 12.0, "running": 12, "cpus": 2, "own_s": 0.0}
+        load = {"start": {**base, "busy_s": 0.0, "total_s": 0.0}, "end": {**base, "busy_s": 30.0, "total_s": 20.0}}
+        assert dst.execute("UPDATE runs SET load = ? WHERE kind = ?", (json.dumps(load), kind)).rowcount == 1
+        dst.commit()
+    finally:
+        src.close()
+        dst.close()
+
+
 def test_report_renders_in_chromium_without_errors(survey, tmp_path):
+    """The page leads with its answers: the summary (with a busy node said at the top), then the
+    families' plots, with spread and rate axes from zero; raw tables are folded, each with its CSV."""
     rec, env = survey
     out = tmp_path / "report"
-    run_cli("report", rec["id"][:8], "--out", str(out), env=env, check=True)
+    busy_db = tmp_path / "busy.db"
+    _copy_with_a_busy_run(env["RMAX_DB"], busy_db, "hpl")
+    run_cli("report", rec["id"][:8], "--out", str(out), env={"RMAX_DB": str(busy_db)}, check=True)
     html = (out / "index.html").read_text()
+    summary, first_plot = html.index('data-section="summary"'), html.index('<div class="plot"')
+    first_family = html.index('data-section="inventory"')
+    assert summary < first_plot < html.index("<details")
+    # (this machine may be busy too: other runs may be named beside hpl)
+    warn = re.search(r'<p class="warn">\d of 7 runs (was|were) measured on a busy node[^<]*hpl \w{8} on \S+ '
+                     r'\(3\.0 CPUs over 10 s, load average 12\.0\)', html)
+    assert warn and summary < warn.start() < first_family, "the busy run is not said at the top"
+    assert re.search(r"<td>HPL % of peak</td>.*?; from a run on a busy node</td>", html, re.S)
+    assert html.index("What limits this cluster") < html.index("<th>Metric</th>") < first_family
+    headings = re.findall(r"<h2>(.*?)</h2>", html)   # sentence case, as "Cluster summary"
+    assert "Measured FMA peak" in headings and all(h[0].isupper() for h in headings), headings
+    for sec in ("peakflops", "cpurate", "memlat", "stream", "dgemm"):
+        body = html[html.index(f'data-section="{sec}"'):]
+        svgs = re.findall(r'<div class="plot"[^>]*>(.*?)</div>', body[:body.index("</section>")], re.S)
+        # the stored min-max as a band on a line or an error bar on a bar
+        assert re.search(r'<g id="((FillBetween)?PolyCollection|LineCollection)_\d+"', svgs[0]), sec
+        if sec != "memlat":   # rates: the axis starts at zero (memlat's is logarithmic)
+            assert all(float(re.search(r'<g id="ytick_1">.*?<text[^>]*>([^<]*)</text>', svg, re.S)[1]) == 0
+                       for svg in svgs), sec
+    # long raw tables folded, each with the CSV of exactly its cells; short ones stay in view
+    folded = re.findall(r'<details data-table="([\w-]+)">\s*<summary>[^<]*: (\d+) rows '
+                        r'\(<a href="data/\1\.csv">.*?</summary>\s*<table>(.*?)</table>\s*</details>', html, re.S)
+    assert {name.split("-")[0] for name, _, _ in folded} >= {"cpurate", "memlat"}, folded
+    for name, n, body in folded:
+        rows = list(csv.reader((out / "data" / f"{name}.csv").open(newline="")))
+        assert len(rows) == int(n) + 1 == body.count("<tr>") > 13 and rows[0][0] == re.search(r"<th>(.*?)</th>", body)[1]
+    for table in re.findall(r"<table>.*?</table>", re.sub(r"<details.*?</details>", "", html, flags=re.S), re.S):
+        assert table.count("<tr>") <= 13   # the header and at most 12 rows
     # Self-contained: nothing to fetch (SVG namespaces are names, not requests).
     assert not re.search(r'(src|href)="(https?:)?//', html)
     dom = chromium((out / "index.html").as_uri(), "--dump-dom")

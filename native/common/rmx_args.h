@@ -30,7 +30,9 @@ typedef struct {
     const char *choices;
 } rmx_arg;
 
-/* Parses argv[first..argc-1] against spec. "--help" prints usage and exits 0.
+/* Parses argv[first..argc-1] against spec. "--help" prints usage and exits 0; "--describe" prints
+ * the table as one JSON object (name, type, help, min, max, unit, default, choices) and exits 0.
+ * The value a dest holds before parsing is the option's default: put it there, not in the help.
  * Accepts "--name value" and "--name=value". Positional arguments are refused. */
 void rmx_args_parse(const char *prog, const char *summary, int argc, char **argv, int first,
                     const rmx_arg *spec, size_t nspec);

@@ -19,16 +19,22 @@ int hpl_bc_rel(const hpl_bcast *b) { return (b->me - b->root + b->size) % b->siz
 
 void hpl_bc_add(hpl_bcast *b, int phase, int peer_rel, int recv, size_t off, size_t cnt)
 {
-    if (cnt == 0)
-        return;
-    if (b->nops == b->cap) {
-        b->cap = b->cap ? 2 * b->cap : 8;
-        hpl_bc_op *o = realloc(b->ops, (size_t)b->cap * sizeof *o);
-        if (!o)
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        b->ops = o;
+    /* MPI counts are int: a longer piece goes as several messages, which both
+     * ends split alike and post in order (one peer's messages do not overtake). */
+    while (cnt > 0) {
+        const size_t c = cnt < (size_t)INT_MAX ? cnt : (size_t)INT_MAX;
+        if (b->nops == b->cap) {
+            b->cap = b->cap ? 2 * b->cap : 8;
+            hpl_bc_op *o = hpl_malloc((size_t)b->cap * sizeof *o, "the broadcast plan");
+            if (b->nops)
+                memcpy(o, b->ops, (size_t)b->nops * sizeof *o);
+            free(b->ops);
+            b->ops = o;
+        }
+        b->ops[b->nops++] = (hpl_bc_op){phase, hpl_bc_abs(b, peer_rel), recv, off, c};
+        off += c;
+        cnt -= c;
     }
-    b->ops[b->nops++] = (hpl_bc_op){phase, hpl_bc_abs(b, peer_rel), recv, off, cnt};
 }
 
 void hpl_bc_plan_chain(hpl_bcast *b, const int *members, int n, int first_phase)
@@ -84,6 +90,7 @@ static void post_phase(hpl_bcast *b)
         return;
     }
     b->cur_phase = b->ops[b->next].phase;
+    /* The int casts below hold: hpl_bc_add splits pieces over INT_MAX. */
     while (b->next < b->nops && b->ops[b->next].phase == b->cur_phase) {
         const hpl_bc_op *o = &b->ops[b->next++];
         if (o->recv)
@@ -102,6 +109,19 @@ static int cmp_phase(const void *x, const void *y)
     return a->phase - c->phase;
 }
 
+void hpl_bcast_plan(hpl_bcast *b, int variant)
+{
+    if (b->size > 1 && b->len > 0)
+        plans[variant](b);
+    /* Stable order keeps the posting order of sends/receives to one peer. */
+    for (int i = 1; i < b->nops; i++)
+        for (int k = i; k > 0 && cmp_phase(&b->ops[k - 1], &b->ops[k]) > 0; k--) {
+            hpl_bc_op t = b->ops[k];
+            b->ops[k] = b->ops[k - 1];
+            b->ops[k - 1] = t;
+        }
+}
+
 void hpl_bcast_start(hpl_bcast *b, int variant, MPI_Comm comm, int root, double *buf, size_t len, int tag,
                      double *bytes)
 {
@@ -114,19 +134,8 @@ void hpl_bcast_start(hpl_bcast *b, int variant, MPI_Comm comm, int root, double 
     b->bytes = bytes;
     MPI_Comm_rank(comm, &b->me);
     MPI_Comm_size(comm, &b->size);
-    b->done = 0;
-    if (b->size > 1 && len > 0)
-        plans[variant](b);
-    /* Stable order keeps the posting order of sends/receives to one peer. */
-    for (int i = 1; i < b->nops; i++)
-        for (int k = i; k > 0 && cmp_phase(&b->ops[k - 1], &b->ops[k]) > 0; k--) {
-            hpl_bc_op t = b->ops[k];
-            b->ops[k] = b->ops[k - 1];
-            b->ops[k - 1] = t;
-        }
-    b->req = malloc((size_t)(b->nops > 0 ? b->nops : 1) * sizeof *b->req);
-    if (!b->req)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    hpl_bcast_plan(b, variant);
+    b->req = hpl_malloc((size_t)(b->nops > 0 ? b->nops : 1) * sizeof *b->req, "the broadcast's requests");
     post_phase(b);
 }
 
@@ -174,9 +183,7 @@ void hpl_bc_plan_rest(hpl_bcast *b, void (*plan)(hpl_bcast *, const int *, int, 
 {
     if (b->size < 3)
         return;
-    int *m = malloc((size_t)b->size * sizeof *m);
-    if (!m)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    int *m = hpl_malloc((size_t)b->size * sizeof *m, "the broadcast's member list");
     int n = 0;
     m[n++] = 0;
     for (int i = 2; i < b->size; i++)

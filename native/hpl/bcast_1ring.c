@@ -6,9 +6,7 @@
 
 void hpl_bc_plan_1ring(hpl_bcast *b)
 {
-    int *m = malloc((size_t)b->size * sizeof *m);
-    if (!m)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    int *m = hpl_malloc((size_t)b->size * sizeof *m, "the broadcast's member list");
     for (int i = 0; i < b->size; i++)
         m[i] = i;
     hpl_bc_plan_chain(b, m, b->size, 0);

@@ -11,9 +11,7 @@ void hpl_bc_plan_two_halves(hpl_bcast *b, int first)
     if (rest <= 0)
         return;
     const int h = (rest + 1) / 2;
-    int *m = malloc((size_t)(h + 1) * sizeof *m);
-    if (!m)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    int *m = hpl_malloc((size_t)(h + 1) * sizeof *m, "the broadcast's member list");
     m[0] = 0;
     for (int i = 0; i < h; i++)
         m[i + 1] = first + i;

@@ -8,9 +8,7 @@
 
 void hpl_bc_plan_long(hpl_bcast *b)
 {
-    int *m = malloc((size_t)b->size * sizeof *m);
-    if (!m)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    int *m = hpl_malloc((size_t)b->size * sizeof *m, "the broadcast's member list");
     for (int i = 0; i < b->size; i++)
         m[i] = i;
     hpl_bc_plan_spread_roll(b, m, b->size, 0);

@@ -15,10 +15,8 @@ void hpl_check(hpl_lu *lu, const double *x, hpl_check_result *r)
     const int pcb = hpl_owner(n, nb, g->Q), lcb = hpl_g2l(n, nb, g->Q);
     hpl_matgen(g, n, nb, lu->a, lda);
 
-    double *xl = malloc((size_t)(nqa > 0 ? nqa : 1) * sizeof *xl);
-    double *res = calloc((size_t)(mp > 0 ? mp : 1) * 2, sizeof *res);
-    if (!xl || !res)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    double *xl = hpl_malloc((size_t)(nqa > 0 ? nqa : 1) * sizeof *xl, "the check's local x");
+    double *res = hpl_malloc((size_t)(mp > 0 ? mp : 1) * 2 * sizeof *res, "the check's row sums");
     double *rowsum = res + (mp > 0 ? mp : 1);
     for (int j = 0; j < nqa; j++)
         xl[j] = x[hpl_l2g(j, nb, g->mycol, g->Q)];

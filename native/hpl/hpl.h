@@ -15,6 +15,9 @@
 enum { HPL_FACT_LEFT = 0, HPL_FACT_CROUT = 1, HPL_FACT_RIGHT = 2 };
 enum { HPL_BC_1RING, HPL_BC_1RINGM, HPL_BC_2RING, HPL_BC_2RINGM, HPL_BC_LONG, HPL_BC_LONGM, HPL_BC_COUNT };
 enum { HPL_SWAP_BINEXCH = 0, HPL_SWAP_LONG = 1, HPL_SWAP_MIX = 2 };
+/* HPL.dat's "device out" (line 4), Fortran's unit numbers: 6 standard output,
+ * 7 standard error; any other value writes the file named on line 3. */
+enum { HPL_DEVICE_STDOUT = 6, HPL_DEVICE_STDERR = 7 };
 
 /* Everything HPL.dat (or its JSON twin) holds, after clamping. */
 typedef struct {
@@ -61,18 +64,20 @@ void hpl_grid_free(hpl_grid *g);
 int hpl_grid_rank(const hpl_grid *g, int row, int col);
 
 /* ---- block-cyclic index arithmetic (distribution starts on process 0) ---- */
-/* How many of the first n indices process iproc owns. */
-static inline int hpl_numroc(int n, int nb, int iproc, int nprocs)
+/* How many of the first n indices process iproc owns, in 64 bits for the
+ * memory model, which sizes inputs that rmax-hpl's int indices cannot hold. */
+static inline long long hpl_numroc_ll(long long n, long long nb, long long iproc, long long nprocs)
 {
-    int nblocks = n / nb;
-    int num = (nblocks / nprocs) * nb;
-    int extra = nblocks % nprocs;
+    const long long nblocks = n / nb, extra = nblocks % nprocs;
+    long long num = (nblocks / nprocs) * nb;
     if (iproc < extra)
         num += nb;
     else if (iproc == extra)
         num += n % nb;
     return num;
 }
+/* The same for the int indices of a run (at most n, so it fits). */
+static inline int hpl_numroc(int n, int nb, int iproc, int nprocs) { return (int)hpl_numroc_ll(n, nb, iproc, nprocs); }
 static inline int hpl_owner(int g, int nb, int nprocs) { return (g / nb) % nprocs; }
 static inline int hpl_g2l(int g, int nb, int nprocs) { return (g / (nb * nprocs)) * nb + g % nb; }
 static inline int hpl_l2g(int l, int nb, int iproc, int nprocs)
@@ -80,12 +85,32 @@ static inline int hpl_l2g(int l, int nb, int iproc, int nprocs)
     return ((l / nb) * nprocs + iproc) * nb + l % nb;
 }
 
-/* ---- memory ---- */
+/* ---- memory (memory.c) ---- */
 /* Allocation for the big arrays (matrix, panels, U): aligned to `align` bytes
  * (a power of two, at least 64), and from 2 MB on aligned to 2 MB and marked
  * for transparent huge pages, which spares the TLB the column-strided and
  * random-row accesses of the swaps and the DGEMM. Free with free(). */
 void *hpl_alloc(size_t bytes, size_t align);
+/* Zeroed memory for the small work arrays, which a run cannot do without: on
+ * failure one line (what, rank, host, bytes) on stderr, then MPI_Abort. */
+void *hpl_malloc(size_t bytes, const char *what);
+
+/* The memory model: every array one test needs on the process at (myrow, mycol),
+ * in elements (doubles; ints for pfipiv), in 64 bits. hpl_lu_alloc allocates
+ * from it and the memory check before a run sizes process 0's share with it. */
+typedef struct {
+    long long mp, nq, lda;   /* local rows, local columns of [A|b], leading dimension */
+    unsigned long long a;    /* [A|b]: lda x max(nq, 1) */
+    unsigned long long pcap; /* one panel [L1 | ipiv | L2], rounded to whole cache lines */
+    unsigned long long pbuf, pft, pfwork, pfipiv; /* depth+1 panels; pfact's rows, pivot record, pivots */
+    unsigned long long uwork, uside, swbuf, swtmp; /* U and the row records in transit: 0 when P = 1 */
+    unsigned long long vectors;  /* x, the solve's and the check's vectors (an upper bound) */
+    unsigned long long msg;      /* the largest MPI message not split into int counts (doubles) */
+    unsigned long long bytes;    /* all of it */
+} hpl_mem;
+/* Returns 0; -1 when the bytes overflow 64 bits; -2 when a local dimension or
+ * an MPI message count exceeds rmax-hpl's int indices. */
+int hpl_mem_model(const hpl_params *prm, int myrow, int mycol, hpl_mem *m);
 
 /* ---- generator ---- */
 /* Fills the local part of the N x (N+1) matrix [A|b] (column-major, lda). */
@@ -163,6 +188,10 @@ void hpl_bc_plan_longm(hpl_bcast *b);
 /* Two chains from the root over the rel ranks [first, size). */
 void hpl_bc_plan_two_halves(hpl_bcast *b, int first);
 
+/* The plan of this rank (b->root, me, size and len set, no ops yet): its
+ * operations in posting order. No MPI call: the unit tests check the plans of
+ * every rank as data. Pieces over INT_MAX doubles are split (MPI counts are int). */
+void hpl_bcast_plan(hpl_bcast *b, int variant);
 /* Starts broadcasting buf[0..len) from root over comm with the chosen topology. */
 void hpl_bcast_start(hpl_bcast *b, int variant, MPI_Comm comm, int root, double *buf, size_t len, int tag,
                      double *bytes);
@@ -193,9 +222,10 @@ typedef struct {
                            rank of the process column then runs; else 1 */
 } hpl_lu;
 
-/* All the work space of one test, allocated and touched before the clock
- * starts (first-touch page faults are not part of the factorisation):
- * returns 0, or -1 when an allocation failed (then call hpl_lu_free). */
+/* All the work space of one test, as the memory model sizes it (lu->mp, nq
+ * and lda set from it), allocated and touched before the clock starts
+ * (first-touch page faults are not part of the factorisation): returns 0, or
+ * -1 when an allocation failed, named on stderr (then call hpl_lu_free). */
 int hpl_lu_alloc(hpl_lu *lu);
 void hpl_lu_free(hpl_lu *lu);
 
@@ -249,6 +279,19 @@ void hpl_pf_crout(hpl_pf *pf, int c0, int n, int np, hpl_pf_child child);
 void hpl_pf_right(hpl_pf *pf, int c0, int n, int np, hpl_pf_child child);
 static inline int hpl_pf_piece(int c0, int n, int np, int i) { return c0 + (int)((long long)i * n / np); }
 
+/* The row records of one panel's interchanges (swap.c), the same on every
+ * process of the column: the jb rows that become U (in order), then the rows
+ * displaced below the diagonal block, grouped by the process row holding them. */
+typedef struct {
+    int nrec;       /* jb U rows, then displaced rows */
+    int *src, *dst; /* global source row; destination global row (-1 for U rows) */
+    int *grp, *idx; /* owning process row of the source; index within its group */
+    int *cnt, *off; /* records per group and first record of each group (P + 1 entries) */
+} hpl_swap_plan;
+/* The ints of work space hpl_swap_plan_make needs (the plan points into it). */
+#define HPL_SWAP_PLAN_INTS(jb, P) ((size_t)(12 * (size_t)(jb) + 2 * (size_t)(P) + 2))
+/* The plan of the pivots ipiv (global rows, as doubles) of the panel whose first row is jj. */
+void hpl_swap_plan_make(hpl_swap_plan *pl, int *mem, const double *ipiv, int jb, int jj, int nb, int P);
 /* Row interchanges of panel p applied to local columns [lc0, lc1) when P > 1: on return
  * u holds the jb pivot rows of those columns (jb x nc, or transposed nc x jb when
  * !unotran; leading dimension ldu) and rows displaced below the block are in place. */

@@ -255,7 +255,7 @@ static int check_outfile(src *s, const hpl_input *in)
             return fail(s, "%s: the output file name '%s' is not printable UTF-8", s->path, shown(name, len, b));
         p += n;
     }
-    if (in->device == 6 || in->device == 7)
+    if (in->device == HPL_DEVICE_STDOUT || in->device == HPL_DEVICE_STDERR)
         return 0; /* the name is not used */
     const char *slash = strrchr(name, '/');
     const char *base = slash ? slash + 1 : name;
@@ -554,7 +554,7 @@ static int parse_json(src *s, const char *text, hpl_input *in)
     char b[SHOWN_MAX];
     /* Defaults for the optional scalars: those of the usual HPL.dat. */
     snprintf(in->outfile, sizeof in->outfile, "HPL.out");
-    in->device = 6;
+    in->device = HPL_DEVICE_STDOUT;
     in->pmap = 0;
     in->thresh = 16.0;
     in->swap = 2;

@@ -131,9 +131,7 @@ void hpl_pdgesv(hpl_lu *lu, double *x)
     const int n = prm->n, nb = prm->nb, dep = prm->depth;
     const int npan = (n + nb - 1) / nb;
     driver d = {lu, NULL, dep + 1, 0, 0};
-    d.slot = calloc((size_t)d.nslots, sizeof *d.slot);
-    if (!d.slot)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    d.slot = hpl_malloc((size_t)d.nslots * sizeof *d.slot, "the panel slots");
     for (int i = 0; i < d.nslots; i++)
         d.slot[i].buf = lu->pbuf + (size_t)i * lu->pcap;
 

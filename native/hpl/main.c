@@ -9,6 +9,7 @@
 #include "hpl.h"
 #include "rmx_lifeline.h"
 #include "rmx_args.h"
+#include "rmx_fail.h"
 #include "rmx_step.h"
 #include "rmx_timer.h"
 
@@ -16,7 +17,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 typedef struct {
     const char *json;
@@ -25,39 +25,6 @@ typedef struct {
     const char *check;
     long long ranks, node_ranks;
 } options;
-
-/* How many of the first n indices process 0 owns (hpl_numroc in 64 bits). */
-static long long numroc0(long long n, long long nb, long long nprocs)
-{
-    const long long nblocks = n / nb;
-    return nblocks / nprocs * nb + (nblocks % nprocs > 0 ? nb : n % nb);
-}
-
-/* Bytes one rank needs for a test, taking the largest local share (process 0's):
- * what hpl_lu_alloc and run_test allocate, in 64-bit arithmetic. Returns 0,
- * -1 when the count overflows 64 bits, or -2 (with the count) when a local
- * dimension exceeds rmax-hpl's int indices. */
-static int bytes_per_rank(long long n, long long nb, long long P, long long Q, long long depth, long long align,
-                          uint64_t *bytes)
-{
-    const long long mp = numroc0(n, nb, P), nq = numroc0(n + 1, nb, Q);
-    const long long lda = ((mp > 1 ? mp : 1) + align - 1) / align * align, nq1 = nq > 1 ? nq : 1;
-    uint64_t d, t, u;
-    int over = __builtin_mul_overflow((uint64_t)lda, (uint64_t)nq1, &d);       /* [A|b] */
-    over |= __builtin_mul_overflow((uint64_t)nb, (uint64_t)nb, &t);            /* one panel: L1, ipiv, L2 */
-    over |= __builtin_mul_overflow((uint64_t)mp, (uint64_t)nb, &u);
-    over |= __builtin_add_overflow(t, u + (uint64_t)nb + 7, &u);
-    over |= __builtin_mul_overflow((uint64_t)depth + 1, u / 8 * 8, &u);       /* panels in flight */
-    over |= __builtin_add_overflow(d, u, &d);
-    over |= __builtin_add_overflow(d, t + 2 * (uint64_t)nb + 4, &d);          /* pfact's T and pivot record */
-    if (P > 1) {                                                               /* U and row records in transit */
-        over |= __builtin_mul_overflow((uint64_t)nq1 * 7, (uint64_t)nb, &u);
-        over |= __builtin_add_overflow(d, u + t, &d);                          /* the look-ahead's U */
-    }
-    over |= __builtin_add_overflow(d, 3 * (uint64_t)n + 2 * (uint64_t)mp + 2 * (uint64_t)nb, &d); /* vectors */
-    over |= __builtin_mul_overflow(d, (uint64_t)sizeof(double), bytes);
-    return over ? -1 : lda > INT_MAX || nq > INT_MAX ? -2 : 0;
-}
 
 /* MemAvailable in bytes, 0 when unknown. */
 static uint64_t mem_available(void)
@@ -83,9 +50,13 @@ static int check_memory(const hpl_input *in, long long node_ranks, char *err, si
             for (int bi = 0; bi < in->nnb; bi++)
                 for (int di = 0; di < in->ndepth; di++) {
                     const long long pq = (long long)in->p[gi] * in->q[gi], here = node_ranks < pq ? node_ranks : pq;
-                    uint64_t need, total;
-                    const int rc = bytes_per_rank(in->n[ni], in->nb[bi], in->p[gi], in->q[gi], in->depth[di],
-                                                  in->align, &need);
+                    /* Process 0's share is the largest. */
+                    const hpl_params prm = {.n = in->n[ni], .nb = in->nb[bi], .p = in->p[gi], .q = in->q[gi],
+                                            .depth = in->depth[di], .align = in->align};
+                    hpl_mem m;
+                    const int rc = hpl_mem_model(&prm, 0, 0, &m);
+                    const uint64_t need = m.bytes;
+                    uint64_t total;
                     if (rc == -1) {
                         snprintf(err, errlen,
                                  "N=%d NB=%d DEPTH=%d on a %d x %d grid needs more than 2^64 bytes per rank",
@@ -104,7 +75,8 @@ static int check_memory(const hpl_input *in, long long node_ranks, char *err, si
                     }
                     if (rc == -2) {
                         snprintf(err, errlen,
-                                 "N=%d NB=%d on a %d x %d grid: the local matrix exceeds rmax-hpl's 32-bit indices",
+                                 "N=%d NB=%d on a %d x %d grid: the local matrix or its row-swap messages exceed "
+                                 "rmax-hpl's 32-bit indices",
                                  in->n[ni], in->nb[bi], in->p[gi], in->q[gi]);
                         return -1;
                     }
@@ -149,76 +121,6 @@ static int wants_check(int argc, char **argv)
     return 0;
 }
 
-static int round_up(int x, int a) { return (x + a - 1) / a * a; }
-
-void *hpl_alloc(size_t bytes, size_t align)
-{
-    const size_t huge = (size_t)2 << 20;
-    if (align < 64)
-        align = 64;
-    if (bytes >= huge && align < huge)
-        align = huge;
-    void *p = NULL;
-    if (posix_memalign(&p, align, bytes > 0 ? bytes : 1) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    if (bytes >= huge)
-        (void)madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE); /* advice only */
-#endif
-    return p;
-}
-
-/* Allocates and touches (memset) `bytes`; NULL on failure. */
-static void *alloc_touched(size_t bytes, size_t align)
-{
-    void *p = hpl_alloc(bytes, align);
-    if (p)
-        memset(p, 0, bytes);
-    return p;
-}
-
-int hpl_lu_alloc(hpl_lu *lu)
-{
-    const hpl_params *prm = lu->prm;
-    const int nb = prm->nb;
-    size_t align = 64;
-    while (align < (size_t)prm->align * 8 && align < ((size_t)1 << 21))
-        align *= 2;
-    /* The matrix is written by the generator right away: no need to touch it here. */
-    lu->a = hpl_alloc((size_t)lu->lda * (lu->nq > 0 ? lu->nq : 1) * sizeof(double), align);
-    const size_t wq = (size_t)(lu->nq > 0 ? lu->nq : 1) * nb;
-    if (lu->g->P > 1) { /* with one process row U stays in the matrix */
-        lu->uwork = alloc_touched(wq * sizeof(double), 64);
-        lu->uside = alloc_touched((size_t)nb * nb * sizeof(double), 64);
-        lu->swbuf = alloc_touched(2 * wq * sizeof(double), 64);
-        lu->swtmp = alloc_touched(4 * wq * sizeof(double), 64);
-    }
-    /* Panel buffers, each rounded to whole cache lines: [L1 | ipiv | L2 (mp x nb)]. */
-    lu->pcap = ((size_t)nb * nb + nb + (size_t)lu->mp * nb + 7) / 8 * 8;
-    lu->pbuf = alloc_touched((size_t)(prm->depth + 1) * lu->pcap * sizeof(double), 64);
-    lu->pft = alloc_touched((size_t)nb * nb * sizeof(double), 64);
-    lu->pfwork = alloc_touched((size_t)(2 * nb + 4) * sizeof(double), 64);
-    lu->pfipiv = malloc((size_t)nb * sizeof(int));
-    const int ok = lu->a && (lu->g->P == 1 || (lu->uwork && lu->uside && lu->swbuf && lu->swtmp)) && lu->pbuf && lu->pft &&
-                   lu->pfwork && lu->pfipiv;
-    return ok ? 0 : -1;
-}
-
-void hpl_lu_free(hpl_lu *lu)
-{
-    free(lu->a);
-    free(lu->uwork);
-    free(lu->uside);
-    free(lu->swbuf);
-    free(lu->swtmp);
-    free(lu->pbuf);
-    free(lu->pft);
-    free(lu->pfwork);
-    free(lu->pfipiv);
-    lu->a = lu->uwork = lu->uside = lu->swbuf = lu->swtmp = lu->pbuf = lu->pft = lu->pfwork = NULL;
-    lu->pfipiv = NULL;
-}
-
 typedef struct {
     int npass, nfail, nskip, ntests;
 } counts;
@@ -249,11 +151,12 @@ static void run_test(const hpl_params *prm, const hpl_grid *g, const options *op
     MPI_Allreduce(&has_team, &column_team, 1, MPI_INT, MPI_MIN, g->col);
     lu.team = column_team ? res.threads : 1;
     res.team = lu.team > 1;
-    lu.mp = hpl_numroc(n, nb, g->myrow, g->P);
-    lu.nq = hpl_numroc(n + 1, nb, g->mycol, g->Q);
-    lu.lda = round_up(lu.mp > 1 ? lu.mp : 1, prm->align);
-    double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
-    int ok = hpl_lu_alloc(&lu) == 0 && x;
+    const size_t xbytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
+    double *x = malloc(xbytes);
+    if (!x)
+        rmx_fail_line(HPL_PROG, "cannot allocate %zu bytes for the solution x (N=%d NB=%d); test skipped", xbytes,
+                      n, nb);
+    int ok = x && hpl_lu_alloc(&lu) == 0;
     int all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, g->comm);
     if (!all_ok) {
@@ -433,9 +336,9 @@ int main(int argc, char **argv)
     FILE *out = NULL, *json = NULL;
     int open_ok = 1;
     if (rank == 0) {
-        if (in.device == 6)
+        if (in.device == HPL_DEVICE_STDOUT)
             out = opt.json && strcmp(opt.json, "-") == 0 ? stderr : stdout;
-        else if (in.device == 7)
+        else if (in.device == HPL_DEVICE_STDERR)
             out = stderr;
         else
             out = fopen(in.outfile, "w");

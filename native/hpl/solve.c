@@ -16,10 +16,8 @@ void hpl_solve(hpl_lu *lu, double *x)
     const int n = lu->prm->n, nb = lu->prm->nb, P = g->P, Q = g->Q, lda = lu->lda;
     const int npan = (n + nb - 1) / nb;
     const int pcb = hpl_owner(n, nb, Q), lcb = hpl_g2l(n, nb, Q);
-    double *w = calloc((size_t)(lu->mp > 0 ? lu->mp : 1), sizeof *w);
-    double *tmp = malloc((size_t)nb * sizeof *tmp);
-    if (!w || !tmp)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    double *w = hpl_malloc((size_t)(lu->mp > 0 ? lu->mp : 1) * sizeof *w, "the solve's partial products");
+    double *tmp = hpl_malloc((size_t)nb * sizeof *tmp, "the solve's block of x");
     memset(x, 0, (size_t)n * sizeof *x);
     const int one = 1;
     const double dmone = -1.0, done = 1.0;

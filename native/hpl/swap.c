@@ -23,17 +23,11 @@
 
 #define SWAP_TAG 7
 
-typedef struct {
-    int nrec;       /* jb U rows, then displaced rows */
-    int *src, *dst; /* global source row; destination global row (-1 for U rows) */
-    int *grp, *idx; /* owning process row of the source; index within its group */
-    int *cnt, *off; /* records per group and first record of each group */
-} plan_t;
+/* Message counts below are at most swbuf's 2 nb nq doubles, which the memory
+ * model (hpl_mem_model's msg) keeps within int before a run: the casts hold. */
 
-static void make_plan(const hpl_lu *lu, const hpl_panel *p, plan_t *pl, int *mem)
+void hpl_swap_plan_make(hpl_swap_plan *pl, int *mem, const double *ipiv, int jb, int jj, int nb, int P)
 {
-    const int jb = p->jb, jj = p->jj, nb = lu->prm->nb, P = lu->g->P;
-    const double *ipiv = hpl_panel_ipiv(p);
     int *pos = mem, *cont = mem + 2 * jb;
     int npos = jb;
     for (int i = 0; i < jb; i++)
@@ -86,7 +80,8 @@ static void make_plan(const hpl_lu *lu, const hpl_panel *p, plan_t *pl, int *mem
 /* Virtual rank in the power-of-two core of the binary exchange. */
 static int vrank(int r, int P2) { return r < P2 ? r : r - P2; }
 
-static size_t pack_set(double *out, const double *G, const plan_t *pl, int P, int P2, int who, int mask, int nc)
+static size_t pack_set(double *out, const double *G, const hpl_swap_plan *pl, int P, int P2, int who, int mask,
+                       int nc)
 {
     size_t n = 0;
     for (int r = 0; r < P; r++)
@@ -99,7 +94,8 @@ static size_t pack_set(double *out, const double *G, const plan_t *pl, int P, in
     return n;
 }
 
-static void unpack_set(double *G, const double *in, const plan_t *pl, int P, int P2, int who, int mask, int nc)
+static void unpack_set(double *G, const double *in, const hpl_swap_plan *pl, int P, int P2, int who, int mask,
+                       int nc)
 {
     size_t n = 0;
     for (int r = 0; r < P; r++)
@@ -117,7 +113,7 @@ static void xchg(double *sb, size_t ns, int to, double *rb, size_t nr, int from,
     *bytes += 8.0 * (double)ns;
 }
 
-static void binary_exchange(hpl_lu *lu, const plan_t *pl, double *G, int nc)
+static void binary_exchange(hpl_lu *lu, const hpl_swap_plan *pl, double *G, int nc)
 {
     const int P = lu->g->P, me = lu->g->myrow;
     MPI_Comm c = lu->g->col;
@@ -150,7 +146,7 @@ static void binary_exchange(hpl_lu *lu, const plan_t *pl, double *G, int nc)
     }
 }
 
-static void spread_roll(hpl_lu *lu, const hpl_panel *p, const plan_t *pl, double *G, int nc)
+static void spread_roll(hpl_lu *lu, const hpl_panel *p, const hpl_swap_plan *pl, double *G, int nc)
 {
     const int P = lu->g->P, me = lu->g->myrow, root = p->prow;
     MPI_Comm c = lu->g->col;
@@ -201,11 +197,9 @@ void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u, int l
     const int lda = lu->lda, unotran = lu->prm->unotran;
     if (nc <= 0)
         return;
-    int *mem = malloc((size_t)(12 * jb + 2 * P + 2) * sizeof *mem);
-    if (!mem)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    plan_t pl;
-    make_plan(lu, p, &pl, mem);
+    int *mem = hpl_malloc(HPL_SWAP_PLAN_INTS(jb, P) * sizeof *mem, "the swap plan");
+    hpl_swap_plan pl;
+    hpl_swap_plan_make(&pl, mem, hpl_panel_ipiv(p), jb, p->jj, nb, P);
     const double *a = lu->a + (size_t)lc0 * lda;
     double *aw = lu->a + (size_t)lc0 * lda;
 

@@ -97,12 +97,10 @@ void hpl_update_team(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, int first
     const int nrt_last = fine > nrt ? fine : nrt;   /* the last chunk's row tiles */
     const int nchunks = (first > 0) + ncc;
     const size_t ntasks_max = 2 + (size_t)nrt0 + (size_t)ncc * (1 + nrt) + (size_t)(nrt_last - nrt);
-    task *tk = malloc(ntasks_max * sizeof *tk);
-    int *chunk_of = malloc(ntasks_max * sizeof *chunk_of);
-    atomic_int *ready = malloc((size_t)(nchunks > 0 ? nchunks : 1) * sizeof *ready);
-    double *swap_s = calloc((size_t)T, sizeof *swap_s);
-    if (!tk || !chunk_of || !ready || !swap_s)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    task *tk = hpl_malloc(ntasks_max * sizeof *tk, "the team's tasks");
+    int *chunk_of = hpl_malloc(ntasks_max * sizeof *chunk_of, "the team's task chunks");
+    atomic_int *ready = hpl_malloc((size_t)(nchunks > 0 ? nchunks : 1) * sizeof *ready, "the team's chunk flags");
+    double *swap_s = hpl_malloc((size_t)T * sizeof *swap_s, "the team's swap times");
     int ntasks = 0, nfirst = 0, ch = 0;
     if (first > 0) {
         ntasks = add_chunk(tk, 0, 0, first, m, nrt0);

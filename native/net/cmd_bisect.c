@@ -45,7 +45,7 @@ int cmd_bisect(int argc, char **argv)
     double budget = 0.05;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
-        {"size", RMX_ARG_SIZE, &size, "message size", 1, 1 << 30, NULL},
+        {"size", RMX_ARG_SIZE, &size, "message size", 1, (double)MAX_MESSAGE, NULL},
         {"window", RMX_ARG_INT, &window, "messages in flight per pair", 1, 1024, NULL},
         {"bisections", RMX_ARG_INT, &cuts, "random bisections", 1, 10000, NULL},
         {"seed", RMX_ARG_INT, &seed, "seed of the random bisections", 1, 1e18, NULL},

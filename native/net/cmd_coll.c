@@ -10,6 +10,7 @@
 #include "coll.h"
 
 #include "rmx_args.h"
+#include "rmx_names.h"
 #include "rmx_step.h"
 
 #include <stdio.h>
@@ -30,19 +31,6 @@ static int in_list(const char *list, const char *word)
         c = comma ? comma + 1 : NULL;
     }
     return 0;
-}
-
-static void check_names(const char *opt, const char *list, const char *const *valid, size_t nvalid)
-{
-    char *copy = strdup(list), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        size_t k = 0;
-        while (k < nvalid && strcmp(valid[k], tok) != 0)
-            k++;
-        if (k == nvalid)
-            rmx_die(2, PROG, "--%s: unknown name '%s'", opt, tok);
-    }
-    free(copy);
 }
 
 /* seq = ranks 0..p-1 taken one per node in turn, nodes in order of their
@@ -99,14 +87,16 @@ int cmd_coll(int argc, char **argv)
 {
     const char *json = NULL, *ops = "bcast,reduce,allreduce,allgather,alltoall,barrier";
     const char *orders = "natural,reversed,random";
-    rmx_size_list sizes = {NULL, 0}, procs = {NULL, 0};
+    static size_t default_sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
+    rmx_size_list sizes = {default_sizes, sizeof default_sizes / sizeof default_sizes[0]}, procs = {NULL, 0};
     double budget = 0.02;
     long long max_samples = 100, min_samples = 5, seed = 1;
+    int corrupt = 0;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
         {"ops", RMX_ARG_STRING, &ops, "comma-separated operations", 0, 0, NULL},
-        {"sizes", RMX_ARG_SIZE_LIST, &sizes, "bytes per rank (default 8,64,512,4K,32K,256K,1M)", 0, 1 << 30, NULL},
-        {"procs", RMX_ARG_SIZE_LIST, &procs, "process counts (default 2,4,8,...,all)", 2, 1 << 24, NULL},
+        {"sizes", RMX_ARG_SIZE_LIST, &sizes, "bytes per rank", 0, (double)MAX_MESSAGE, NULL},
+        {"procs", RMX_ARG_SIZE_LIST, &procs, "process counts (default 2,4,8,...,all)", 2, 1 << 20, NULL},
         {"orders", RMX_ARG_STRING, &orders, "rank orders: natural,reversed,random,cyclic,serpentine", 0, 0,
          NULL},
         {"seed", RMX_ARG_INT, &seed, "seed of the random order", 1, 1e18, NULL},
@@ -114,19 +104,16 @@ int cmd_coll(int argc, char **argv)
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per point", 5, 100000, NULL},
         {"min-samples", RMX_ARG_INT, &min_samples,
          "fewest samples per measurement (below 5: no separate warm-up batch)", 2, 100000, NULL},
+        {"self-test-corrupt", RMX_ARG_FLAG, &corrupt, "rank 0 damages its input: validation must fail", 0, 0,
+         NULL},
     };
     rmx_args_parse(PROG " coll", "Collectives vs message size, process count and rank order.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);
     const char *opnames[16];
     for (size_t k = 0; k < net_coll_nops; k++)
         opnames[k] = net_coll_ops[k].name;
-    check_names("ops", ops, opnames, net_coll_nops);
-    check_names("orders", orders, orders_all, NORDERS);
-    static size_t default_sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
-    if (!sizes.v) {
-        sizes.v = default_sizes;
-        sizes.n = sizeof default_sizes / sizeof default_sizes[0];
-    }
+    rmx_names(PROG, "ops", "name", ops, opnames, net_coll_nops, NULL);
+    rmx_names(PROG, "orders", "name", orders, orders_all, NORDERS, NULL);
 
     net_run run;
     if (net_start(&argc, &argv, "coll", 2, 0, &run.me, &run.n))
@@ -145,9 +132,7 @@ int cmd_coll(int argc, char **argv)
             pc[npc++] = q;
         pc[npc++] = (size_t)n;
     }
-    size_t largest = 0;
-    for (size_t i = 0; i < sizes.n; i++)
-        largest = sizes.v[i] > largest ? sizes.v[i] : largest;
+    size_t largest = net_largest(sizes.v, sizes.n);
     net_require_memory(2 * largest * (size_t)n, "the collective buffers (2 x size x ranks)");
     net_coll c;
     memset(&c, 0, sizeof c);
@@ -203,6 +188,8 @@ int cmd_coll(int argc, char **argv)
                         uint64_t s = (((uint64_t)ip * 3 + io) * 16 + k) * 4096 + is + 1;
                         points++;
                         op->setup(&c, s);
+                        if (corrupt)
+                            net_coll_damage(&c);
                         op->run(&c, 1);
                         long bad = (long)op->check(&c, s), anybad = 0;
                         net_measure m;

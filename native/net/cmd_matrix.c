@@ -293,8 +293,8 @@ int cmd_matrix(int argc, char **argv)
     int no_retest = 0;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
-        {"lat-size", RMX_ARG_SIZE, &lat_size, "latency message size", 0, 1 << 30, NULL},
-        {"bw-size", RMX_ARG_SIZE, &bw_size, "bandwidth message size", 1, 1 << 30, NULL},
+        {"lat-size", RMX_ARG_SIZE, &lat_size, "latency message size", 0, (double)MAX_MESSAGE, NULL},
+        {"bw-size", RMX_ARG_SIZE, &bw_size, "bandwidth message size", 1, (double)MAX_MESSAGE, NULL},
         {"window", RMX_ARG_INT, &window, "messages in flight for bandwidth", 1, 1024, NULL},
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per pair and measurement", 0.001, 3600,
          NULL},

@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_MESSAGE ((size_t)1 << 30)  /* MPI counts are int; 1 GiB keeps well clear */
 
 enum { TAG_DATA = 51, TAG_ACK = 52 };
 
@@ -146,8 +145,8 @@ int cmd_mbw(int argc, char **argv)
 {
     const char *json = NULL;
     rmx_size_list sizes = {NULL, 0};
-    size_t min_size = 1, max_size = 4u << 20, window_bytes = 0;
-    long long window = 64, max_samples = 200, min_samples = 5, repeats = 3;
+    size_t min_size = 1, max_size = 4u << 20, window_bytes = 8u << 20;
+    long long window = 64, max_samples = 200, min_samples = 5, repeats = 5;
     double budget = 0.05;
     int validate = 0, corrupt = 0;
     const rmx_arg spec[] = {
@@ -155,7 +154,7 @@ int cmd_mbw(int argc, char **argv)
         {"sizes", RMX_ARG_SIZE_LIST, &sizes, "explicit message sizes instead of the schedule", 0,
          (double)MAX_MESSAGE, NULL},
         {"min-size", RMX_ARG_SIZE, &min_size, "smallest size of the schedule", 0, (double)MAX_MESSAGE, NULL},
-        {"max-size", RMX_ARG_SIZE, &max_size, "largest size of the schedule (2^k and 3x2^(k-1))", 0,
+        {"max-size", RMX_ARG_SIZE, &max_size, "largest size of the schedule (2^k and 3x2^(k-1))", 1,
          (double)MAX_MESSAGE, NULL},
         {"window", RMX_ARG_INT, &window, "messages each sender keeps in flight per iteration (OSU: 64)", 1, 1024,
          NULL},
@@ -180,20 +179,14 @@ int cmd_mbw(int argc, char **argv)
             rmx_die(2, PROG, "--min-size is larger than --max-size");
         nsz = net_schedule(min_size, max_size, 0, &sz);
     }
-    size_t largest = 0;
-    for (size_t i = 0; i < nsz; i++)
-        largest = sz[i] > largest ? sz[i] : largest;
+    size_t largest = net_largest(sz, nsz);
 
     net_run run;
     if (net_start(&argc, &argv, "mbw", 2, 0, &run.me, &run.n))
         return 2;
     int rank = run.me, nranks = run.n;
-    if (nranks % 2) {
-        if (rank == 0)
-            fprintf(stderr, "%s: error: mbw needs an even number of ranks (pairs), not %d\n", PROG, nranks);
-        MPI_Finalize();
-        return 2;
-    }
+    if (nranks % 2)
+        return net_refuse(rank, "mbw needs an even number of ranks (pairs), not %d", nranks);
     net_require_memory(largest, "the message buffer");
     mbw_ctx c;
     memset(&c, 0, sizeof c);

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_MESSAGE ((size_t)1 << 30)  /* MPI counts are int; 1 GiB keeps well clear */
 
 static const net_p2p_kernel *find_kernel(const char *name)
 {
@@ -61,9 +60,9 @@ int cmd_p2p(int argc, char **argv)
 {
     const char *json = NULL, *layers = "mpi,mpi-nonblocking,mpi-stream,mpi-bidir,tcp,udp";
     rmx_size_list sizes = {NULL, 0};
-    size_t min_size = 0, max_size = 8u << 20, offset = 0, window_bytes = 0;
-    long long window = 64, max_samples = 200, min_samples = 5, repeats = 1;
-    double budget = 0.05, batch = 0, layer_budget = 0;
+    size_t min_size = 0, max_size = 8u << 20, offset = 0, window_bytes = 8u << 20;
+    long long window = 64, max_samples = 200, min_samples = 5, repeats = 3;
+    double budget = 0.05, batch = 0, layer_budget = 120;
     int no_perturb = 0, validate = 0, corrupt = 0, one_buffer = 0;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
@@ -113,9 +112,7 @@ int cmd_p2p(int argc, char **argv)
             rmx_die(2, PROG, "--min-size is larger than --max-size");
         nsz = net_schedule(min_size, max_size, !no_perturb, &sz);
     }
-    size_t largest = 0;
-    for (size_t i = 0; i < nsz; i++)
-        largest = sz[i] > largest ? sz[i] : largest;
+    size_t largest = net_largest(sz, nsz);
 
     net_run run;
     if (net_start(&argc, &argv, "p2p", 2, 2, &run.me, &run.n))

@@ -158,8 +158,8 @@ int cmd_ring(int argc, char **argv)
     int no_links = 0;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
-        {"lat-size", RMX_ARG_SIZE, &lat_size, "latency message size (HPCC: 8)", 1, 1 << 30, NULL},
-        {"bw-size", RMX_ARG_SIZE, &bw_size, "bandwidth message size (HPCC: 2000000)", 1, 1 << 30, NULL},
+        {"lat-size", RMX_ARG_SIZE, &lat_size, "latency message size (HPCC: 8)", 1, (double)MAX_MESSAGE, NULL},
+        {"bw-size", RMX_ARG_SIZE, &bw_size, "bandwidth message size (HPCC: 2000000)", 1, (double)MAX_MESSAGE, NULL},
         {"random-rings", RMX_ARG_INT, &rings, "randomly ordered rings (HPCC: 30 for latency, 10 for bandwidth)", 0,
          10000, NULL},
         {"seed", RMX_ARG_INT, &seed, "seed of the random rings", 1, 1e18, NULL},

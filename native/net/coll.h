@@ -19,9 +19,14 @@ typedef struct {
     void (*setup)(net_coll *c, uint64_t seed);
     size_t (*check)(const net_coll *c, uint64_t seed);   /* wrong bytes on this rank */
     int sized;                                /* 0: the size does not apply (barrier) */
+    void (*istart)(net_coll *c, MPI_Request *r);   /* the non-blocking form, started */
 } net_coll_op;
 
 extern const net_coll_op net_coll_ops[];
 extern const size_t net_coll_nops;
+
+/* The self-test: rank 0 damages the last byte of its first input block (and of its output,
+ * which bcast's root sends from) after setup, so that some rank's check must fail. */
+void net_coll_damage(net_coll *c);
 
 #endif

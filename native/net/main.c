@@ -3,12 +3,8 @@
  * every rank with the same one-line error and no MPI noise. */
 #include "net.h"
 #include "rmx_lifeline.h"
-#include "rmx_step.h"
 #include "rmx_subcmd.h"
 
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,6 +15,9 @@ static const rmx_subcmd commands[] = {
     {"bisect", cmd_bisect, "bisection bandwidth over random bisections"},
     {"matrix", cmd_matrix, "all-pairs latency and bandwidth matrices"},
     {"mbw", cmd_mbw, "concurrent pairs: aggregate bandwidth and message rate (OSU osu_mbw_mr)"},
+    {"mlat", cmd_mlat, "concurrent pairs: ping-pong latency (OSU osu_multi_lat)"},
+    {"rma", cmd_rma, "one-sided put, get, accumulate: latency and bandwidth per synchronisation"},
+    {"nbc", cmd_nbc, "non-blocking collectives: time alone, computation alone, overlapped"},
 };
 
 const char *net_hostname(void)
@@ -27,24 +26,6 @@ const char *net_hostname(void)
     if (!host[0] && gethostname(host, sizeof host - 1) != 0)
         strcpy(host, "unknown");
     return host;
-}
-
-void net_fail(int status, const char *fmt, ...)
-{
-    int rank = 0, up = 0;
-    MPI_Initialized(&up);
-    if (up)
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    va_list ap;
-    fprintf(stderr, "%s: error: rank %d on host %s: ", PROG, rank, net_hostname());
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    fflush(stderr);
-    if (up)
-        MPI_Abort(MPI_COMM_WORLD, status);
-    exit(status);
 }
 
 MPI_Comm net_pair_comm(int a, int b)
@@ -75,24 +56,6 @@ void net_shuffle(int *v, int n, uint64_t *state)
         v[i] = v[j];
         v[j] = t;
     }
-}
-
-int net_start(int *argc, char ***argv, const char *what, int min_ranks, int max_ranks, int *me, int *n)
-{
-    rmx_step("init");
-    MPI_Init(argc, argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, me);
-    MPI_Comm_size(MPI_COMM_WORLD, n);
-    if (*n >= min_ranks && (max_ranks == 0 || *n <= max_ranks))
-        return 0;
-    if (*me == 0) {
-        if (min_ranks == max_ranks)
-            fprintf(stderr, "%s: error: %s needs exactly %d ranks, not %d\n", PROG, what, min_ranks, *n);
-        else
-            fprintf(stderr, "%s: error: %s needs at least %d ranks, not %d\n", PROG, what, min_ranks, *n);
-    }
-    MPI_Finalize();
-    return 2;
 }
 
 int main(int argc, char **argv)

@@ -1,16 +1,16 @@
 /* rmax-net: network and MPI microbenchmarks. Shared declarations.
  *
  * Layout (one concept per file):
- *   main.c        sub-command table and MPI start-up
+ *   main.c        sub-command table
  *   repeat.c      the synchronised timing harness (calibration + adaptive repetition)
  *   payload.c     message patterns, validation, buffer allocation under a memory check
- *   schedule.c    NetPIPE-style size schedule
+ *   schedule.c    NetPIPE-style size schedule; the largest of a list of sizes
  *   p2p.c         MPI point-to-point kernels (blocking, non-blocking, stream, bidirectional)
  *   netaddr.c     choosing each rank's own interface address
  *   sockets.c     the TCP and UDP layers between the same two processes
  *   colocate.c    ranks sharing a host's CPUs: a pair on one CPU, waiting without polling
- *   output.c      one run of a command: hosts, JSON records, table, tear-down
- *   cmd_*.c       one command each: p2p, coll, ring, bisect, matrix, mbw
+ *   output.c      a measured record's members (the run around it: native/mpi/rmx_mpirun.c)
+ *   cmd_*.c       one command each: p2p, coll, ring, bisect, matrix, mbw, mlat, rma, nbc
  *   coll_ops.c    the collective operations behind one interface
  */
 #ifndef RMAX_NET_H
@@ -21,9 +21,13 @@
 #include <stdint.h>
 
 #include "rmx_json.h"
+#include "rmx_mpirun.h"
 #include "rmx_stats.h"
 
 #define PROG "rmax-net"
+/* The largest message of every command (rmax.bench.netlaunch.MAX_MESSAGE, checked against --describe):
+ * MPI counts are int; 1 GiB keeps well clear. */
+#define MAX_MESSAGE ((size_t)1 << 30)
 
 /* ---- sub-commands ------------------------------------------------------ */
 int cmd_p2p(int argc, char **argv);
@@ -32,10 +36,15 @@ int cmd_ring(int argc, char **argv);
 int cmd_bisect(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_mbw(int argc, char **argv);
+int cmd_mlat(int argc, char **argv);
+int cmd_rma(int argc, char **argv);
+int cmd_nbc(int argc, char **argv);
 
 /* Every rank of MPI_COMM_WORLD calls this on a fatal error it has detected
- * itself: one line on stderr naming the rank and host, then MPI_Abort. */
-void net_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+ * itself: one line on stderr naming the rank and host, then MPI_Abort (rmx_mpirun.h). */
+#define net_fail(...) rmx_mpi_fail(PROG, __VA_ARGS__)
+/* After MPI_Init, input only the rank count shows wrong: one line from rank 0, MPI finalized, 2 returned. */
+#define net_refuse(me, ...) rmx_mpi_refuse(PROG, me, __VA_ARGS__)
 
 /* This rank's host name (cached). */
 const char *net_hostname(void);
@@ -92,8 +101,9 @@ void net_require_memory(size_t total, const char *what);
 
 /* MPI_Init, then this rank and the rank count. A count outside [min_ranks, max_ranks]
  * (max 0: no limit) ends every rank with one error line from rank 0: returns 0 to go on,
- * 2 (the exit status) after MPI_Finalize otherwise. */
-int net_start(int *argc, char ***argv, const char *what, int min_ranks, int max_ranks, int *me, int *n);
+ * 2 (the exit status) after MPI_Finalize otherwise (rmx_mpi_start). */
+#define net_start(argc, argv, what, min_ranks, max_ranks, me, n) \
+    rmx_mpi_start(argc, argv, PROG, what, min_ranks, max_ranks, me, n)
 /* malloc that dies naming the rank and host; n == 0 gives a 1-byte buffer. */
 unsigned char *net_alloc(size_t n, const char *what);
 
@@ -101,6 +111,8 @@ unsigned char *net_alloc(size_t n, const char *what);
 /* NetPIPE-style: 2^k and 3*2^(k-1), each also at -3 and +3 bytes (when
  * `perturb`), from min to max inclusive, sorted, unique. Returns the count. */
 size_t net_schedule(size_t min, size_t max, int perturb, size_t **out);
+/* The largest of n sizes (0 when n is 0): what a command's buffers must hold. */
+size_t net_largest(const size_t *sizes, size_t n);
 
 /* ---- sub-communicators ------------------------------------------------- */
 /* A communicator of exactly the two given world ranks (every rank of world
@@ -128,39 +140,28 @@ void net_shuffle(int *v, int n, uint64_t *state);
  * -1 when some rank's host is in no group (then nothing can be said). */
 int net_group_order(const char *spec, char (*hosts)[64], int n, int *order, int *group_of);
 
-/* ---- one run of a command (output.c) ------------------------------------ */
+/* ---- one run of a command (rmx_mpirun.h, output.c) --------------------- */
 /* What every command does around its measurements, once: every rank's host,
  * rank 0's JSON lines (a header record, the command's records, a closing
- * "done" record) and its table, and the tear-down. */
-typedef struct {
-    const char *schema;  /* every record's, "rmax.<command>/1" */
-    int me, n;           /* this rank and the rank count, of MPI_COMM_WORLD */
-    char (*hosts)[64];   /* every rank's host name, on rank 0 (NULL elsewhere) */
-    const char *json;    /* --json: a file, "-" for stdout, NULL */
-    rmx_json j;
-    FILE *jf;            /* rank 0's JSON once the header is begun, NULL elsewhere */
-    int table;           /* this rank prints the table: rank 0, unless the JSON goes to stdout */
-} net_run;
+ * "done" record) and its table, and the tear-down (native/mpi, shared with rmax-hpcc). */
+typedef rmx_mpirun net_run;
 
 /* Collective, after net_start: gathers every rank's host to rank 0. */
-void net_run_init(net_run *r, const char *schema, const char *json);
-/* On rank 0 with --json: opens it (dies on a file that cannot be written) and begins
- * the header record (schema, "header", test, ranks, hosts, MPI library), left open for
- * the command's members; end it with rmx_json_obj_end. NULL elsewhere. */
-rmx_json *net_run_header(net_run *r, const char *test);
+#define net_run_init(r, schema, json) rmx_mpirun_init(r, PROG, schema, json)
+/* On rank 0 with --json: opens it and begins the header record, left open for the
+ * command's members; end it with rmx_json_obj_end. NULL elsewhere. */
+#define net_run_header rmx_mpirun_header
 /* Begins a record of kind `record` ("point", "link", ...) for the command's members;
  * NULL when this rank writes no JSON. */
-rmx_json *net_record(net_run *r, const char *record);
+#define net_record rmx_mpirun_record
 /* Ends a measured record: validated, then the measurement (net_json_measure). */
 void net_record_end(net_run *r, int validated, const net_measure *m, int key, double per_op);
 /* Begins the closing record ({"schema", "record": "done"}) for the command's counts;
  * NULL when this rank writes no JSON. */
-rmx_json *net_run_done(net_run *r);
-/* Ends the closing record and the JSON, marks the step "finalize", frees the hosts
- * and finalizes MPI. Returns 0: a completed run exits 0 even when a payload was
- * wrong (its records say which points are invalid; the run is stored as invalid,
- * not failed). */
-int net_run_end(net_run *r);
+#define net_run_done(r) rmx_mpirun_record(r, "done")
+/* Ends the closing record and the JSON, finalizes MPI; returns 0: a completed run exits 0
+ * even when a payload was wrong (its records say which points are invalid). */
+#define net_run_end rmx_mpirun_end
 /* Writes the measurement's samples and summaries as members "samples", "summary",
  * "rank_min", "rank_avg", "rank_max" (per operation seconds divided by `per_op`). */
 void net_json_measure(rmx_json *j, const net_measure *m, int key, double per_op);

@@ -1,86 +1,13 @@
-/* What every rmax-net command writes and does around its measurements (rank 0 writes). */
+/* What rmax-net's measured records hold (rank 0 writes; the run around them: rmx_mpirun.c). */
 #include "net.h"
 
-#include "rmx_step.h"
-
 #include <stdlib.h>
-#include <string.h>
-
-void net_run_init(net_run *r, const char *schema, const char *json)
-{
-    r->schema = schema;
-    r->json = json;
-    r->jf = NULL;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r->me);
-    MPI_Comm_size(MPI_COMM_WORLD, &r->n);
-    r->table = r->me == 0 && !(json && strcmp(json, "-") == 0);
-    char mine[64] = {0};
-    strncpy(mine, net_hostname(), sizeof mine - 1);
-    r->hosts = r->me == 0 ? calloc((size_t)r->n, sizeof *r->hosts) : NULL;
-    MPI_Gather(mine, 64, MPI_CHAR, r->hosts, 64, MPI_CHAR, 0, MPI_COMM_WORLD);
-}
-
-rmx_json *net_run_header(net_run *r, const char *test)
-{
-    if (r->me != 0 || !r->json)
-        return NULL;
-    r->jf = rmx_json_open(r->json);
-    if (!r->jf)
-        net_fail(2, "cannot write --json file '%s'", r->json);
-    rmx_json_init(&r->j, r->jf);
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(lib, &len);
-    char *nl = strchr(lib, '\n');
-    if (nl)
-        *nl = '\0';
-    rmx_json_obj_begin(&r->j, NULL);
-    rmx_json_str(&r->j, "schema", r->schema);
-    rmx_json_str(&r->j, "record", "header");
-    rmx_json_str(&r->j, "test", test);
-    rmx_json_int(&r->j, "ranks", r->n);
-    rmx_json_arr_begin(&r->j, "hosts");
-    for (int i = 0; i < r->n; i++)
-        rmx_json_str(&r->j, NULL, r->hosts[i]);
-    rmx_json_arr_end(&r->j);
-    rmx_json_str(&r->j, "mpi_library", lib);
-    return &r->j;
-}
-
-rmx_json *net_record(net_run *r, const char *record)
-{
-    if (!r->jf)
-        return NULL;
-    rmx_json_obj_begin(&r->j, NULL);
-    rmx_json_str(&r->j, "schema", r->schema);
-    rmx_json_str(&r->j, "record", record);
-    return &r->j;
-}
 
 void net_record_end(net_run *r, int validated, const net_measure *m, int key, double per_op)
 {
     rmx_json_bool(&r->j, "validated", validated);
     net_json_measure(&r->j, m, key, per_op);
     rmx_json_obj_end(&r->j);
-}
-
-rmx_json *net_run_done(net_run *r)
-{
-    return net_record(r, "done");
-}
-
-int net_run_end(net_run *r)
-{
-    if (r->jf) {
-        rmx_json_obj_end(&r->j);
-        if (r->jf != stdout)
-            fclose(r->jf);
-        r->jf = NULL;
-    }
-    rmx_step("finalize");
-    free(r->hosts);
-    MPI_Finalize();
-    return 0;
 }
 
 static void scaled(rmx_json *j, const char *key, const rmx_samples *s, double per_op, int raw)

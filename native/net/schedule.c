@@ -58,3 +58,11 @@ size_t net_schedule(size_t min, size_t max, int perturb, size_t **out)
     *out = v;
     return u;
 }
+
+size_t net_largest(const size_t *sizes, size_t n)
+{
+    size_t largest = 0;
+    for (size_t i = 0; i < n; i++)
+        largest = sizes[i] > largest ? sizes[i] : largest;
+    return largest;
+}

@@ -119,18 +119,18 @@ static double median_of(double *v, size_t n)
 
 int cmd_cpurate(int argc, char **argv)
 {
-    node_run r = {&K, .budget = 40.0, .sample_time = 0.002, .target = 0.02};
+    node_run r = {&K, .budget = 35.0, .sample_time = 0.002, .target = 0.02};
     const char *precision = "both", *kernel = "multiply";
     size_t min_size = 1024, max_size = NODE_UNSET;
     long long reps = 30, per_octave = 4;
     const rmx_arg spec[] = {
         NODE_ARGS_SIZES(&min_size, &max_size, &per_octave, "vector"),
-        {"reps", RMX_ARG_INT, &reps, "at least this many samples per length (default 30)", 2, 1e6, NULL},
+        {"reps", RMX_ARG_INT, &reps, "at least this many samples per length", 2, NODE_MAX_SAMPLES, NULL},
         {"precision", RMX_ARG_CHOICE, &precision, "which precision", 0, 0, "double|single|both"},
         {"kernel", RMX_ARG_CHOICE, &kernel,
-         "x=(1+x)(1.5-x)*x (multiply, default) or Brown's x=(1+x)(1.5-x)/x (divide)", 0, 0, "multiply|divide"},
-        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep (default 40)", 0.01, 86400, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block (default 0.002)", 1e-5, 10, NULL},
+         "x=(1+x)(1.5-x)*x (multiply) or Brown's x=(1+x)(1.5-x)/x (divide)", 0, 0, "multiply|divide"},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep", 0.01, 86400, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block", 1e-5, 10, NULL},
         NODE_ARG_TARGET(&r),
         NODE_ARG_CORRUPT(&r, "spoil one result"),
         NODE_ARG_JSON(&r),

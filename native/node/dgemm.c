@@ -140,11 +140,13 @@ static void measure(node_run *r, const char *sweep, int m, int n, int k)
     node_free(g.c, nc * sizeof(double));
 }
 
+#define MAX_ORDER ((size_t)1 << 20) /* rmax.bench.dgemm.DIM's bound: a 2^20 order is 8 TiB */
+
 static void check_order(const char *what, size_t v)
 {
     if (v == 0)
         rmx_die(2, K.prog, "%s: matrix dimensions must be greater than zero", what);
-    if (v > 1000000)
+    if (v > MAX_ORDER)
         rmx_die(2, K.prog, "%s: %zu is too large a matrix dimension", what, v);
 }
 
@@ -174,33 +176,26 @@ static size_t parse_shapes(const char *text, size_t shapes[][3])
 
 int cmd_dgemm(int argc, char **argv)
 {
-    node_run r = {&K, .budget = 1.0, .sample_time = 0.05, .target = 0.02};
+    node_run r = {&K, .budget = 0.5, .sample_time = 0.05, .target = 0.02};
     const char *sweep = "both", *shape_text = NULL;
-    rmx_size_list sizes = {0}, ks = {0};
-    size_t mn = 2048;
     static size_t default_sizes[] = {128, 256, 512, 1024, 2048};
     static size_t default_ks[] = {32, 64, 96, 128, 192, 256, 384, 512};
+    rmx_size_list sizes = {default_sizes, sizeof default_sizes / sizeof default_sizes[0]};
+    rmx_size_list ks = {default_ks, sizeof default_ks / sizeof default_ks[0]};
+    size_t mn = 2048;
     const rmx_arg spec[] = {
         {"sweep", RMX_ARG_CHOICE, &sweep, "which sweep (shape: only the --shapes)", 0, 0, "square|k|both|shape"},
         {"shapes", RMX_ARG_STRING, &shape_text, "shapes MxNxK to measure as well, comma-separated", 0, 0, NULL},
-        {"sizes", RMX_ARG_SIZE_LIST, &sizes, "square orders n (default 128,256,512,1024,2048)", 0, 1e18, NULL},
-        {"k", RMX_ARG_SIZE_LIST, &ks, "inner dimensions k at m = n = --mn (default 32,64,96,128,192,256,384,512)", 0, 1e18, NULL},
-        {"mn", RMX_ARG_SIZE, &mn, "m = n of the k sweep (default 2048)", 0, 1e18, NULL},
-        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds of timed repetitions per point (default 1)", 0.001, 3600, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block, at least one call (default 0.05)", 1e-5, 60, NULL},
+        {"sizes", RMX_ARG_SIZE_LIST, &sizes, "square orders n", 1, MAX_ORDER, NULL},
+        {"k", RMX_ARG_SIZE_LIST, &ks, "inner dimensions k at m = n = --mn", 1, MAX_ORDER, NULL},
+        {"mn", RMX_ARG_SIZE, &mn, "m = n of the k sweep", 1, MAX_ORDER, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds of timed repetitions per point", 0.001, 3600, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block, at least one call", 1e-5, 60, NULL},
         NODE_ARG_TARGET(&r),
         NODE_ARG_CORRUPT(&r, "spoil one result"),
         NODE_ARG_JSON(&r),
     };
     node_parse(&r, argc, argv, spec, sizeof spec / sizeof spec[0]);
-    if (!sizes.n) {
-        sizes.v = default_sizes;
-        sizes.n = sizeof default_sizes / sizeof default_sizes[0];
-    }
-    if (!ks.n) {
-        ks.v = default_ks;
-        ks.n = sizeof default_ks / sizeof default_ks[0];
-    }
     int do_square = !strcmp(sweep, "square") || !strcmp(sweep, "both"), do_k = !strcmp(sweep, "k") || !strcmp(sweep, "both");
     size_t shapes[MAX_SHAPES][3];
     size_t n_shapes = shape_text ? parse_shapes(shape_text, shapes) : 0;

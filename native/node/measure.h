@@ -44,19 +44,25 @@ typedef struct {
     size_t planned, done, last_size;
 } node_run;
 
-/* The options every command has, placed by the command where --help lists them. */
+/* The largest size any command takes: rmax.sizes.MAX_BYTES (1 PiB), beyond any memory. */
+#define NODE_MAX_BYTES 1125899906842624.0
+/* Sample counts at most: the net kernels' --max-samples bound. */
+#define NODE_MAX_SAMPLES 1e5
+
+/* The options every command has, placed by the command where --help lists them. Defaults are
+ * the values their variables hold before parsing (--help and --describe show them), not help text. */
 #define NODE_ARG_TARGET(r)                                                                                          \
     {"target", RMX_ARG_DOUBLE, &(r)->target,                                                                        \
-     "stop when the 95% CI half-width is within this fraction of the median (default 0.02)", 1e-4, 1, NULL}
+     "stop when the 95% CI half-width is within this fraction of the median", 1e-4, 1, NULL}
 #define NODE_ARG_CORRUPT(r, what)                                                                                   \
     {"self-test-corrupt", RMX_ARG_FLAG, &(r)->corrupt, "testing: " what " so that validation must fail", 0, 0, NULL}
 #define NODE_ARG_JSON(r) {"json", RMX_ARG_STRING, &(r)->json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL}
 /* The size range of a sweep over working sets (cpurate, memcopy, memlat); `what` is one buffer. */
 #define NODE_ARGS_SIZES(min, max, per_octave, what)                                                                 \
-    {"min-size", RMX_ARG_SIZE, (min), "smallest " what " in bytes (default 1K)", 0, 1e18, NULL},                     \
-    {"max-size", RMX_ARG_SIZE, (max), "largest " what " (default 4x the last-level cache, capped by memory)", 0,      \
-     1e18, NULL},                                                                                                    \
-    {"points-per-octave", RMX_ARG_INT, (per_octave), "sizes per doubling (default 4)", 1, 64, NULL}
+    {"min-size", RMX_ARG_SIZE, (min), "smallest " what " in bytes", 1, NODE_MAX_BYTES, NULL},                        \
+    {"max-size", RMX_ARG_SIZE, (max), "largest " what " (default 4x the last-level cache, capped by memory)", 1,      \
+     NODE_MAX_BYTES, NULL},                                                                                          \
+    {"points-per-octave", RMX_ARG_INT, (per_octave), "sizes per doubling", 1, 64, NULL}
 
 /* Parses the command's options. "--check-args" (any command, not in --help) makes
  * node_open exit 0: the input is refused or accepted exactly as a run would, so

@@ -44,9 +44,9 @@ int cmd_memcopy(int argc, char **argv)
     long long per_octave = 4, min_reps = 5;
     const rmx_arg spec[] = {
         NODE_ARGS_SIZES(&min_size, &max_size, &per_octave, "buffer"),
-        {"min-reps", RMX_ARG_INT, &min_reps, "samples per size at least (default 5)", 2, 1e6, NULL},
-        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep (default 10)", 0.01, 86400, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block of copies (default 0.004)", 1e-5, 10, NULL},
+        {"min-reps", RMX_ARG_INT, &min_reps, "samples per size at least", 2, NODE_MAX_SAMPLES, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep", 0.01, 86400, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block of copies", 1e-5, 10, NULL},
         NODE_ARG_TARGET(&r),
         NODE_ARG_CORRUPT(&r, "spoil one copy"),
         NODE_ARG_JSON(&r),

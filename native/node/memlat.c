@@ -104,11 +104,11 @@ int cmd_memlat(int argc, char **argv)
     long long per_octave = 4, min_reps = 5;
     const rmx_arg spec[] = {
         NODE_ARGS_SIZES(&min_size, &max_size, &per_octave, "working set"),
-        {"pattern", RMX_ARG_CHOICE, &pattern, "which chain (default random)", 0, 0, "random|stride|both"},
-        {"stride", RMX_ARG_SIZE, &stride, "bytes between nodes of the stride chain (default 64)", 8, 1 << 20, NULL},
-        {"min-reps", RMX_ARG_INT, &min_reps, "samples per size at least (default 5)", 2, 1e6, NULL},
-        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep (default 20)", 0.01, 86400, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed chase (default 0.004)", 1e-5, 10, NULL},
+        {"pattern", RMX_ARG_CHOICE, &pattern, "which chain", 0, 0, "random|stride|both"},
+        {"stride", RMX_ARG_SIZE, &stride, "bytes between nodes of the stride chain", 8, 1 << 20, NULL},
+        {"min-reps", RMX_ARG_INT, &min_reps, "samples per size at least", 2, NODE_MAX_SAMPLES, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for the whole sweep", 0.01, 86400, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed chase", 1e-5, 10, NULL},
         NODE_ARG_TARGET(&r),
         NODE_ARG_CORRUPT(&r, "break one link"),
         NODE_ARG_JSON(&r),

@@ -168,9 +168,9 @@ int cmd_oslat(int argc, char **argv)
     node_run r = {&K, .budget = 25.0, .sample_time = 0.002, .target = 0.02};
     const char *tests = ALL;
     const rmx_arg spec[] = {
-        {"tests", RMX_ARG_STRING, &tests, "comma-separated tests (default: all of null,stat,open-close,sig-install,sig-catch,fork-exit,fork-exec,pipe,unix,ctxsw,udp,tcp,tcp-connect,tcp-bw,cacheline)", 0, 0, NULL},
-        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for all the tests together (default 25)", 0.01, 86400, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed batch (default 0.002)", 1e-5, 10, NULL},
+        {"tests", RMX_ARG_STRING, &tests, "comma-separated tests", 0, 0, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds for all the tests together", 0.01, 86400, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed batch", 1e-5, 10, NULL},
         NODE_ARG_TARGET(&r),
         NODE_ARG_JSON(&r),
     };

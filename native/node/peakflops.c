@@ -104,15 +104,15 @@ static size_t calibrate(const node_run *r, const rmx_peak_kernel *k)
 
 int cmd_peakflops(int argc, char **argv)
 {
-    node_run r = {&K, .budget = 2.0, .sample_time = 0.02, .target = 0.02};
+    node_run r = {&K, .budget = 0.5, .sample_time = 0.02, .target = 0.02};
     const char *precision = "both", *isa = "all";
     long long threads = 0;
     const rmx_arg spec[] = {
         {"threads", RMX_ARG_INT, &threads, "threads for the all-core measurement (default: CPUs allowed)", 1, 4096, NULL},
         {"precision", RMX_ARG_CHOICE, &precision, "which precision", 0, 0, "double|single|both"},
-        {"isa", RMX_ARG_CHOICE, &isa, "which instruction set (default: every one the CPU has)", 0, 0, "all|avx512|avx2|sse2"},
-        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds of timed repetitions per measurement (default 2)", 0.01, 3600, NULL},
-        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block (default 0.02)", 0.001, 10, NULL},
+        {"isa", RMX_ARG_CHOICE, &isa, "which instruction set (all: every one the CPU has)", 0, 0, "all|avx512|avx2|sse2"},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds of timed repetitions per measurement", 0.01, 3600, NULL},
+        {"sample-time", RMX_ARG_DOUBLE, &r.sample_time, "seconds per timed block", 0.001, 10, NULL},
         NODE_ARG_TARGET(&r),
         NODE_ARG_JSON(&r),
         NODE_ARG_CORRUPT(&r, "spoil the expected answer"),

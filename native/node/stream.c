@@ -148,18 +148,18 @@ static size_t repeat(stream_ctx *s, int nt, const node_run *r, long long ntimes,
 
 int cmd_stream(int argc, char **argv)
 {
-    node_run r = {&K, .budget = 5.0, .target = 0.02};
+    node_run r = {&K, .budget = 1.0, .target = 0.02};
     const char *mode = "both";
     size_t size = NODE_UNSET;
     long long threads = 0, ntimes = 10, max_times = 200;
     const rmx_arg spec[] = {
-        {"size", RMX_ARG_SIZE, &size, "bytes per array (default 4x the total cache, capped by memory)", 0, 1e18, NULL},
+        {"size", RMX_ARG_SIZE, &size, "bytes per array (default 4x the total cache, capped by memory)", 1, NODE_MAX_BYTES, NULL},
         {"threads", RMX_ARG_INT, &threads, "threads of the all-core run (default: CPUs allowed)", 1, 4096, NULL},
         {"mode", RMX_ARG_CHOICE, &mode, "one thread, all cores, or both", 0, 0, "one|all|both"},
-        {"ntimes", RMX_ARG_INT, &ntimes, "at least this many repetitions, the first excluded (default 10, STREAM's minimum)", 10, 1e6, NULL},
-        {"max-times", RMX_ARG_INT, &max_times, "at most this many repetitions (default 200)", 10, 1e6, NULL},
-        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds of repetitions beyond the first ntimes per thread count (default 5)", 0, 86400, NULL},
-        {"target", RMX_ARG_DOUBLE, &r.target, "stop when the 95% CI half-width of every kernel is within this fraction of its median (default 0.02)", 1e-4, 1, NULL},
+        {"ntimes", RMX_ARG_INT, &ntimes, "at least this many repetitions, the first excluded (at least 10, STREAM's minimum)", 10, NODE_MAX_SAMPLES, NULL},
+        {"max-times", RMX_ARG_INT, &max_times, "at most this many repetitions", 10, NODE_MAX_SAMPLES, NULL},
+        {"budget", RMX_ARG_DOUBLE, &r.budget, "seconds of repetitions beyond the first ntimes per thread count", 0, 86400, NULL},
+        {"target", RMX_ARG_DOUBLE, &r.target, "stop when the 95% CI half-width of every kernel is within this fraction of its median", 1e-4, 1, NULL},
         NODE_ARG_CORRUPT(&r, "spoil one result"),
         NODE_ARG_JSON(&r),
     };

@@ -1,6 +1,7 @@
 /* Unit tests of native/common, run by tests/test_native.py. Prints one line per
  * check and "N passed, M failed"; exit status 1 if anything failed. */
 #include "rmx_args.h"
+#include "rmx_fail.h"
 #include "rmx_json.h"
 #include "rmx_stats.h"
 #include "rmx_step.h"
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int passed, failed;
 
@@ -181,6 +183,28 @@ static void test_step_rank(void)
     CHECK(rmx_step_host()[0] != '\0', "host name");
 }
 
+/* A failure line names the program, the launcher's rank, the host and the message, on one line. */
+static void test_fail_line(void)
+{
+    setenv("OMPI_COMM_WORLD_RANK", "5", 1);
+    FILE *tmp = tmpfile();
+    fflush(stderr);
+    const int saved = dup(STDERR_FILENO);
+    dup2(fileno(tmp), STDERR_FILENO);
+    rmx_fail_line("prog", "cannot allocate %zu bytes for %s", (size_t)42, "the plan");
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    char got[512] = "", want[512];
+    rewind(tmp);
+    size_t n = fread(got, 1, sizeof got - 1, tmp);
+    got[n] = '\0';
+    fclose(tmp);
+    snprintf(want, sizeof want, "prog: error: rank 5 on host %s: cannot allocate 42 bytes for the plan\n",
+             rmx_step_host());
+    CHECK(strcmp(got, want) == 0, "failure line");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+}
+
 static int where_thread0_ran(void *ctx, int tid, int nthreads)
 {
     (void)nthreads;
@@ -212,6 +236,7 @@ int main(void)
     test_thread_offset();
     test_summary();
     test_step_rank();
+    test_fail_line();
     test_repeat();
     test_sizes();
     test_json();

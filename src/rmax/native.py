@@ -1,7 +1,10 @@
 """Where the native executables (rmax-node, rmax-ranks, rmax-hpl, ...) are."""
 
+import functools
+import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -30,3 +33,23 @@ def executable(name: str, runnable: bool = True) -> str:
     if found:
         return found
     raise RmaxError(f"native executable {name} not found", hint="run 'make install' to build it")
+
+
+@functools.lru_cache(maxsize=None)
+def describe(name: str, command: str | None = None) -> dict[str, dict]:
+    """The options of a native executable (or of its sub-command) as its own table declares them
+    (`--describe`): {name: {"type", "min", "max", "default", "help", "unit", "choices"?}}, read
+    once per process. A default of None is one the kernel computes at run time."""
+    argv = [executable(name), *([command] if command else []), "--describe"]
+    what = " ".join([name, *([command] if command else [])])
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise RmaxError(f"{what} could not describe its options: {e}") from None
+    if done.returncode != 0:
+        lines = [x for x in done.stderr.splitlines() if x.strip()]
+        raise RmaxError(f"{what} --describe failed: {lines[-1] if lines else f'exit status {done.returncode}'}")
+    try:
+        return {o["name"]: o for o in json.loads(done.stdout)["options"]}
+    except (ValueError, KeyError, TypeError) as e:
+        raise RmaxError(f"{what} --describe printed no option table: {e}") from None

@@ -195,7 +195,8 @@ def two_states(values, gap: float = STATE_GAP, least: int = 2):
     two states when that ratio is at least `gap`, each side holds at least `least` repeats and
     is itself narrower (max / min) than the gap. ((median, count) of the lower group, the same
     of the upper) or None. A median over two states describes neither."""
-    import numpy as np
+    from statistics import median   # not numpy: `runs list` reads this for every net run it shows
+
     x = sorted(float(v) for v in values if v is not None and math.isfinite(v) and v > 0)
     if len(x) < 2 * least:
         return None
@@ -203,7 +204,7 @@ def two_states(values, gap: float = STATE_GAP, least: int = 2):
     lo, hi = x[:cut], x[cut:]
     if ratio < gap or lo[-1] / lo[0] >= ratio or hi[-1] / hi[0] >= ratio:
         return None
-    return (float(np.median(lo)), len(lo)), (float(np.median(hi)), len(hi))
+    return (float(median(lo)), len(lo)), (float(median(hi)), len(hi))
 
 
 def spread(values) -> dict:

@@ -105,13 +105,13 @@ def test_install_writes_a_quoted_unit(tmp_path):
     (cfg / "agent.toml").write_text("interval = 600\n")
     unit = tmp_path / "rmax-agent.service"
     p = run_cli("agent", "install", "--output", str(unit), "--config", str(cfg / "agent.toml"),
-                "--db", str(tmp_path / "r.db"), check=True)
+                "--db", "/srv/rmax data/r.db", check=True)     # not under /tmp: the service has its own
     assert "systemctl enable --now rmax-agent.service" in p.stdout
     text = unit.read_text()
     exec_line = next(l for l in text.splitlines() if l.startswith("ExecStart="))
     assert '"agent" "run" "--config"' in exec_line
     assert "odd dir %%h $$HOME/agent.toml" in exec_line           # systemd specifiers and variables escaped
-    assert f'Environment="RMAX_DB={tmp_path}/r.db"' in text
+    assert 'Environment="RMAX_DB=/srv/rmax data/r.db"' in text and 'ReadWritePaths="/srv/rmax data"' in text
     assert "KillMode=mixed" in text
     if shutil.which("systemd-analyze"):     # systemd's own parser accepts the unit
         v = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)

@@ -68,7 +68,7 @@ def test_a_node_slowed_on_purpose_is_flagged(db):
         with urllib.request.urlopen(agent.url + "/metrics", timeout=10) as r:
             metrics = r.read().decode()
         assert flagged["p_value"] < 0.05 and flagged["deviation"] < 0 and flagged["n_baseline"] >= 5
-        assert 'rmax_rate_drift{peer="",probe="dgemm"} 1.0' in metrics
+        assert 'rmax_probe_state{peer="",probe="dgemm",state="drift"} 1.0' in metrics
         assert agent.stop() == 0     # the probe in progress is stored interrupted: the history stays as seen
         shown = run_cli("agent", "status", "--min-history", "5", "--recent", "3", "--alpha", "0.05", timeout=60,
                         check=True).stdout

@@ -36,7 +36,7 @@ def test_coll(db, ranks):
     np_ = int(ranks[1])
     s = typed("coll", rec)
     pts = s.points
-    assert {p.op for p in pts} == set(coll.OPS)
+    assert {p.op for p in pts} == set(coll.DEFAULT_OPS)
     assert {p.order for p in pts} == set(coll.DEFAULT_ORDERS)
     assert sorted({p.procs for p in pts}) == ([2] if np_ == 2 else [2, 4])
     for p in pts:

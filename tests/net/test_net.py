@@ -1,6 +1,9 @@
 """`rmax bench net`: the point-to-point curves per layer, stored and validated."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from cliutil import assert_one_line_error, run_cli
@@ -111,7 +114,7 @@ def test_view_has_every_point_and_each_layer_fit(quick_run):
 
 
 def test_full_schedule_has_netpipe_perturbations():
-    proc = mpirun(2, "p2p", "--json", "-", "--layers", "mpi", "--max-size", "200", *FAST)
+    proc = mpirun(2, "p2p", "--json", "-", "--layers", "mpi", "--max-size", "200", "--repeats", "1", *FAST)
     assert proc.returncode == 0, proc.stderr
     pts = [r for r in records(proc) if r["record"] == "point"]
     assert [r["size"] for r in pts] == netpipe_schedule(0, 200)
@@ -119,7 +122,7 @@ def test_full_schedule_has_netpipe_perturbations():
 
 
 def test_validate_every_message_passes_on_odd_sizes():
-    proc = mpirun(2, "p2p", "--json", "-", "--validate", "--sizes", "0,1,7,4099,70000", *FAST)
+    proc = mpirun(2, "p2p", "--json", "-", "--validate", "--sizes", "0,1,7,4099,70000", "--repeats", "1", *FAST)
     assert proc.returncode == 0, proc.stderr
     parsed = NET.parse(records(proc))
     assert parsed.status == "ok"
@@ -130,7 +133,7 @@ def test_validate_every_message_passes_on_odd_sizes():
 @pytest.mark.parametrize("extra", [[], ["--validate"]])
 def test_damaged_payload_is_caught(extra):
     proc = mpirun(2, "p2p", "--json", "-", "--self-test-corrupt", "--sizes", "0,1,4099",
-                  "--layers", "mpi,mpi-nonblocking,mpi-bidir,tcp,udp", *extra, *FAST)
+                  "--layers", "mpi,mpi-nonblocking,mpi-bidir,tcp,udp", "--repeats", "1", *extra, *FAST)
     assert proc.returncode == 0, proc.stderr
     recs = records(proc)
     pts = [r for r in recs if r["record"] == "point"]
@@ -166,7 +169,7 @@ def test_host_that_does_not_answer_is_named(db):
 
 def test_batch_length_is_honoured_and_recorded():
     proc = mpirun(2, "p2p", "--json", "-", "--layers", "mpi", "--sizes", "8", "--batch", "0.004", "--budget", "0.05",
-                  "--max-samples", "5")
+                  "--max-samples", "5", "--repeats", "1")
     assert proc.returncode == 0, proc.stderr
     recs = records(proc)
     assert recs[0]["batch"] == 0.004
@@ -177,7 +180,7 @@ def test_batch_length_is_honoured_and_recorded():
 
 
 def test_one_buffer_echo_validates_and_still_catches_damage():
-    args = ["p2p", "--json", "-", "--one-buffer", "--validate", "--sizes", "1,4099", *FAST]
+    args = ["p2p", "--json", "-", "--one-buffer", "--validate", "--sizes", "1,4099", "--repeats", "1", *FAST]
     ok = NET.parse(records(mpirun(2, *args)))
     assert ok.status == "ok"
     bad = NET.parse(records(mpirun(2, *args, "--self-test-corrupt")))
@@ -197,9 +200,22 @@ def test_large_messages_keep_at_most_window_bytes_in_flight_and_few_samples_are_
     """--window-bytes shortens a large message's window (the time per message stays per message);
     --min-samples 2 stops a point that met no confidence target after 2 samples, not 5."""
     recs = records(mpirun(2, "p2p", "--json", "-", "--layers", "mpi-stream", "--sizes", "8,1M", "--window", "64",
-                          "--window-bytes", "4M", "--min-samples", "2", "--max-samples", "5", "--budget", "0.001"))
+                          "--window-bytes", "4M", "--min-samples", "2", "--max-samples", "5", "--budget", "0.001",
+                          "--repeats", "1"))
     small, large = [r for r in recs if r["record"] == "point"]
     assert (small["window"], small["messages_per_op"]) == (64, 64)
     assert (large["window"], large["messages_per_op"]) == (4, 4)
     assert large["summary"]["n"] == 2 and large["validated"]
     assert recs[0]["window_bytes"] == 4 << 20 and recs[0]["min_samples"] == 2
+
+
+def test_listing_net_runs_imports_no_numerics(quick_run):
+    """`rmax runs list` shows a net run's headline (its repeats judged for two states) without numpy
+    or scipy: every listing would pay their import (0.2-0.9 s) before it printed a line."""
+    db, _ = quick_run
+    code = ("import sys, runpy; sys.argv = ['rmax', 'runs', 'list']\n"
+            "try:\n    runpy.run_module('rmax', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print('NUMERICS', sorted(m for m in ('numpy', 'scipy') if m in sys.modules), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "RMAX_DB": str(db)})
+    assert "NUMERICS []" in proc.stderr and "net" in proc.stdout, proc.stderr

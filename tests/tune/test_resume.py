@@ -1,7 +1,6 @@
 """Resume: a real `rmax tune` killed with SIGTERM mid-way continues with --resume,
 answering the finished trials from the store instead of running them again."""
 
-import json
 import os
 import signal
 import subprocess
@@ -26,33 +25,33 @@ def test_sigterm_then_resume_repeats_no_finished_trial(db, tmp_path):
     done = []
     while time.time() < deadline:
         time.sleep(0.3)
-        tunes = _runs(db, kind="tune") if db.exists() else []
+        tunes = _runs(db, kind="tune")
         if tunes:
-            done = [r for r in _runs(db, kind="hpl", parent=tunes[0]["id"]) if r["status"] in FINISHED]
+            done = [r for r in _runs(db, kind="hpl", parent=tunes[0].id) if r.status in FINISHED]
             if len(done) >= 3:
                 break
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     (tune,) = _runs(db, kind="tune")
-    assert tune["status"] == "interrupted"
+    assert tune.status == "interrupted"
     assert "--resume" in err
-    before = [r for r in _runs(db, kind="hpl", parent=tune["id"]) if r["status"] in FINISHED]
+    before = [r for r in _runs(db, kind="hpl", parent=tune.id) if r.status in FINISHED]
     assert 3 <= len(before) < MIN_TRIALS
 
-    res = run_cli("tune", "--resume", tune["id"][:8], "--timeout", "300", timeout=120)
+    res = run_cli("tune", "--resume", tune.id[:8], "--timeout", "300", timeout=120)
     assert res.returncode == 0, res.stderr
     (stored,) = _runs(db, kind="tune")
-    assert json.loads(stored["params"])["settings"]["timeout"] == 300   # the one setting a resume may change, kept
+    assert stored.params["settings"]["timeout"] == 300   # the one setting a resume may change, kept
     replayed = [l for l in res.stdout.splitlines() if l.rstrip().endswith("  stored") or "stored stock" in l]
     assert len(replayed) == len(before)                      # answered from the store, not run again
     (tune,) = _runs(db, kind="tune")
-    assert tune["status"] == "ok"
-    after = [r for r in _runs(db, kind="hpl", parent=tune["id"]) if r["status"] in FINISHED]
+    assert tune.status == "ok"
+    after = [r for r in _runs(db, kind="hpl", parent=tune.id) if r.status in FINISHED]
     assert len(after) == MIN_TRIALS                          # the budget, with no finished trial repeated
-    assert [r["id"] for r in after[:len(before)]] == [r["id"] for r in before]
+    assert [r.id for r in after[:len(before)]] == [r.id for r in before]
     # A finished session cannot be resumed again.
-    again = run_cli("tune", "--resume", tune["id"][:8])
+    again = run_cli("tune", "--resume", tune.id[:8])
     assert again.returncode == 2 and "already finished" in again.stderr
 
 
@@ -75,14 +74,14 @@ exec {executable("rmax-hpl")} "$@"
     assert first.returncode == 1, first.stderr
     assert "3 trials in a row failed" in first.stderr and "--resume" in first.stderr
     (tune,) = _runs(db, kind="tune")
-    assert tune["status"] == "interrupted"
-    lost = _runs(db, kind="hpl", parent=tune["id"])
-    assert [r["status"] for r in lost] == ["failed"] * 3
+    assert tune.status == "interrupted"
+    lost = _runs(db, kind="hpl", parent=tune.id)
+    assert [r.status for r in lost] == ["failed"] * 3
 
     down.unlink()
-    res = run_cli("tune", "--resume", tune["id"][:8], timeout=120)
+    res = run_cli("tune", "--resume", tune.id[:8], timeout=120)
     assert res.returncode == 0, res.stderr
     (tune,) = _runs(db, kind="tune")
-    assert tune["status"] == "ok"
-    live = [r for r in _runs(db, kind="hpl", parent=tune["id"]) if r["id"] not in {x["id"] for x in lost}]
-    assert len(live) == MIN_TRIALS and all(r["status"] == "ok" for r in live)   # the lost trials were run again
+    assert tune.status == "ok"
+    live = [r for r in _runs(db, kind="hpl", parent=tune.id) if r.id not in {x.id for x in lost}]
+    assert len(live) == MIN_TRIALS and all(r.status == "ok" for r in live)   # the lost trials were run again

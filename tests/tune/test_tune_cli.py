@@ -1,7 +1,5 @@
 """`rmax tune` end to end on this machine: real engines at small N, bad input, invalid trials."""
 
-import json
-
 from cliutil import assert_one_line_error, run_cli
 from tuneutil import stored_runs as _runs
 
@@ -38,13 +36,13 @@ exec {executable("rmax-hpl")} "$@"
     cfg = read(out)
     assert len(list(cfg.tests())) == 1 and cfg.max_ranks == 2
     (tune,) = _runs(db, kind="tune")
-    assert tune["status"] == "ok"
-    trials = _runs(db, kind="hpl", parent=tune["id"])
+    assert tune.status == "ok"
+    trials = _runs(db, kind="hpl", parent=tune.id)
     assert len(trials) == MIN_TRIALS
-    assert trials[0]["status"] == "failed", trials[0]
-    assert "timed out" in trials[0]["error"] and "killed" in trials[0]["error"], trials[0]["error"]
-    assert all(t["status"] == "ok" for t in trials[1:])
-    summary = json.loads(tune["summary"])
+    assert trials[0].status == "failed", trials[0]
+    assert "timed out" in trials[0].error and "killed" in trials[0].error, trials[0].error
+    assert all(t.status == "ok" for t in trials[1:])
+    summary = tune.summary
     assert summary["trials"] == MIN_TRIALS and summary["retried_failures"] == 1
     b = summary["best"]
     assert b["gflops"] > 0 and b["n"] == 800 and b["hpl_dat"] == str(out.resolve())
@@ -57,12 +55,12 @@ exec {executable("rmax-hpl")} "$@"
     # then HPL's trailing-update shape for its bound; the best's bound is at its own shape.
     from rmax.bench.dgemm import hpl_update_shape
 
-    sweep, *shapes = _runs(db, kind="dgemm", parent=tune["id"])
-    assert sweep["status"] == "ok" and len(json.loads(sweep["summary"])["k"]) >= 4
-    assert f"{sweep['id'][:8]}" in text and "which this session ran first" in text
-    assert shapes and shapes[0]["started_at"] < trials[0]["started_at"]
-    (cited,) = [r for r in shapes if r["id"][:8] in summary["dgemm_source"]]
-    (point,) = json.loads(cited["summary"])["shape"]
+    sweep, *shapes = _runs(db, kind="dgemm", parent=tune.id)
+    assert sweep.status == "ok" and len(sweep.summary["k"]) >= 4
+    assert f"{sweep.id[:8]}" in text and "which this session ran first" in text
+    assert shapes and shapes[0].started_at < trials[0].started_at
+    (cited,) = [r for r in shapes if r.id[:8] in summary["dgemm_source"]]
+    (point,) = cited.summary["shape"]
     assert (point["m"], point["n"], point["k"]) == hpl_update_shape(b["n"], b["nb"], *b["grid"])
     assert abs(summary["dgemm_bound_gflops"] - 2 * point["median"]) < 1e-9
     # The steps table: the start, then each block; what was kept was better in pairs.
@@ -84,9 +82,9 @@ def test_invalid_trials_are_never_best(db, tmp_path):
     assert_one_line_error(proc, 1, "no valid trial", "invalid, 0 failed")
     assert not out.exists()
     (tune,) = _runs(db, kind="tune")
-    assert tune["status"] == "failed"
-    assert json.loads(tune["summary"])["best"] is None
-    assert all(t["status"] == "invalid" for t in _runs(db, kind="hpl", parent=tune["id"]))
+    assert tune.status == "failed"
+    assert tune.summary["best"] is None
+    assert all(t.status == "invalid" for t in _runs(db, kind="hpl", parent=tune.id))
 
 
 def test_bad_input(db):

@@ -1,16 +1,15 @@
 """Helpers shared by the tune tests (a uniquely named module: test file names repeat across folders)."""
 
-import sqlite3
+from pathlib import Path
+
+from rmax.store import open_store
+from rmax.store.runs import RunRecord
 
 
-def stored_runs(db, kind=None, parent=None):
-    con = sqlite3.connect(db)
-    con.row_factory = sqlite3.Row
-    sql, args = "SELECT * FROM runs WHERE 1=1", []
-    if kind:
-        sql, args = sql + " AND kind = ?", args + [kind]
-    if parent:
-        sql, args = sql + " AND parent = ?", args + [parent]
-    rows = [dict(r) for r in con.execute(sql + " ORDER BY started_at", args)]
-    con.close()
-    return rows
+def stored_runs(db, kind=None, parent=None) -> list[RunRecord]:
+    """The runs stored in db, oldest first, read through the store's API (which sees a store whose
+    file exists before its tables do as the empty store it is); no file yet: none."""
+    if not Path(db).exists():
+        return []
+    with open_store(db, reading=True) as store:
+        return store.list(kind=kind, parent=parent)[::-1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -15,6 +16,10 @@ import pytest
 
 from cliutil import ROOT, assert_one_line_error, run_cli
 from vcutil import force_down, leftovers, needs_root, unique_name
+
+sys.path.insert(0, str(ROOT / "tests" / "agent"))
+
+from agentutil import CpuBudget  # noqa: E402
 
 needs_slurm = pytest.mark.skipif(not all(shutil.which(t) for t in ("slurmctld", "slurmd", "munged", "sbatch")),
                                  reason="Slurm or munge is not installed (scripts/install-system.sh installs them)")
@@ -139,7 +144,8 @@ def test_slurm_comes_up_with_every_node_idle(slurm_cluster):
     info = json.loads(run_cli("vcluster", "status", "--name", name, "--json", check=True).stdout)[0]
     assert info["healthy"], info["missing"]
     assert [n["slurm"] for n in info["nodes"]] == ["idle"] * 4
-    assert {d["name"].split()[0] for d in info["slurm"]["daemons"]} == {"munged", "slurmctld", "slurmd"}
+    assert {d["name"].split()[0] for d in info["slurm"]["daemons"]} == {"munged", "mariadbd", "slurmdbd", "slurmctld",
+                                                                         "slurmd"}
     assert all(d["running"] for d in info["slurm"]["daemons"])
     # plain sinfo in a shell that took `vcluster env`; the daemons listen inside the namespaces only
     proc = in_cluster(name, "sinfo --noheader --format='%P %D %T'")
@@ -269,22 +275,94 @@ def test_quick_survey_through_sbatch(slurm_cluster, tmp_path):
 
 @needs_root
 @needs_slurm
+def test_sacct_lists_a_finished_job(slurm_cluster):
+    name, _ = slurm_cluster
+    proc = in_cluster(name, "srun -N 2 --job-name rmax-sacct true && for i in $(seq 50); do "
+                      "out=$(sacct -n -X -P -o JobName,State,NNodes --name rmax-sacct); "
+                      "case $out in *COMPLETED*) break;; esac; sleep 0.2; done; echo \"$out\"")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["rmax-sacct|COMPLETED|2"], proc.stdout + proc.stderr
+
+
+# The check's drift test at the agent's defaults: 8 baseline values, 3 new ones, alpha 0.01.
+# CPU budgets, in cores, that add up to the machine's 2: the two measured nodes a core each, the slowed
+# one cut to 0.4, the two others (Python's start only) 0.25 each.
+BASELINE_SETS, FAST, SLOW, UNMEASURED = 8, 1.0, 0.4, 0.25
+
+
+@needs_root
+@needs_slurm
+@pytest.mark.skipif(not CpuBudget.available(), reason="needs root and the cgroup cpu controller")
+def test_health_check_drains_only_the_slowed_node(slurm_cluster, tmp_path):
+    """`rmax agent check --drain` in each node's namespaces, as slurmd runs a HealthCheckProgram
+    (SLURMD_NODENAME set). n2 and n3 have a baseline from `rmax agent run`, then n3's CPU budget is
+    cut: n3 is drained with its measurement as the reason, n2 is ok, and n1 and n4, with no baseline,
+    are undecided: nothing measured, not drained. (All 4 with a baseline, run by slurmd itself as its
+    HealthCheckProgram, was checked by hand: too long for the suite.)"""
+    from rmax.vcluster import load, slurm
+
+    name, _ = slurm_cluster
+    state = load(name)
+    nodes = [n.name for n in state.plan.nodes]
+    measured = nodes[1:3]
+    slow = nodes[2]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SLURM_CONF": str(slurm.conf_path(state)),
+           "PATH": f"{slurm.bin_dir(state)}:{os.environ['PATH']}"}
+    budgets = {n: CpuBudget(FAST if n in measured else UNMEASURED) for n in nodes}
+    quiet = ["--max-load", "1000", "--window", "0.25"]    # the nodes share this machine: its load is theirs
+    try:
+        agents = [subprocess.Popen([*state.enter(n), sys.executable, "-m", "rmax", "agent", "run", "--probes", "dgemm",
+                                    "--sets", str(BASELINE_SETS), "--interval", "0.01", "--listen", "127.0.0.1:0",
+                                    "--slurm", "off", *quiet], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, env={**env, "RMAX_DB": str(tmp_path / f"{n}.db")},
+                                   preexec_fn=budgets[n].enter) for n in measured]
+        for a in agents:
+            out, err = a.communicate(timeout=240)
+            assert a.returncode == 0 and out.count("probe dgemm: ok") == BASELINE_SETS, out + err
+        budgets[slow].limit(SLOW)
+        checks = {n: subprocess.Popen([*state.enter(n), sys.executable, "-m", "rmax", "agent", "check", "--drain",
+                                       "--timeout", "120", *quiet], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, env={**env, "RMAX_DB": str(tmp_path / f"{n}.db"),
+                                                      "SLURMD_NODENAME": n},
+                                      preexec_fn=budgets[n].enter) for n in nodes}
+        done = {n: (p.communicate(timeout=240), p.returncode) for n, p in checks.items()}
+        print("\n".join(out.strip() for (out, _), _ in done.values()))
+        for n, ((out, err), rc) in done.items():
+            state_word = {slow: "drift", nodes[1]: "ok"}.get(n, "undecided")
+            assert out.startswith(f"rmax agent check: {n}: {state_word}: "), out + err
+            assert rc == (1 if n == slow else 0), out + err
+        assert f"(drained {slow})" in done[slow][0][0]
+        reasons = slurm.client(state, ["sinfo", "-R", "--noheader", "--format=%N|%E"]).stdout.splitlines()
+        assert len(reasons) == 1 and re.match(fr"{slow}\|dgemm [0-9.]+ GFLOPS -[0-9]+% against baseline [0-9.]+ "
+                                              r"GFLOPS \(median; 3 values now, 8 before; p=[0-9.e-]+ < 0.01\) "
+                                              r"\[rmax agent check: drift\]$", reasons[0]), reasons
+        states = slurm.node_states(state)
+        assert states[slow] == "drained" and all(states[n] == "idle" for n in nodes if n != slow), states
+    finally:
+        slurm.client(state, ["scontrol", "update", f"NodeName={slow}", "State=RESUME"])
+        for b in budgets.values():
+            b.remove()
+
+
+@needs_root
+@needs_slurm
 def test_down_stops_the_daemons_of_an_up_that_crashed_half_way():
     # 2 nodes on 1 switch record 8 objects before the daemons (bridge; namespace, UTS file and link
-    # per node; hosts block), then munged and slurmctld: the crash comes as the first slurmd starts.
+    # per node; hosts block), then munged, mariadbd, slurmdbd and slurmctld: the crash comes as the
+    # first slurmd starts.
     name = unique_name()
     try:
         proc = subprocess.run([sys.executable, "-m", "rmax", "vcluster", "up", "--name", name, "--nodes", "2",
                                "--slurm"], capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "RMAX_VCLUSTER_CRASH_AFTER": "10"})
+                              env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "RMAX_VCLUSTER_CRASH_AFTER": "12"})
         assert proc.returncode == 70, proc.stderr          # died half-way, no rollback
         deadline = time.monotonic() + 10   # slurmctld may still be exec'ing from nsenter on a busy machine
         while True:
             running = [x for x in leftovers(name) if x.startswith("process")]
-            if len(running) >= 2 or time.monotonic() > deadline:
+            if len(running) >= 4 or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
-        assert len(running) == 2, leftovers(name)          # munged and slurmctld outlived it
+        assert len(running) == 4, leftovers(name)          # munged, mariadbd, slurmdbd and slurmctld outlived it
         down = run_cli("vcluster", "down", "--name", name, timeout=120)
         assert down.returncode == 0, down.stderr
     finally:

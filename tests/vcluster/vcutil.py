@@ -24,7 +24,7 @@ def unique_name() -> str:
 
 def leftovers(name: str) -> list[str]:
     """Every trace of cluster `name` on this machine: namespaces, links, hosts lines, state, and
-    processes (Slurm and munge daemons) whose command line names the cluster's folder."""
+    processes (Slurm and munge daemons) whose command line or environment names the cluster's folder."""
     out = []
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
     out += [f"netns {n}" for n in ns if n.startswith(f"{name}-")]
@@ -43,7 +43,8 @@ def leftovers(name: str) -> list[str]:
     marker = f"{cluster_dir(name)}/".encode()
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and marker in (proc / "cmdline").read_bytes().replace(b"\0", b" "):
+            # slurmdbd names the folder only in its environment (SLURM_CONF)
+            if proc.name.isdigit() and any(marker in (proc / f).read_bytes() for f in ("cmdline", "environ")):
                 out.append(f"process {proc.name}")
         except OSError:
             continue

@@ -38,6 +38,7 @@ class AgentConfig:
     slurm: str = "auto"            # auto: ask squeue when Slurm is configured here; on: must answer; off
     sets: int = 0                  # stop after this many complete probe sets (0: never)
     probe_timeout: float = 120.0   # seconds before a hung probe is killed
+    textfile: str | None = None    # node_exporter's textfile folder: the metrics also written there as rmax.prom
 
     @property
     def address(self) -> tuple[str, int]:
@@ -132,6 +133,12 @@ def _launcher(name, v):
     return v
 
 
+def _folder(name, v):
+    if not isinstance(v, str) or not v.strip() or "\0" in v:
+        raise RmaxError(f"{name} must be a folder's path, not {_shown(v)}")
+    return v
+
+
 def _choice(choices):
     def check(name, v):
         if not isinstance(v, str) or v not in choices:
@@ -144,7 +151,8 @@ def _choice(choices):
 CHECKS = {"interval": _positive(31 * DAY), "max_load": _positive(1e6), "window": _positive(600.0),
           "retry": _positive(DAY), "listen": _listen, "probes": _probes, "peers": _peers, "launcher": _launcher,
           "recent": _count(1, 1000), "history": _count(2, 10000), "min_history": _count(2, 10000), "alpha": _alpha,
-          "slurm": _choice(SLURM_MODES), "sets": _count(0, 1 << 31), "probe_timeout": _positive(DAY)}
+          "slurm": _choice(SLURM_MODES), "sets": _count(0, 1 << 31), "probe_timeout": _positive(DAY),
+          "textfile": _folder}
 assert set(CHECKS) == {f.name for f in fields(AgentConfig)}
 
 

@@ -20,6 +20,7 @@ from rmax.agent.config import AgentConfig
 from rmax.agent.idle import IdleMonitor, SlurmCheck
 from rmax.agent.metrics import AgentState, serve
 from rmax.agent.probes import steps
+from rmax.agent.promfile import PromFile
 from rmax.agent.view import node_view
 from rmax.errors import RmaxError, RunFailed
 from rmax.store import open_store
@@ -48,8 +49,9 @@ def url(address: tuple) -> str:
 def run_agent(cfg: AgentConfig, echo: Callable[[str], None]) -> None:
     check_peers(cfg)
     host = socket.gethostname()
+    textfile = PromFile(cfg.textfile, echo) if cfg.textfile else None
     store = open_store()
-    state = AgentState(host)
+    state = AgentState(host, cfg, textfile.write if textfile else None)
     state.update(view=node_view(store, cfg, host))
     server = serve(cfg.address, state)
     monitor = IdleMonitor(cfg.max_load, cfg.window, SlurmCheck(cfg.slurm))
@@ -71,7 +73,7 @@ def run_agent(cfg: AgentConfig, echo: Callable[[str], None]) -> None:
         while cfg.sets == 0 or state.sets < cfg.sets:
             time.sleep(max(0.0, next_start - time.monotonic()))
             reading = monitor.measure()
-            state.update(idle=reading.idle, load=reading.load, busy_reason=reading.busy_reason)
+            state.look(reading)
             if not reading.idle:
                 if not was_busy:    # said once per busy spell, not at every look
                     echo(f"busy ({reading.busy_reason}); looking again every {cfg.retry:g} s")
@@ -113,7 +115,7 @@ def run_set(cfg, store, state: AgentState, monitor: IdleMonitor, armed: threadin
             status, note = rec.status, f"run {rec.id[:8]}"
         except Backoff as e:
             state.count(probe.name, "interrupted")
-            state.update(idle=False, load=monitor.last.load, busy_reason=monitor.last.busy_reason)
+            state.look(monitor.last, due=False)
             echo(f"probe {name}: interrupted after {time.monotonic() - t0:.1f} s ({e}); backing off")
             return False
         except RunFailed as e:

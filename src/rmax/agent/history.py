@@ -20,6 +20,7 @@ class Series:
     unit: str
     statistic: str
     higher_is_better: bool
+    kind: str = ""          # the stored runs' kind: which probe measured it
     values: list[float] = field(default_factory=list)
     times: list[float] = field(default_factory=list)      # unix time each probe ended
     run_ids: list[str] = field(default_factory=list)
@@ -39,7 +40,7 @@ def node_series(store: Store, host: str, keep: int) -> dict[tuple[str, str], Ser
                 if not math.isfinite(r.value) or r.value <= 0:   # not a rate: nothing was measured
                     continue
                 s = out.setdefault((r.probe, r.peer), Series(r.probe, r.peer, r.unit, r.statistic,
-                                                            r.higher_is_better))
+                                                            r.higher_is_better, probe.kind))
                 s.values.append(r.value)
                 s.times.append(_unix(rec.ended_at or rec.started_at))
                 s.run_ids.append(rec.id)

@@ -89,6 +89,7 @@ class Reading:
     load: float                  # average foreign runnable tasks over the window
     jobs: list[str]              # Slurm jobs on this node
     busy_reason: str | None      # why the node is not idle; None when it is
+    cause: str | None = None     # that reason's kind, for the metrics: load | slurm_job | slurm_unanswered
 
     @property
     def idle(self) -> bool:
@@ -113,14 +114,14 @@ class IdleMonitor:
         if fresh_slurm or time.monotonic() - self._slurm_at >= SLURM_PERIOD:
             self._slurm, self._slurm_at = self.slurm.jobs(), time.monotonic()
         jobs, slurm_reason = self._slurm
-        reason = None
+        reason = cause = None
         if jobs:
-            reason = f"Slurm job {', '.join(jobs)} on this node"
+            reason, cause = f"Slurm job {', '.join(jobs)} on this node", "slurm_job"
         elif slurm_reason:
-            reason = slurm_reason
+            reason, cause = slurm_reason, "slurm_unanswered"
         elif load >= self.max_load:
-            reason = f"load of other processes {load:.2f} >= max_load {self.max_load:g}"
-        self.last = Reading(load, jobs, reason)
+            reason, cause = f"load of other processes {load:.2f} >= max_load {self.max_load:g}", "load"
+        self.last = Reading(load, jobs, reason, cause)
         return self.last
 
     def sample(self) -> None:

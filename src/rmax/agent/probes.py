@@ -18,6 +18,7 @@ from rmax.store import Store
 from rmax.store.runs import RunRecord
 
 LABEL = "agent"   # every probe run carries it; the node's history is its runs with this label
+CHECK_LABEL = "agent-check"   # `rmax agent check`'s probes: stored, but no part of the baseline they are judged by
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Probe(ABC):
     per_peer = False
 
     @abstractmethod
-    def run(self, cfg: AgentConfig, store: Store, peer: str | None = None) -> RunRecord:
+    def run(self, cfg: AgentConfig, store: Store, peer: str | None = None, label: str = LABEL) -> RunRecord:
         """Measure once and store the run (raises RunFailed after storing a failed one)."""
 
     @abstractmethod
@@ -51,14 +52,14 @@ REGISTRY: Registry = Registry("agent probes", make=lambda cls: cls())   # name -
 register = REGISTRY.register
 
 
-def run_family(name: str, store: Store, timeout: float, spec=None, launcher: str | None = None,
+def run_family(name: str, store: Store, timeout: float, spec=None, launcher: str | None = None, label: str = LABEL,
                **options) -> RunRecord:
     """One probe run of a benchmark family, labelled as the agent's (spec, launcher: a net family's ranks)."""
     from rmax.bench.family import RunContext, get, run
 
     fam = get(name)
     return run(fam, fam.options(True, **options),
-               RunContext(store=store, label=LABEL, spec=spec, launcher=launcher, timeout=timeout, quick=True))
+               RunContext(store=store, label=label, spec=spec, launcher=launcher, timeout=timeout, quick=True))
 
 
 def by_kind(kind: str) -> Probe | None:
@@ -69,8 +70,8 @@ def by_kind(kind: str) -> Probe | None:
 class PeakFlops(Probe):
     name, kind = "peakflops", "peakflops"
 
-    def run(self, cfg, store, peer=None):
-        return run_family("peakflops", store, cfg.probe_timeout, budget=0.2, precision="double")
+    def run(self, cfg, store, peer=None, label=LABEL):
+        return run_family("peakflops", store, cfg.probe_timeout, label=label, budget=0.2, precision="double")
 
     def rates(self, record):
         # the widest instruction set on every core: the node's FMA peak as it runs today
@@ -83,9 +84,9 @@ class Dgemm(Probe):
     name, kind = "dgemm", "dgemm"
     ORDER = 1024
 
-    def run(self, cfg, store, peer=None):
-        return run_family("dgemm", store, cfg.probe_timeout, sizes=(self.ORDER,), sweep="square", budget=0.3,
-                          threads=local_slots())
+    def run(self, cfg, store, peer=None, label=LABEL):
+        return run_family("dgemm", store, cfg.probe_timeout, label=label, sizes=(self.ORDER,), sweep="square",
+                          budget=0.3, threads=local_slots())
 
     def rates(self, record):
         f = headline_figure(record, "dgemm_node")   # one size measured: the best is that size's median (GFLOPS)
@@ -96,8 +97,8 @@ class Dgemm(Probe):
 class Stream(Probe):
     name, kind = "stream", "stream"
 
-    def run(self, cfg, store, peer=None):
-        return run_family("stream", store, cfg.probe_timeout, mode="all", budget=0.3)
+    def run(self, cfg, store, peer=None, label=LABEL):
+        return run_family("stream", store, cfg.probe_timeout, label=label, mode="all", budget=0.3)
 
     def rates(self, record):
         f = headline_figure(record, "triad")
@@ -117,9 +118,9 @@ class MemoryLatency(Probe):
         caches = sysfs_levels()
         return 4 * max(caches.values()) if caches else 256 << 20
 
-    def run(self, cfg, store, peer=None):
+    def run(self, cfg, store, peer=None, label=LABEL):
         size = self.working_set()
-        return run_family("memlat", store, cfg.probe_timeout, budget=1.0, pattern="random", min_size=size,
+        return run_family("memlat", store, cfg.probe_timeout, label=label, budget=1.0, pattern="random", min_size=size,
                           max_size=size)
 
     def rates(self, record):
@@ -132,12 +133,12 @@ class PingPong(Probe):
     name, kind, per_peer = "pingpong", "net", True
     BANDWIDTH_SIZE = 1 << 20
 
-    def run(self, cfg, store, peer=None):
+    def run(self, cfg, store, peer=None, label=LABEL):
         from rmax.launch import Host, LaunchSpec
 
         spec = LaunchSpec(program=[], np=2, hosts=[Host(socket.gethostname(), 1), Host(peer, 1)])
-        return run_family("net", store, cfg.probe_timeout, spec=spec, launcher=cfg.launcher, layers=("mpi",),
-                          sizes=(1, self.BANDWIDTH_SIZE), perturb=False, budget=0.05, max_samples=50)
+        return run_family("net", store, cfg.probe_timeout, label=label, spec=spec, launcher=cfg.launcher,
+                          layers=("mpi",), sizes=(1, self.BANDWIDTH_SIZE), perturb=False, budget=0.05, max_samples=50)
 
     def rates(self, record):
         hosts = record.params.get("hosts") or []

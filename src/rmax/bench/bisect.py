@@ -18,12 +18,12 @@ import statistics
 from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, option, register
-from rmax.bench.netlaunch import (MESSAGE, cell, check_memory, check_message_sizes, groups_argv, header_summary,
+from rmax.bench.netlaunch import (MAX_MESSAGE, cell, check_memory, check_message_sizes, groups_argv, header_summary,
                                   require_ranks, split_records)
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Table, View, figure
 from rmax.native import executable
-from rmax.params import TOPOLOGY, Count, Seconds
+from rmax.params import TOPOLOGY, Count, Seconds, Size
 from rmax.topology.sources import known_groups
 
 STATISTIC = "per bisection: median over samples of the slowest sender's window time"
@@ -32,10 +32,10 @@ GROUPS_HELP = "cluster.toml with the switch groups [default: a virtual cluster's
 
 @dataclass
 class BisectOptions:
-    size: int = option(1 << 20, "Message size.", type=MESSAGE, quick=256 << 10, show="1MiB")
+    size: int = option(1 << 20, "Message size.", type=Size(1, MAX_MESSAGE), quick=256 << 10, show="1MiB")
     window: int = option(16, "Messages in flight per pair.", type=Count(1, 1024))
     bisections: int = option(5, "Random bisections.", type=Count(1, 10000), quick=3)
-    seed: int = option(1, "Seed of the random bisections.", type=Count(1, 2**31 - 1))
+    seed: int = option(1, "Seed of the random bisections.", type=Count(1, 10**18))
     budget: float = option(0.05, "Seconds per bisection.", type=Seconds(0.001, 3600, lo_open=False), quick=0.01)
     max_samples: int = option(50, "Most samples per bisection.", type=Count(5, 100000), quick=20, cli=False)
     topology: str | None = option(None, GROUPS_HELP, type=TOPOLOGY)
@@ -97,6 +97,7 @@ class Bisect(Family):
     switch groups when they are known, and over random bisections."""
 
     name = "bisect"
+    native = ("rmax-net", "bisect")
     title = "bisection bandwidth over random bisections"
     Options = BisectOptions
     Summary = BisectSummary

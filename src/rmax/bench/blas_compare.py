@@ -161,6 +161,7 @@ class BlasCompare(Family):
     """Every installed BLAS side by side: DGEMM GFLOPS, and a short rmax-hpl run when it exists."""
 
     name = "blas"
+    native = None   # its options are its own: it runs dgemm and rmax-hpl per library
     title = "every installed BLAS side by side"
     Options = BlasOptions
     Summary = BlasSummary

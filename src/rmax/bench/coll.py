@@ -12,15 +12,15 @@ from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
 from rmax.bench.netlaunch import (MESSAGES, cell, check_memory, check_message_sizes, check_names, header_summary,
-                                  require_ranks, split_records)
-from rmax.bench.runner import Parsed
+                                  require_ranks, split_records, verdict)
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
 from rmax.launch.base import MAX_RANKS
 from rmax.native import executable
 from rmax.params import Count, Names, NumberList, Seconds
 
-OPS = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "barrier")
+OPS = ("bcast", "reduce", "allreduce", "allgather", "alltoall", "barrier", "reduce_scatter", "scatter", "gather")
+DEFAULT_OPS = OPS[:6]   # reduce_scatter, scatter and gather on request
 ORDERS = ("natural", "reversed", "random", "cyclic", "serpentine")
 DEFAULT_ORDERS = ORDERS[:3]   # the node orders differ from natural only with several ranks per node
 STATISTIC = "median over samples of the per-call time; avg/min/max over ranks"
@@ -28,14 +28,14 @@ STATISTIC = "median over samples of the per-call time; avg/min/max over ranks"
 
 @dataclass
 class CollOptions:
-    ops: tuple[str, ...] = option(OPS, "Operations.", type=Names())
+    ops: tuple[str, ...] = option(DEFAULT_OPS, "Operations: " + ", ".join(OPS) + ".", type=Names())
     sizes: tuple[int, ...] = option((8, 64, 512, 4096, 32768, 262144, 1 << 20), "Bytes per rank.", type=MESSAGES,
                                     quick=(8, 65536))
     procs: tuple[int, ...] | None = option(None, "Process counts.", type=NumberList(2, MAX_RANKS, integer=True),
                                            show="2, 4, ..., all")
     orders: tuple[str, ...] = option(DEFAULT_ORDERS, "Rank orders: natural, reversed, random, cyclic, serpentine.",
                                      type=Names())
-    seed: int = option(1, "Seed of the random order.", type=Count(1, 2**31 - 1))
+    seed: int = option(1, "Seed of the random order.", type=Count(1, 10**18))
     budget: float = option(0.02, "Seconds per point.", type=Seconds(0.001, 3600, lo_open=False), quick=0.005)
     max_samples: int = option(100, "Most samples per point.", type=Count(5, 100000), quick=20, cli=False)
     min_samples: int = option(5, "Fewest samples per point (the survey's plan lowers it where ranks crowd "
@@ -85,6 +85,7 @@ class Coll(Family):
     with min, avg and max over the ranks."""
 
     name = "coll"
+    native = ("rmax-net", "coll")
     title = "collectives vs message size and process count"
     Options = CollOptions
     Summary = CollSummary
@@ -120,11 +121,8 @@ class Coll(Family):
         samples = {_key(p): r.get("samples", []) for p, r in zip(pts, points)}
         summary = CollSummary(pts, **header_summary(header), procs=header.get("procs") if header else [])
         bad = [_key(p) for p in pts if not p.validated]
-        if bad:
-            return Parsed(summary, samples, "invalid", f"wrong collective results at {', '.join(bad[:5])}")
-        if done is None:
-            return Parsed(summary, samples, "failed", "rmax-net coll stopped before its last point")
-        return Parsed(summary, samples)
+        return verdict(summary, samples, bad, done, "wrong collective results at",
+                       "rmax-net coll stopped before its last point")
 
     def metrics(self, s: CollSummary) -> list[Figure]:
         out = [figure(s, ("points", i, "avg"), f"{p.op}.{p.procs}.{p.size}",

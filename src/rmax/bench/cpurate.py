@@ -32,7 +32,7 @@ class CpurateOptions:
     kernel: str = option("multiply", "x=(1+x)(1.5-x)*x, or Brown's x=(1+x)(1.5-x)/x, whose divide bounds the rate "
                          "below cache bandwidth on wide cores (a flat curve).",
                          type=click.Choice(["multiply", "divide"]))
-    min_size: int | None = option(None, "Shortest vector, e.g. 1K.", type=Size(), show="1 KiB")
+    min_size: int = option(1024, "Shortest vector, e.g. 1K.", type=Size())
     max_size: int | None = option(None, "Longest vector, e.g. 1GiB.", type=Size(),
                                   show="4x the last-level cache, capped by memory")
     reps: int = option(30, "Samples per length, at least.", type=Count(2, 100000), quick=10)
@@ -106,6 +106,7 @@ class Cpurate(SweepFamily):
     bandwidth on a wide core, so its curve is flat through the caches; the multiply shows them."""
 
     name = "cpurate"
+    native = ("rmax-node", "cpurate")
     title = "floating-point rate vs vector length; cache boundaries"
     Options = CpurateOptions
     Summary = CpurateSummary
@@ -198,16 +199,17 @@ class Cpurate(SweepFamily):
         return View([rate, bounds], notes, {"cpurate": data})
 
     def plots(self, runs):
-        rate, spread, caches = {}, {}, {}
+        rate, band, spread, caches = {}, {}, {}, {}
         for label, s in runs:
             caches.update({f"{k} (sysfs)": v for k, v in s.sysfs_caches.items() if v})
             for c in s.curves:
                 xs = [p.bytes for p in c.points]
                 rate[f"{label} {c.precision}"] = (xs, [p.median for p in c.points])
+                band[f"{label} {c.precision}"] = ([p.min for p in c.points], [p.max for p in c.points])
                 spread[f"{label} {c.precision}"] = (xs, [p.sd for p in c.points])
         if not rate:
             return []
-        return [Plot("line", "Rate vs vector length", "vector length (bytes)", "GFLOPS (median)", rate, logx=True,
-                     vlines=caches),
+        return [Plot("line", "Rate vs vector length", "vector length (bytes)", "GFLOPS (median; band: min-max)", rate,
+                     logx=True, vlines=caches, bands=band),
                 Plot("line", "Run-to-run spread: its peaks mark the boundaries", "vector length (bytes)",
                      "GFLOPS (sd over repetitions)", spread, logx=True, vlines=caches)]

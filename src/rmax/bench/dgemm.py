@@ -145,6 +145,7 @@ class Dgemm(Family):
     is a good NB for HPL, whose trailing update is an (m x NB) by (NB x n) product)."""
 
     name = "dgemm"
+    native = ("rmax-node", "dgemm")
     title = "BLAS DGEMM rate vs size and vs inner dimension k"
     Options = DgemmOptions
     Summary = DgemmSummary
@@ -237,13 +238,21 @@ class Dgemm(Family):
         return View([t], notes, {"dgemm": data})
 
     def plots(self, runs):
-        square = {f"{label} {s.blas.name or ''}".strip(): ([p.m for p in s.square], [p.median for p in s.square])
-                  for label, s in runs if s.square}
-        ks = {f"{label} m=n={s.k[0].m}": ([p.k for p in s.k], [p.median for p in s.k]) for label, s in runs if s.k}
+        square, square_band, ks, k_band = {}, {}, {}, {}   # bands: the min-max of each point's timed blocks
+        for label, s in runs:
+            if s.square:
+                name = f"{label} {s.blas.name or ''}".strip()
+                square[name] = ([p.m for p in s.square], [p.median for p in s.square])
+                square_band[name] = ([p.min for p in s.square], [p.max for p in s.square])
+            if s.k:
+                name = f"{label} m=n={s.k[0].m}"
+                ks[name] = ([p.k for p in s.k], [p.median for p in s.k])
+                k_band[name] = ([p.min for p in s.k], [p.max for p in s.k])
         out = []
         if square:
-            out.append(Plot("line", "DGEMM vs size", "m = n = k", "GFLOPS (median)", square, logx=True))
+            out.append(Plot("line", "DGEMM vs size", "m = n = k", "GFLOPS (median; band: min-max)", square, logx=True,
+                            bands=square_band))
         if ks:
-            out.append(Plot("line", "DGEMM vs k (NB candidates for HPL)", "inner dimension k", "GFLOPS (median)", ks,
-                            logx=True))
+            out.append(Plot("line", "DGEMM vs k (NB candidates for HPL)", "inner dimension k",
+                            "GFLOPS (median; band: min-max)", ks, logx=True, bands=k_band))
         return out

@@ -14,6 +14,7 @@ takes (rmax.bench.runner: a stored run from its start, under the watchdog)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import types
 import typing
@@ -102,18 +103,24 @@ def _build(tp: Any, value: Any) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=None)
+def _fields(cls) -> tuple[tuple[str, Any, bool], ...]:
+    """(name, type, required) of a dataclass's init fields, resolved once per class: resolving type
+    hints is most of the cost of loading a summary (`runs list` loads one per run it shows)."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, hints[f.name], f.default is MISSING and f.default_factory is MISSING)
+                 for f in dataclasses.fields(cls) if f.init)
+
+
 def _from_fields(cls, data: dict):
     if not isinstance(data, dict):
         raise StaleSummary(f"{cls.__name__}: expected an object, found {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
     kwargs = {}
-    for f in dataclasses.fields(cls):
-        if not f.init:
-            continue
-        if f.name in data:
-            kwargs[f.name] = _build(hints[f.name], data[f.name])
-        elif f.default is MISSING and f.default_factory is MISSING:
-            raise StaleSummary(f"{cls.__name__}: field '{f.name}' is missing")
+    for name, tp, required in _fields(cls):
+        if name in data:
+            kwargs[name] = _build(tp, data[name])
+        elif required:
+            raise StaleSummary(f"{cls.__name__}: field '{name}' is missing")
     return cls(**kwargs)
 
 
@@ -161,13 +168,15 @@ class SurveyPlan:
     """A family's place in a survey: its title there, the share of the budget it may use, its
     order among the steps, and where it runs: "node" (one process on every node, all nodes at
     once: survey/fanout.py), "pair" (the first two nodes) or "all" (one rank on every node; with `even`, on
-    the largest even number of nodes, for families of sender/receiver pairs)."""
+    the largest even number of nodes, for families of sender/receiver pairs); `on_request`: not in a
+    survey of every step, only when its steps are named."""
 
     title: str
     share: float
     order: int
     ranks: str = "node"
     even: bool = False
+    on_request: bool = False   # only when `rmax survey --steps` names it
 
 
 class Family:
@@ -182,6 +191,9 @@ class Family:
     survey: ClassVar[SurveyPlan | None] = None
     example: ClassVar[str] = ""             # the example line of `rmax bench NAME --help`
     command: ClassVar[bool] = True          # False: no `rmax bench NAME` (the family has a command of its own)
+    # The native option table the Options mirror, ("rmax-node", "stream"), or None: each family says
+    # which (no default), and tests/test_option_table.py holds the shared options' defaults and ranges equal.
+    native: ClassVar[tuple[str, str | None] | None]
 
     # -- options and the kernel's argv
     def options(self, quick: bool = False, **given):
@@ -272,7 +284,7 @@ FAMILIES: Registry = Registry("benchmark families", make=lambda cls: cls())   # 
 
 # The modules that define families: rmax.bench.<module>. Importing one registers its family.
 MODULES = ("stream", "peakflops", "cpurate", "memlat", "memcopy", "oslat", "dgemm", "blas_compare", "hpl",
-           "net", "coll", "ring", "bisect", "matrix", "mbw")
+           "net", "coll", "ring", "bisect", "matrix", "mbw", "mlat", "rma", "nbc", "gups", "ptrans", "fft")
 
 
 register = FAMILIES.register

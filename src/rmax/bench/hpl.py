@@ -84,6 +84,7 @@ class Hpl(Family):
     """HPL: every test of an HPL input with the chosen engine (`rmax hpl run`)."""
 
     name = "hpl"
+    native = None   # the tests come from HPL.dat, not from a kernel option table
     title = "HPL"
     command = False             # the user's command is `rmax hpl run`, which reads an HPL.dat
     order = 60                  # the survey's own HPL step (rmax.survey.steps.Hpl) sizes N: no SurveyPlan

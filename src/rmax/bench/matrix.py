@@ -50,12 +50,12 @@ import click
 
 from rmax.bench.bisect import GROUPS_HELP
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
-from rmax.bench.netlaunch import (MESSAGE, cell, check_memory, check_message_sizes, groups_argv, header_summary,
-                                  require_ranks, split_records)
+from rmax.bench.netlaunch import (MAX_MESSAGE, MESSAGE, cell, check_memory, check_message_sizes, groups_argv,
+                                  header_summary, require_ranks, split_records)
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.native import executable
-from rmax.params import TOPOLOGY, Count, Seconds
+from rmax.params import TOPOLOGY, Count, Seconds, Size
 from rmax.stats import differ_significantly, robust_sd
 from rmax.topology.sources import known_groups
 
@@ -79,7 +79,8 @@ def auto_design(ranks: int, quick: bool) -> str:
 @dataclass
 class MatrixOptions:
     lat_size: int = option(8, "Latency message size.", type=MESSAGE)
-    bw_size: int = option(1 << 20, "Bandwidth message size.", type=MESSAGE, quick=256 << 10, show="1MiB")
+    bw_size: int = option(1 << 20, "Bandwidth message size.", type=Size(1, MAX_MESSAGE), quick=256 << 10,
+                          show="1MiB")
     window: int = option(8, "Messages in flight per pair for the bandwidth.", type=Count(1, 1024))
     budget: float = option(0.01, "Seconds per pair and measurement.", type=Seconds(0.001, 3600, lo_open=False),
                            quick=0.003)
@@ -365,6 +366,7 @@ class Matrix(Family):
     again, and flagged only when it still differs significantly from a control measured with it."""
 
     name = "matrix"
+    native = ("rmax-net", "matrix")
     title = "all-pairs latency and bandwidth matrices"
     Options = MatrixOptions
     Summary = MatrixSummary

@@ -8,9 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
-from rmax.bench.netlaunch import (MAX_MESSAGE, check_memory, header_summary, require_ranks,
-                                  split_records)
-from rmax.bench.runner import Parsed
+from rmax.bench.netlaunch import MAX_MESSAGE, check_memory, header_summary, require_ranks, split_records, verdict
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
 from rmax.native import executable
@@ -34,7 +32,8 @@ class MbwOptions:
                                "gets a shorter window.", type=Size(0, 1 << 40), show="8MiB")
     min_samples: int = option(5, "Fewest samples per size and repeat (the survey's plan lowers it where ranks crowd "
                                  "few cores: below 5, no warm-up batch either).", type=Count(2, 100000), cli=False)
-    budget: float = option(0.05, "Seconds of timed repetitions per size and repeat.", type=Seconds(0.001, 3600),
+    budget: float = option(0.05, "Seconds of timed repetitions per size and repeat.",
+                           type=Seconds(0.001, 3600, lo_open=False),
                            quick=0.005)
     repeats: int = option(5, "Times the whole size list is measured, one repeat after the other.",
                           type=Count(1, 1000), quick=3)
@@ -101,6 +100,7 @@ class Mbw(Family):
     Needs an even number of ranks; the median of --repeats repeats is reported."""
 
     name = "mbw"
+    native = ("rmax-net", "mbw")
     title = "concurrent pairs: aggregate bandwidth and message rate (OSU mbw_mr)"
     Options = MbwOptions
     Summary = MbwSummary
@@ -146,11 +146,8 @@ class Mbw(Family):
                              **header_summary(header))
         samples = {str(p.size): p.message_rate_repeats for p in points}
         bad = [human_size(p.size) for p in points if not p.validated]
-        if bad:
-            return Parsed(summary, samples, "invalid", f"payload validation failed at {', '.join(bad[:5])}")
-        if done is None:
-            return Parsed(summary, samples, "failed", "rmax-net mbw stopped before its last point")
-        return Parsed(summary, samples)
+        return verdict(summary, samples, bad, done, "payload validation failed at",
+                       "rmax-net mbw stopped before its last point")
 
     def _bandwidth(self, s: MbwSummary, i: int, p: MbwPoint) -> Figure | None:
         return figure(s, ("points", i, "bandwidth"), f"bandwidth.{p.size}",

@@ -21,7 +21,7 @@ STATISTIC = "median of timed blocks (points), maximum for steps; MB = 10^6 bytes
 
 @dataclass
 class MemcopyOptions:
-    min_size: int | None = option(None, "Smallest buffer.", type=Size(), show="1 KiB")
+    min_size: int = option(1024, "Smallest buffer.", type=Size())
     max_size: int | None = option(None, "Largest buffer.", type=Size(),
                                   show="4x the last-level cache, capped by memory")
     budget: float = option(10.0, "Seconds for the sweep.", type=Seconds(0.01, 86400, lo_open=False), quick=2.0)
@@ -55,6 +55,7 @@ class Memcopy(SweepFamily):
     """memcpy bandwidth vs buffer size (after NIST's memcopy benchmark), MB/s = 10^6 bytes copied per second."""
 
     name = "memcopy"
+    native = ("rmax-node", "memcopy")
     title = "memcpy bandwidth vs buffer size"
     Options = MemcopyOptions
     Summary = MemcopySummary
@@ -108,9 +109,10 @@ class Memcopy(SweepFamily):
         return View([t], notes, {"memcopy": data})
 
     def plots(self, runs):
-        series, caches = {}, {}
+        series, bands, caches = {}, {}, {}
         for label, s in runs:
             caches.update({f"{k} (sysfs)": v for k, v in s.sysfs_caches.items() if v})
             series[label] = ([p.bytes for p in s.points], [p.median / 1e3 for p in s.points])
-        return [Plot("line", "memcpy bandwidth vs buffer size", "buffer size (bytes)", "GB/s (median)", series,
-                     logx=True, vlines=caches)] if series else []
+            bands[label] = ([p.min / 1e3 for p in s.points], [p.max / 1e3 for p in s.points])
+        return [Plot("line", "memcpy bandwidth vs buffer size", "buffer size (bytes)", "GB/s (median; band: min-max)",
+                     series, logx=True, vlines=caches, bands=bands)] if series else []

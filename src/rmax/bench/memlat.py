@@ -29,8 +29,8 @@ STATISTIC = "median of timed chases (curves); minimum for plateaus and steps"
 class MemlatOptions:
     pattern: str = option("random", "Chain: random (defeats prefetchers), fixed stride (prefetched), or both.",
                           type=click.Choice(["stride", "random", "both"]))
-    stride: int | None = option(None, "Bytes between nodes of the stride chain.", type=Size(), show="64")
-    min_size: int | None = option(None, "Smallest working set.", type=Size(), show="1 KiB")
+    stride: int = option(64, "Bytes between nodes of the stride chain.", type=Size(8, 1 << 20))
+    min_size: int = option(1024, "Smallest working set.", type=Size())
     max_size: int | None = option(None, "Largest working set.", type=Size(),
                                   show="4x the last-level cache, capped by memory")
     budget: float = option(20.0, "Seconds for the sweep.", type=Seconds(0.01, 86400, lo_open=False), quick=3.0)
@@ -139,6 +139,7 @@ class Memlat(SweepFamily):
     option); the plateaus in ns, named after the caches whose sizes their boundaries match."""
 
     name = "memlat"
+    native = ("rmax-node", "memlat")
     title = "memory load latency vs working-set size"
     Options = MemlatOptions
     Summary = MemlatSummary
@@ -217,10 +218,11 @@ class Memlat(SweepFamily):
         return View([t, pl], notes, {"memlat": data})
 
     def plots(self, runs):
-        series, caches = {}, {}
+        series, bands, caches = {}, {}, {}
         for label, s in runs:
             caches.update({f"{k} (sysfs)": v for k, v in s.sysfs_caches.items() if v})
             for c in s.curves:
                 series[f"{label} {c.pattern}"] = ([p.bytes for p in c.points], [p.median for p in c.points])
-        return [Plot("line", "Pointer-chasing latency", "working set (bytes)", "ns per load (median)", series,
-                     logx=True, logy=True, vlines=caches)] if series else []
+                bands[f"{label} {c.pattern}"] = ([p.min for p in c.points], [p.max for p in c.points])
+        return [Plot("line", "Pointer-chasing latency", "working set (bytes)", "ns per load (median; band: min-max)",
+                     series, logx=True, logy=True, vlines=caches, bands=bands)] if series else []

@@ -232,6 +232,7 @@ class Net(Family):
     (blocking, non-blocking, stream, bidirectional) and over TCP and UDP sockets."""
 
     name = "net"
+    native = ("rmax-net", "p2p")
     title = "point-to-point latency and bandwidth per layer (MPI, TCP, UDP)"
     Options = NetOptions
     Summary = NetSummary

@@ -1,7 +1,8 @@
 """What every network benchmark family shares when it launches rmax-net:
 rank-count checks before launching, a memory check, the oversubscription
 flag Open MPI needs, errors that name the host which did not answer, and
-the message-size option types and table cells of their views."""
+the message-size option types and table cells of their views, and the
+verdict a run's records give."""
 
 from __future__ import annotations
 
@@ -144,3 +145,13 @@ def split_records(records: list[dict], schema: str) -> tuple[dict | None, list[d
 def header_summary(header: dict | None) -> dict:
     return {"hosts": header.get("hosts", []) if header else [],
             "mpi_library": header.get("mpi_library") if header else None}
+
+
+def verdict(summary, samples: dict, bad: list[str], done: dict | None, invalid: str, stopped: str) -> Parsed:
+    """A run's Parsed from its records: "invalid" where points failed their check (`invalid`, then the
+    first five of `bad`), "failed" where the command stopped before its "done" record (`stopped`)."""
+    if bad:
+        return Parsed(summary, samples, "invalid", f"{invalid} {', '.join(bad[:5])}")
+    if done is None:
+        return Parsed(summary, samples, "failed", stopped)
+    return Parsed(summary, samples)

@@ -104,6 +104,7 @@ class Oslat(Family):
     context switches, pipe/AF_UNIX/UDP/TCP round trips, TCP connect and bandwidth (127.0.0.1 only)."""
 
     name = "oslat"
+    native = ("rmax-node", "oslat")
     title = "operating-system latencies, lmbench style"
     Options = OslatOptions
     Summary = OslatSummary

@@ -28,7 +28,8 @@ class PeakflopsOptions:
     precision: str = option("both", "Precision.", type=click.Choice(["double", "single", "both"]))
     isa: str = option("all", "Instruction set.", type=click.Choice(["all", "avx512", "avx2", "sse2"]))
     threads: int | None = option(None, "Threads for the all-core run.", type=Count(1, 4096), show="all cores")
-    sample_time: float = option(0.02, "Seconds per timed block.", quick=0.005, cli=False)
+    sample_time: float = option(0.02, "Seconds per timed block.", type=Seconds(0.001, 10, lo_open=False), quick=0.005,
+                               cli=False)
 
 
 @dataclass
@@ -116,6 +117,7 @@ class Peakflops(Family):
     count it implies against the nominal Rpeak of `rmax info`."""
 
     name = "peakflops"
+    native = ("rmax-node", "peakflops")
     title = "measured FMA-throughput peak, one core and all cores"
     Options = PeakflopsOptions
     Summary = PeakflopsSummary
@@ -207,11 +209,12 @@ class Peakflops(Family):
         return View([t], notes, {"peakflops": data})
 
     def plots(self, runs):
-        labels, values = [], []
+        labels, values, errors = [], [], []
         for label, s in runs:
             for r in s.results:
                 if r.precision == "double":
                     labels.append(f"{label} {r.isa} x{r.threads}")
                     values.append(r.max)
-        return [Plot("bar", "Double-precision FMA peak", ylabel=f"GFLOPS ({PEAK})", labels=labels,
-                     values=values)] if labels else []
+                    errors.append((r.min, r.max))
+        return [Plot("bar", "Double-precision FMA peak", ylabel=f"GFLOPS ({PEAK}; error bar: min-max)", labels=labels,
+                     values=values, errors=errors)] if labels else []

@@ -13,12 +13,12 @@ import statistics
 from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
-from rmax.bench.netlaunch import (MESSAGE, cell, check_memory, check_message_sizes, header_summary,
+from rmax.bench.netlaunch import (MAX_MESSAGE, cell, check_memory, check_message_sizes, header_summary,
                                   require_ranks, split_records)
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Table, View, figure
 from rmax.native import executable
-from rmax.params import Count, Seconds
+from rmax.params import Count, Seconds, Size
 
 SLOW_LINK = 2.0   # a link slower than twice the median link is flagged
 STATISTIC = "HPCC: min over samples of the max over ranks, best method; random rings by geometric mean"
@@ -26,10 +26,10 @@ STATISTIC = "HPCC: min over samples of the max over ranks, best method; random r
 
 @dataclass
 class RingOptions:
-    lat_size: int = option(8, "Latency message size (HPCC: 8).", type=MESSAGE)
-    bw_size: int = option(2_000_000, "Bandwidth message size (HPCC: 2,000,000).", type=MESSAGE)
+    lat_size: int = option(8, "Latency message size (HPCC: 8).", type=Size(1, MAX_MESSAGE))
+    bw_size: int = option(2_000_000, "Bandwidth message size (HPCC: 2,000,000).", type=Size(1, MAX_MESSAGE))
     random_rings: int = option(10, "Random rings.", type=Count(0, 10000), quick=3)
-    seed: int = option(1, "Seed of the random rings.", type=Count(1, 2**31 - 1))
+    seed: int = option(1, "Seed of the random rings.", type=Count(1, 10**18))
     budget: float = option(0.02, "Seconds per measurement.", type=Seconds(0.001, 3600, lo_open=False), quick=0.005)
     max_samples: int = option(50, "Most samples per measurement.", type=Count(5, 100000), quick=20, cli=False)
     min_samples: int = option(5, "Fewest samples per measurement (the survey's plan lowers it where ranks crowd "
@@ -112,6 +112,7 @@ class RingFamily(Family):
     and each link's time so that a slow hop stands out."""
 
     name = "ring"
+    native = ("rmax-net", "ring")
     title = "natural and random ring latency and bandwidth"
     Options = RingOptions
     Summary = RingSummary

@@ -26,7 +26,7 @@ class StreamOptions:
     threads: int | None = option(None, "Threads of the all-core run.", type=Count(1, 4096), show="all cores")
     ntimes: int = option(10, "Repetitions at least (the first is excluded).", type=Count(10, 100000))
     budget: float = option(1.0, "Seconds of repetitions past --ntimes while the 2% target is unmet.",
-                           type=Seconds(0, 3600, lo_open=False), quick=0.3)
+                           type=Seconds(0, 86400, lo_open=False), quick=0.3)
 
 
 @dataclass
@@ -74,6 +74,7 @@ class Stream(Family):
     excluded, every array validated; one thread and all cores."""
 
     name = "stream"
+    native = ("rmax-node", "stream")
     title = "STREAM Copy, Scale, Add, Triad bandwidth"
     Options = StreamOptions
     Summary = StreamSummary
@@ -140,9 +141,11 @@ class Stream(Family):
         return View([t], notes, {"stream": data})
 
     def plots(self, runs):
-        labels, values = [], []
+        labels, values, errors = [], [], []
         for label, s in runs:
             for r in s.results:
                 labels.append(f"{label} {r.kernel} x{r.threads}")
                 values.append(r.best / 1e3)
-        return [Plot("bar", "STREAM", ylabel="GB/s (best)", labels=labels, values=values)] if labels else []
+                errors.append((r.min / 1e3, r.max / 1e3))
+        return [Plot("bar", "STREAM", ylabel="GB/s (best; error bar: min-max)", labels=labels, values=values,
+                     errors=errors)] if labels else []

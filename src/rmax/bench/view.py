@@ -116,6 +116,10 @@ class Plot:
     vlines: dict[str, float] = field(default_factory=dict)
     labels: list[str] = field(default_factory=list)          # bar labels, heatmap axis labels
     values: list = field(default_factory=list)               # bar heights, heatmap rows
+    # The spread behind each point, as stored (min-max of timed blocks): a line series' band, label ->
+    # (lows, highs) at its xs; a bar's error bar, (low, high) per bar.
+    bands: dict[str, tuple[list, list]] = field(default_factory=dict)
+    errors: list[tuple[float, float]] = field(default_factory=list)
 
 
 @dataclass

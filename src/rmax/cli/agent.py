@@ -1,5 +1,6 @@
 """`rmax agent`: the per-node daemon (run), its view of the node (status), several nodes side by
-side (fleet), and its systemd unit (install)."""
+side (fleet), its systemd unit (install), and the Grafana dashboard and Prometheus rules that
+ship with it (dashboard, rules)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from pathlib import Path
 import click
 from rich.text import Text
 
+from rmax.agent.units import shown
 from rmax.cli.launch_options import vcluster_option
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.errors import RmaxError
-from rmax.params import StorePath
+from rmax.params import Seconds, StorePath
 
 config_option = click.option("--config", "config_path", default=None, metavar="FILE",
                              help="TOML file with the settings (an [agent] table); options override it.")
@@ -66,6 +68,8 @@ def command():
 @click.option("--slurm", default=None, metavar="MODE", help="auto | on | off: skip nodes running Slurm jobs [auto].")
 @click.option("--sets", default=None, metavar="N", help="Stop after N complete probe sets [0: never].")
 @click.option("--probe-timeout", default=None, metavar="SECONDS", help="Kill a probe that takes longer [120].")
+@click.option("--textfile", default=None, metavar="DIR", help="Also write the metrics to DIR/rmax.prom, atomically, "
+              "for node_exporter's textfile collector.")
 @with_analysis
 def run_cmd(config_path, **options):
     """Measure this node on a schedule while it is idle, and serve the rates (foreground, for systemd).
@@ -86,13 +90,6 @@ def say(line: str) -> None:
 def _when(unix: float | None) -> str:
     return datetime.fromtimestamp(unix).astimezone().strftime("%m-%d %H:%M:%S") if unix else "—"
 
-
-UNITS = {"flops_per_second": (1e9, "GFLOPS"), "bytes_per_second": (1e9, "GB/s"), "seconds": (1e-6, "us")}
-
-
-def shown(value, unit: str) -> str:
-    scale, name = UNITS.get(unit, (1, unit))
-    return "—" if value is None else f"{fmt(value / scale, '.4g')} {name}"
 
 
 @command.command("status")
@@ -138,6 +135,48 @@ def status_cmd(config_path, host, as_json, **options):
                                     "their baseline" if learning else ""))
 
 
+@command.command("check")
+@config_option
+@click.option("--probes", default=None, metavar="LIST", help="This node's probes to run: dgemm,stream,peakflops,memlat "
+              "[dgemm].")
+@click.option("--timeout", default=None, type=Seconds(hi=3600), help="Longest the probes may take, all together [30].")
+@click.option("--max-load", default=None, metavar="TASKS", help="Busy at this many runnable tasks of other processes "
+              "[0.5].")
+@click.option("--window", default=None, metavar="SECONDS", help="Seconds the load is averaged over [3].")
+@click.option("--slurm", default=None, metavar="MODE", help="auto | on | off: a node running another Slurm job is busy "
+              "[auto].")
+@click.option("--drain", is_flag=True, help="Drain this node in Slurm, with the line as the reason, on drift or "
+              "failure.")
+@click.option("--node", default=None, metavar="NAME", help="Slurm's name of this node [$SLURMD_NODENAME, else the host "
+              "name].")
+@with_analysis
+@json_option
+def check_cmd(config_path, probes, timeout, drain, node, as_json, **options):
+    """A health check for Slurm's HealthCheckProgram or a prolog: run this node's quick probes and test
+    them against its own baseline. One line; exit 1 on drift or a failed probe, 0 when ok, busy or
+    undecided (no baseline yet). Never drains unless --drain.
+
+    Example: rmax agent check --drain --timeout 20"""
+    from rmax.agent.check import CHECK_PROBES, DEFAULT_TIMEOUT, check, drain as drain_node, node_name
+    from rmax.agent.config import PEER_PROBE
+    from rmax.store import open_store
+
+    cfg = load_config(config_path, {**options, "probes": probes})
+    if probes and PEER_PROBE in cfg.probes:
+        raise RmaxError(f"--probes: the check runs this node's own probes, not {PEER_PROBE}")
+    name = node_name(node)
+    with open_store() as store:
+        outcome = check(cfg, store, cfg.probes if probes else CHECK_PROBES, timeout or DEFAULT_TIMEOUT, name)
+    line = outcome.line
+    if drain and outcome.exit_code:
+        line += f" ({drain_node(outcome)})"
+    if as_json:
+        print_json({**outcome.as_dict(), "line": line})
+    else:
+        click.echo(f"rmax agent check: {name}: {line}")
+    sys.exit(outcome.exit_code)   # click returns, not raises, its own Exit when not standalone
+
+
 @command.command("fleet")
 @click.argument("sources", nargs=-1, required=True, metavar="STORE_OR_URL...")
 @config_option
@@ -168,26 +207,59 @@ def fleet_cmd(sources, config_path, as_json, **options):
     console.print(f"outliers: {', '.join(outliers)}" if outliers else "no outlier")
 
 
+@command.command("dashboard")
+def dashboard_cmd():
+    """Print the Grafana dashboard for the agents' metrics (JSON already: no --json).
+
+    Example: rmax agent dashboard > rmax-agent.json, then import it in Grafana and choose the
+    Prometheus data source; its fleet panel needs the rules of `rmax agent rules`."""
+    from rmax.agent.monitoring import DASHBOARD, shipped
+
+    click.echo(shipped(DASHBOARD), nl=False)
+
+
+@command.command("rules")
+def rules_cmd():
+    """Print the Prometheus recording and alerting rules for the agents' metrics (YAML): drift from a
+    node's own baseline, a node slower than its fleet, probes gone stale, a node too busy to probe.
+
+    Example: rmax agent rules > /etc/prometheus/rmax.rules.yml, named under rule_files."""
+    from rmax.agent.monitoring import RULES, shipped
+
+    click.echo(shipped(RULES), nl=False)
+
+
 @command.command("install")
 @click.option("--output", default="/etc/systemd/system/rmax-agent.service", show_default=True, metavar="FILE",
               help="Unit file to write.")
 @config_option
-@click.option("--db", "db_path", default=None, type=StorePath(), help="Results store of the agent (RMAX_DB).")
+@click.option("--db", "db_path", default=None, type=StorePath(), help="Results store of the agent (RMAX_DB) "
+              "[/var/lib/rmax-agent/results.db].")
 @click.option("--rmax", "rmax_path", default=None, metavar="PATH", help="rmax executable (default: this one).")
+@click.option("--user", default=None, metavar="NAME", help="Run as this existing user [a user systemd makes for it: "
+              "DynamicUser=].")
 @click.option("--force", is_flag=True, help="Replace an existing unit file.")
 @json_option
-def install_cmd(output, config_path, db_path, rmax_path, force, as_json):
-    """Write a systemd unit that runs `rmax agent run`, and say how to enable it."""
-    from rmax.agent.systemd import unit_text, write_unit
+def install_cmd(output, config_path, db_path, rmax_path, user, force, as_json):
+    """Write a hardened systemd unit that runs `rmax agent run` unprivileged, and say how to enable it."""
+    from rmax.agent.systemd import hidden_from_others, interpreter, unit_text, write_unit
 
+    textfile = ()
     if config_path:
         config_path = str(Path(config_path).absolute())
-        load_config(config_path, {})       # a unit that would fail at its first start is refused now
+        cfg = load_config(config_path, {})       # a unit that would fail at its first start is refused now
+        textfile = (str(Path(cfg.textfile).absolute()),) if getattr(cfg, "textfile", None) else ()
     rmax_path = rmax_path or shutil.which("rmax") or str(Path(sys.executable).with_name("rmax"))
     if not Path(rmax_path).is_file():
         raise RmaxError(f"rmax executable {rmax_path} not found", hint="pass --rmax PATH")
     db = str(Path(db_path).absolute()) if db_path else None
-    path = write_unit(output, unit_text(str(Path(rmax_path).absolute()), config_path, db), force)
+    rmax_path = str(Path(rmax_path).absolute())
+    python = interpreter(rmax_path)
+    path = write_unit(output, unit_text(rmax_path, config_path, db, user, textfile, python), force)
+    hidden = None if user else next(filter(None, map(hidden_from_others, filter(None, (rmax_path, python)))), None)
+    if hidden:      # the unit is right; where rmax is installed is not
+        click.echo(f"rmax: warning: other users cannot reach {hidden}, so the service's own user cannot start "
+                   f"{rmax_path}; install rmax where they can (/opt, /usr/local) or pass --user", err=True)
     enable = f"systemctl daemon-reload && systemctl enable --now {path.name}"
     if as_json:
         print_json({"unit": str(path), "enable": enable})

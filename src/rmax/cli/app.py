@@ -142,6 +142,12 @@ def main(argv: list[str] | None = None) -> None:
         e.show()
         sys.exit(e.exit_code)
     except (KeyboardInterrupt, click.exceptions.Abort):
+        from rmax.store.store import stopped_here
+
+        try:
+            stopped_here("interrupted by a signal")
+        except KeyboardInterrupt:   # a second stop: the next opener reaps what is left
+            pass
         click.echo("rmax: interrupted", err=True)
         sys.exit(130)
     except RmaxError as e:

@@ -6,62 +6,14 @@ import click
 
 from rmax.cli.output import console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Count
-from rmax.errors import RmaxError, RunFailed
+from rmax.errors import RmaxError
 from rmax.launch import REGISTRY
-from rmax.stats import MIN_CHANGE
-from rmax.nic.mtu_results import REPEATS, Collector
+from rmax.nic.mtu_results import REPEATS
 
 
 @click.group("experiment")
 def command():
     """Measure under each value of a setting (e.g. MTU), restoring it afterwards."""
-
-
-def _scaled(value, factor: float):
-    return None if value is None else value * factor
-
-
-def _pair_results(m: dict) -> dict:
-    """Near (same switch) and far (across a trunk, when there is one) latency/bandwidth from a 2-3 node
-    probe, in the units shown (us, MB/s)."""
-    lat, bw = m["latency_s"][0], m["bandwidth_Bps"][0]
-    out = {"latency_us": _scaled(lat[1], 1e6), "bandwidth_MBps": _scaled(bw[1], 1e-6)}
-    if len(m["hosts"]) > 2:
-        out.update(trunk_latency_us=_scaled(lat[2], 1e6), trunk_bandwidth_MBps=_scaled(bw[2], 1e-6))
-    return out
-
-
-def _tcp_pair(rec, size: int) -> dict:
-    """Latency at 1 byte and bandwidth at `size` bytes from an rmax-net run of the TCP layer."""
-    from rmax.bench.family import loaded
-
-    got = loaded(rec)
-    lat, bw = (got[1].point("tcp", 1), got[1].point("tcp", size)) if got else (None, None)
-    if not lat or not bw or not lat[2].latency or not bw[2].bandwidth:
-        raise RunFailed(f"the TCP layer reported no latency at 1 byte or no bandwidth at {size} bytes")
-    return {"latency_us": lat[2].latency * 1e6, "bandwidth_MBps": bw[2].bandwidth * 1e-6}
-
-
-def _short_hpl(store, parent: str, mtu: int, hosts, hostfile, launcher, hpl_n: int, grid, engine: str,
-               timeout: float) -> dict:
-    """The short HPL on every slot of hosts, stored under parent; its row fields."""
-    from rmax.bench.family import RunContext, run
-    from rmax.bench.hpl import HPL
-    from rmax.hpl.dat import HplConfig
-    from rmax.launch import LaunchSpec
-
-    cfg = HplConfig(ns=[hpl_n], nbs=[96], grids=[tuple(grid)])
-    spec = LaunchSpec([], np=sum(h.slots for h in hosts), hosts=list(hosts), hostfile=hostfile)
-    rec = run(HPL, HPL.options(config=cfg, engine=engine),
-              RunContext(store=store, parent=parent, label=f"MTU {mtu}", spec=spec, launcher=launcher, timeout=timeout))
-    best = HPL.load(rec).best()
-    return {"hpl_gflops": best.gflops if best else None, "hpl_run": rec.id, "hpl_status": rec.status}
-
-
-def _add_hpl(col, m: int, hpl: dict) -> None:
-    col.add(m, [hpl["hpl_run"]], hpl_gflops=hpl["hpl_gflops"])
-    if hpl["hpl_status"] != "ok" or "hpl_status" not in col.extra[m]:
-        col.extra[m]["hpl_status"] = hpl["hpl_status"]
 
 
 def _print_table(title: str, rows: list[dict], repeats: int) -> None:
@@ -107,148 +59,28 @@ def mtu_cmd(mtus, vcluster_name, interfaces, hosts, hostfile, launcher, yes, hpl
 
     Example: rmax experiment mtu 1500,9000
     (real NICs: rmax experiment mtu 1500,9000 --interface eth1 --hostfile nodes --yes)"""
-    from rmax.nic import mtu as mt
+    from rmax.nic import mtu_experiment
+    from rmax.nic.mtu import parse_mtus
+    from rmax.nic.mtu_links import HostLinks, VclusterLinks
 
-    values = mt.parse_mtus(mtus)
+    values = parse_mtus(mtus)
     if interfaces:
         if not yes:
             raise RmaxError(f"changing the MTU of real interfaces ({', '.join(interfaces)}) needs --yes",
                             hint="other traffic on them is disturbed while the experiment runs")
         if vcluster_name:
             raise RmaxError("give --vcluster or --interface, not both")
-        names = mt.check_interfaces(interfaces)
-        host_list = _real_hosts(hosts, hostfile)
-        rec = _run_hosts(host_list, hostfile, names, launcher, values, hpl_n, size, timeout, repeats, mt)
-        title = (f"MTU experiment on {', '.join(names)} of {', '.join(rec.summary['hosts'])} "
-                 f"(run {rec.id[:8]}; MTUs restored)")
+        from rmax.launch import parse_hosts, read_hostfile
+
+        host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else []
+        links = HostLinks.of(interfaces, host_list, hostfile, launcher, size, timeout)
     else:
         if hosts or hostfile or launcher:
             raise RmaxError("--hosts, --hostfile and --launcher go with --interface",
                             hint="on a virtual cluster every link changes; pick the cluster with --vcluster")
-        from rmax.vcluster import find
-        from rmax.vcluster.system import require_root
-
-        require_root("rmax experiment mtu")
-        state = find(vcluster_name, "--vcluster NAME")
-        rec = _run(state, values, hpl_n, size, timeout, repeats, mt)
-        title = f"MTU experiment on virtual cluster {state.name} (run {rec.id[:8]}; MTUs restored)"
+        links = VclusterLinks.of(vcluster_name, size)
+    rec = mtu_experiment.run(links, values, hpl_n, timeout, repeats)
     if as_json:
         print_json(rec.as_dict())   # the stored run, as every command's --json shows it
         return
-    _print_table(title, rec.summary["results"], repeats)
-
-
-def _real_hosts(hosts: str | None, hostfile: str | None):
-    from rmax.launch import parse_hosts, read_hostfile
-
-    if hosts and hostfile:
-        raise RmaxError("give --hosts or --hostfile, not both")
-    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else []
-    if len(host_list) < 2:
-        got = f"only {host_list[0].name}" if host_list else "none"
-        raise RmaxError(f"an MTU experiment on real interfaces needs at least 2 hosts ({got} given): "
-                        "the MTU matters between nodes", hint="give --hosts a,b or --hostfile FILE")
-    return host_list
-
-
-def _run(state, values, hpl_n, size, timeout, repeats, mt):
-    from rmax.launch import read_hostfile
-    from rmax.model.hpl_model import square_grid
-    from rmax.store import open_store
-    from rmax.vcluster.probe import measure_matrix
-
-    plan = state.plan
-    # Probe the first node's nearest neighbour, and a node behind a trunk when there is one.
-    probe_nodes = [plan.nodes[0].name]
-    same = [n.name for n in plan.nodes[1:] if n.switch == plan.nodes[0].switch]
-    other = [n.name for n in plan.nodes if n.switch != plan.nodes[0].switch]
-    probe_nodes += same[:1] + other[:1]
-    if len(probe_nodes) < 2:
-        raise RmaxError("the virtual cluster needs at least 2 nodes for an MTU experiment")
-    hosts = read_hostfile(state.hostfile)
-    p, q = square_grid(sum(h.slots for h in hosts))
-    engine = mt.hpl_engine()
-    col = Collector(values)
-    with open_store() as store:
-        with store.start_run("experiment-mtu", params={"mtus": values, "cluster": plan.name, "hpl_n": hpl_n,
-                                                       "engine": engine, "grid": [p, q], "bytes": size,
-                                                       "repeats": repeats},
-                             hosts=[n.name for n in plan.nodes]) as run:
-            with mt.mtu_changes(mt.vcluster_links(state)) as set_mtu:
-                # The MTUs take turns within each repeat, so a slow spell of the host lands on
-                # every MTU alike instead of on whichever was measured then.
-                for rep in range(repeats):
-                    for m in values:
-                        set_mtu(m)
-                        with store.start_run("tcp-matrix", parent=run.id, label=f"MTU {m} repeat {rep + 1}",
-                                             hosts=probe_nodes, params={"cluster": plan.name, "mtu": m,
-                                                                        "bytes": size, "repeat": rep + 1}) as pr:
-                            mat = measure_matrix(state, probe_nodes, size=size, pings=200)
-                            pr.update(summary={k: v for k, v in mat.items() if k != "samples"}, samples=mat["samples"])
-                        col.add(m, [pr.id], **_pair_results(mat))
-                        if hpl_n:
-                            _add_hpl(col, m, _short_hpl(store, run.id, m, hosts, str(state.hostfile), "vcluster",
-                                                        hpl_n, (p, q), engine, timeout))
-                        run.update(summary=_summary(col, repeats, engine, (p, q)))
-        return store.get(run.id)
-
-
-def _summary(col: Collector, repeats: int, engine: str, grid, **extra) -> dict:
-    return {"results": col.rows(), "repeats": repeats, "baseline_mtu": col.mtus[0], "engine": engine,
-            "grid": list(grid), "statistic": "per MTU: median over repeats and their range; change against the "
-                                             "baseline MTU only when Welch's t-test over repeats, Holm-adjusted, "
-                                             f"gives p < 0.05 and it is at least {MIN_CHANGE:.0%}",
-            **extra}
-
-
-def _run_hosts(host_list, hostfile, interfaces, launcher, values, hpl_n, size, timeout, repeats, mt):
-    """The experiment on real interfaces: the MTUs are read and set on every host through the launcher,
-    latency and bandwidth measured between the first two hosts (rmax-net's TCP layer), HPL on all."""
-    from rmax.bench.family import RunContext, get, run as run_family
-    from rmax.bench.netlaunch import check_message_sizes
-    from rmax.launch import Host, LaunchSpec
-    from rmax.model.hpl_model import square_grid
-    from rmax.store import open_store
-
-    check_message_sizes([size], "--bytes")
-    names = [h.name for h in host_list]
-    a, b = names[:2]
-    p, q = square_grid(sum(h.slots for h in host_list))
-    engine = mt.hpl_engine()
-    # one repeat per rmax-net run: the experiment's own repeats alternate the MTUs between runs
-    net = get("net")
-    options = net.options(layers=("tcp",), sizes=tuple(sorted({1, size})), perturb=False, repeats=1)
-    original = {h: mt.host_mtus(h, interfaces, launcher) for h in names}   # before any run: nothing changed yet
-    col = Collector(values)
-    with open_store() as store:
-        params = {"mtus": values, "interfaces": interfaces, "hosts": names, "pair": [a, b], "launcher": launcher,
-                  "original_mtus": original, "hpl_n": hpl_n, "engine": engine, "grid": [p, q], "bytes": size,
-                  "repeats": repeats}
-        with store.start_run("experiment-mtu", params=params, hosts=names) as run:
-            with mt.host_mtu_changes(names, interfaces, launcher, original) as apply:
-                for _ in range(repeats):
-                    for m in values:
-                        if m in col.errors:
-                            continue   # traffic already failed at this MTU: no point in stalling again
-                        col.extra[m]["applied"] = apply(m)
-                        pair = LaunchSpec([], np=2, hosts=[Host(a, 1), Host(b, 1)])
-                        rec = None
-                        try:
-                            rec = run_family(net, options, RunContext(store=store, parent=run.id, spec=pair,
-                                                                      launcher=launcher, timeout=timeout))
-                            if rec.status != "ok":
-                                raise RunFailed(f"rmax-net {rec.status}: {rec.error}")
-                            col.add(m, [rec.id], **_tcp_pair(rec, size))
-                        except RmaxError as e:   # RunFailed too: e.g. a switch port that drops frames of m bytes
-                            col.fail(m, f"traffic failed at MTU {m} between {a} and {b} ({e.message}); check "
-                                        f"that every switch port between them carries frames of {m} bytes",
-                                     [rec.id] if rec else [])
-                            continue
-                        if hpl_n:
-                            _add_hpl(col, m, _short_hpl(store, run.id, m, host_list, hostfile, launcher, hpl_n,
-                                                        (p, q), engine, timeout))
-                        run.update(summary=_summary(col, repeats, engine, (p, q), hosts=names,
-                                                    interfaces=interfaces, original_mtus=original))
-            run.update(summary=_summary(col, repeats, engine, (p, q), hosts=names, interfaces=interfaces,
-                                        original_mtus=original))
-        return store.get(run.id)
+    _print_table(f"MTU experiment on {links.where} (run {rec.id[:8]}; MTUs restored)", rec.summary["results"], repeats)

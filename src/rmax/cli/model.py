@@ -12,7 +12,6 @@ from rich.text import Text
 from rmax.cli.output import console, fmt, json_option, print_json
 from rmax.cli.overhead_options import given_overhead, overhead_options
 from rmax.params import Count, Number, NumberList, OutputFile
-from rmax.errors import RmaxError
 
 
 @click.group("model")
@@ -22,16 +21,6 @@ def command():
 
 # Times of the Amdahl family, seconds (several values draw several curves).
 TIMES = NumberList(0, 1e12)
-
-
-def table_points(max_n: int, extra=()) -> list[int]:
-    """Rows of the speedup table: powers of two up to max_n, max_n itself, and any extra N (best N)."""
-    pts = {1, max_n, *(e for e in extra if e and 1 <= e <= max_n)}
-    k = 2
-    while k < max_n:
-        pts.add(k)
-        k *= 2
-    return sorted(pts)
 
 
 @command.command("speedup")
@@ -50,46 +39,29 @@ def speedup_cmd(ts, tp, tis, tip, quadratic, max_n, plot_path, as_json):
 
     Brown's figures: --ts 10 --tp 10,100,1000,10000,100000 --tip 1 with --tis 0 (figure 1),
     --tis 10 (figure 2) and --tis 10 --quadratic (figure 3)."""
-    from rmax.model.amdahl import AmdahlParams, best_n, speedup
+    from rmax.model.speedup_table import label, speedup_table, write_plot
 
-    form = "quadratic" if quadratic else ("linear" if any(tis) else "amdahl")
-    curves = [AmdahlParams(a, b, c, d, form) for a in ts for b in tp for c in tis for d in tip]
-    bests = [best_n(c.ts, c.tp, c.tis, c.tip, c.form, max_n=max_n) for c in curves]
-    rows = table_points(max_n, [b.n for b in bests])
-    data = [{"params": c.as_dict(), "best": b.as_dict(),
-             "points": [{"n": n, "speedup": float(speedup(n, c.ts, c.tp, c.tis, c.tip, c.form))} for n in rows]}
-            for c, b in zip(curves, bests)]
+    tb = speedup_table(ts, tp, tis, tip, quadratic, max_n)
     if plot_path:
-        import numpy as np
-
-        from rmax.model.plots import Curve, speedup_svg
-
-        ns = np.arange(1, max_n + 1)
-        speedup_svg(plot_path, [Curve(_label(c), ns.tolist(), speedup(ns, c.ts, c.tp, c.tis, c.tip, c.form).tolist())
-                                for c in curves],
-                    title=f"Generalised Amdahl speedup, Tis x {'N^2' if quadratic else 'N'}")
+        write_plot(plot_path, tb, max_n)
     if as_json:
-        print_json({"model": "S(N) = (Ts + Tp) / (Ts + g(N) Tis + Tp/N + Tip)", "form": form, "curves": data,
+        print_json({"model": "S(N) = (Ts + Tp) / (Ts + g(N) Tis + Tp/N + Tip)", "form": tb.form, "curves": tb.data,
                     "plot": plot_path})
         return
     from rmax.terminal import Table
 
     t = Table(title=f"Speedup S(N), Tis {'x N^2' if quadratic else 'x N'} (Brown, eq. 3)")
     t.add_column("N", justify="right")
-    for c in curves:
-        t.add_column(_label(c), justify="right")
-    for i, n in enumerate(rows):
-        t.add_row(str(n), *[fmt(d["points"][i]["speedup"], ".3f") for d in data])
+    for c in tb.curves:
+        t.add_column(label(c), justify="right")
+    for i, n in enumerate(tb.rows):
+        t.add_row(str(n), *[fmt(d["points"][i]["speedup"], ".3f") for d in tb.data])
     console.print(t)
-    for c, b in zip(curves, bests):
+    for c, b in zip(tb.curves, tb.bests):
         where = f"best N = {b.n} (S = {b.speedup:.3f})" if b.n else "no best N"
-        console.print(f"{_label(c)}: {where}; {b.note}")
+        console.print(f"{label(c)}: {where}; {b.note}")
     if plot_path:
         console.print(f"plot written to {plot_path}")
-
-
-def _label(c) -> str:
-    return f"Ts={c.ts:g} Tp={c.tp:g} Tis={c.tis:g} Tip={c.tip:g}"
 
 
 @command.command("hpl")
@@ -114,121 +86,14 @@ def hpl_cmd(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, g
     """Predicted HPL time, GFLOPS and efficiency from HPL's scalability model.
 
     Example: rmax model hpl --nodes 4 --grid 2x4 --nb 192 --alpha 25e-6 --beta 117e6 --gamma 1e-11"""
-    from rmax.model import hpl_model as hm
-    from rmax.model.inputs import hpl_observations, node_facts, resolve_overhead, resolve_rates
-    from rmax.model.provenance import Scope
-    from rmax.store import open_store
+    from rmax.model.hpl_prediction import predict
 
-    given = given_overhead(kappa, tau)
-    pq = hm.parse_grid(grid) if grid else None
-
-    try:  # memory, cores and Rpeak: optional when given on the command line
-        facts = node_facts()
-    except RmaxError:
-        facts = None
-    rpn = ranks_per_node or (facts.cores if facts else None)
-    if rpn is None:
-        raise RmaxError("ranks per node unknown", hint="give --ranks-per-node")
-    slots = nodes * rpn
-    p, q = pq or hm.square_grid(slots)
-    if p * q > slots:
-        raise RmaxError(f"grid {p}x{q} needs {p * q} processes, but {nodes} node(s) x {rpn} ranks give {slots}")
-    mem = memory_per_node * 2 ** 30 if memory_per_node else (facts.memory_bytes if facts else None)
-    if ns is None:
-        if mem is None:
-            raise RmaxError("memory per node unknown", hint="give --n or --memory-per-node")
-        ns = [hm.n_for_memory(nodes * mem, nb, p, q)]
-
-    scope = Scope.here(nodes)
-    store = open_store(reading=True) if None in (alpha, beta, gamma) or (given is None and not no_calibration) or validate else None
-    try:
-        # one DGEMM rate for every N: the shape of the largest (m and n are capped, so they mostly agree)
-        rates = resolve_rates(store, alpha, beta, gamma, nb, scope, n=max(ns), grid=(p, q))
-        a, b, g = rates["alpha"].value, rates["beta"].value, rates["gamma3"].value
-        hm.check_inputs(1, nb, p, q, a, b, g)
-        # read once: calibration and --validate
-        obs = hpl_observations(store, a, b, g, scope=scope) if store is not None else []
-        over, over_note, cal = resolve_overhead(store, given, no_calibration, a, b, g, obs, scope)
-    finally:
-        if store is not None:
-            store.close()
-
-    rpeak = facts.rpeak_gflops * nodes * min(1.0, p * q / slots) if facts and facts.rpeak_gflops else None
-    # every doubt about an input is the prediction's: said first, where the prediction is read
-    warnings = list(dict.fromkeys([w for m in rates.values() for w in m.warnings] + list(cal.warnings if cal else [])))
-    ranges, unbounded = _input_ranges(rates, over, cal)
-    preds, above_peak = [], False
-    for n in ns:
-        terms = hm.hpl_terms(n, nb, p, q, a, b, g, over)
-        ref = hm.hpl_terms(n, nb, p, q, a, b, g)
-        gf = hm.predicted_gflops(n, terms.total_s)
-        lo, hi = hm.time_interval(n, nb, p, q, *ranges[:3], over.form, ranges[3])
-        if cal is not None:   # and the model's own misfit on the tests it was calibrated on
-            lo, hi = lo * max(0.0, 1 - cal.rms_rel_error), hi * (1 + cal.rms_rel_error)
-        if rpeak and gf > rpeak and not above_peak:
-            above_peak = True
-            # a rate above the peak: the DGEMM rate or the peak is wrong, and a % above 100 would hide which
-            warnings.append(f"the prediction at N={n} ({gf:.1f} GFLOPS) is above the peak used for % of Rpeak "
-                            f"({rpeak:.1f} GFLOPS): gamma3 ({rates['gamma3'].source}) and that peak cannot both be "
-                            "right, so no % of Rpeak is given above 100")
-        preds.append({"n": n, "nb": nb, "p": p, "q": q, "terms": terms.as_dict(), "time_s": terms.total_s,
-                      "time_interval_s": [lo, hi], "gflops": gf,
-                      "gflops_interval": [hm.predicted_gflops(n, hi), hm.predicted_gflops(n, lo) if lo > 0 else None],
-                      "efficiency": hm.efficiency(terms),
-                      "reference_time_s": ref.total_s, "reference_gflops": hm.predicted_gflops(n, ref.total_s),
-                      "percent_of_rpeak": 100 * gf / rpeak if rpeak and gf <= rpeak else None,
-                      "memory_fraction": 8.0 * n * n / (nodes * mem) if mem else None})
-    checks = None
-    if validate:
-        from rmax.model.hpl_validate import summarize_errors, validate as run_validation
-
-        checks = run_validation([o for o, _ in obs])
-    result = {"nodes": nodes, "ranks_per_node": rpn, "grid": [p, q], "scope": scope.describe(),
-              "inputs": {k2: v.as_dict() for k2, v in rates.items()},
-              "overhead": {**over.as_dict(), "source": over_note, **({"calibration": cal.as_dict()} if cal else {})},
-              "rpeak_gflops": rpeak, "rpeak_source": (f"{nodes} node(s) x {facts.rpeak_gflops:.4g} GFLOPS"
-                                                      f"{' x the share of cores used' if p * q < slots else ''}; "
-                                                      f"per node: {facts.rpeak_basis}") if rpeak else
-              "unknown: no peakflops run stored on this node and no nominal Rpeak (`rmax bench peakflops` measures it)",
-              "predictions": preds, "warnings": warnings,
-              "interval": {"meaning": INTERVAL_MEANING, "not_included": unbounded},
-              **({"validation": {"checks": [c.as_dict() for c in checks],
-                                 "summary": [summarize_errors(checks), summarize_errors(checks, 4000)]}}
-                 if checks is not None else {})}
+    result, checks = predict(nodes, ranks_per_node, grid, nb, ns, memory_per_node, alpha, beta, gamma,
+                             given_overhead(kappa, tau), no_calibration, validate)
     if as_json:
         print_json(result)
         return
     _print_hpl(result, checks)
-
-
-INTERVAL_MEANING = ("every input at the end of its range that makes the run fastest, then slowest (alpha and beta: "
-                    "their Hockney fit's 95% intervals; gamma3: its DGEMM point's slowest and fastest blocks; the "
-                    "overhead coefficient: its 95% interval), widened by the calibrated model's rms error on the "
-                    "tests it was fitted to")
-
-
-def _input_ranges(rates: dict, over, cal) -> tuple[list[tuple[float, float]], list[str]]:
-    """alpha's, beta's, gamma3's and the overhead coefficient's ranges for the prediction's interval, and
-    what has no range known (taken at its value, so the interval is too narrow by it)."""
-    from rmax.model.hpl_model import OVERHEADS
-
-    ranges, unbounded = [], []
-    for k in ("alpha", "beta", "gamma3"):
-        m = rates[k]
-        ranges.append(m.interval or (m.value, m.value))
-        if m.interval is None and not m.exact:
-            unbounded.append(f"{k}: no spread measured ({m.source})")
-    sym = OVERHEADS[over.form].symbol
-    if cal is None:
-        ranges.append((over.value, over.value))
-        unbounded.append("the model's own error: it was not calibrated on stored HPL tests here")
-    else:
-        ranges.append(cal.interval() or (over.value, over.value))
-        if cal.interval() is None:
-            unbounded.append(f"{sym}'s uncertainty: calibrated on {cal.points} HPL test(s)")
-        if cal.points < 3:   # one coefficient through 1 or 2 tests fits them (nearly) exactly
-            unbounded.append(f"the model's own error: {cal.points} HPL test(s) are too few to measure it")
-    return ranges, unbounded
 
 
 def _print_hpl(r: dict, checks) -> None:

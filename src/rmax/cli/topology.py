@@ -38,7 +38,7 @@ def infer_cmd(run_id, write_path, min_ratio, min_significance, min_level_signifi
     from rmax.store import open_store
     from rmax.topology.declared import write_cluster_toml
     from rmax.topology.infer import infer_groups
-    from rmax.topology.sources import latest_matrix_run, matrices
+    from rmax.topology.allpairs import latest_matrix_run, matrices
 
     with open_store() as store:
         source = latest_matrix_run(store, run_id)

@@ -11,7 +11,7 @@ and `basis` says which peak "% of peak" figures should use."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rmax.inventory.probe import run
 
@@ -175,118 +175,184 @@ def _row(rows: list[PeakRow], isa: str, one_core: bool) -> PeakRow | None:
     return min(cands, key=lambda r: r.threads) if one_core else max(cands, key=lambda r: r.threads)
 
 
-def derive(cpu: dict, rows: list[PeakRow] | None, measure_reason: str | None) -> dict:
-    """The Rpeak section: nominal value with its derivation, measured peak, and which to trust.
-    The FMA-unit count is read from the ratio of medians
-    (the typical block); a measured peak is the fastest block, since interference only slows one."""
-    reasons: dict[str, str] = {}
-    isa = widest_isa(cpu.get("flags", []))
-    cores = cpu.get("cores")
+@dataclass
+class Derivation:
+    """The Rpeak section while its rules (RULES) fill it in, in order; each rule reads what the
+    ones before it decided and says in `reasons` why a value it leaves unknown is unknown."""
 
-    units, units_source, units_detail = None, None, None
-    if isa == "avx512":
-        one512, one256 = (_row(rows, "avx512", True), _row(rows, "avx2", True)) if rows else (None, None)
-        if one512 and one256 and one256.median:
-            c512, c256 = _per_core(rows, "avx512"), _per_core(rows, "avx2")
-            units, units_detail = fma_units_from_rows(one512, one256, c512 / c256 if c512 and c256 else None)
-        else:
-            units_detail = ("not determined: it needs one core's AVX-512 and AVX2 FMA rates, and "
-                            + (measure_reason or "this measurement has not both (measure every ISA)"))
-        units_source = "measured" if units else "not determined"
-        if units is None:
-            reasons["fma_units"] = units_detail
-    fpc = dp_flops_per_cycle(isa, units) if isa else None
-    clock_hz, clock_source = choose_clock(cpu.get("cpufreq_max_hz"), cpu.get("model_name_ghz"),
-                                          cpu.get("cpuinfo_mhz"))
-    nominal = None
-    if None in (cores, clock_hz, fpc):
-        missing = [n for n, v in (("cores", cores), ("clock", clock_hz), ("flops/cycle", fpc)) if v is None]
-        reasons["nominal_gflops"] = f"unknown {', '.join(missing)}" + (
-            ": the AVX-512 FMA-unit count is not determined" if isa == "avx512" and units is None else "")
-        formula = None
-    else:
-        nominal = nominal_gflops(cores, clock_hz, fpc)
-        formula = (f"{cores} cores x {clock_hz / 1e9:.3f} GHz ({clock_source}) x {fpc} DP flops/cycle "
-                   f"({ISA_LABEL[isa]}" + (f", {units} FMA unit{'s' if units != 1 else ''} {units_source}" if isa == "avx512" else "")
-                   + (", two 256-bit FMA pipes as since Haswell and Zen 2: not measured" if isa == "avx2" else "")
-                   + f") = {nominal:.1f} GFLOPS")
-    if isa is None:
-        reasons["isa"] = "no SSE2 or wider in the CPU flags"
-    if clock_hz is None:
-        reasons["clock_hz"] = "no cpufreq, no '@ GHz' in the model name and no 'cpu MHz' in /proc/cpuinfo"
+    cpu: dict
+    rows: list[PeakRow] | None
+    measure_reason: str | None
+    reasons: dict[str, str] = field(default_factory=dict)
+    isa: str | None = None
+    cores: int | None = None
+    units: int | None = None
+    units_source: str | None = None
+    units_detail: str | None = None
+    fpc: int | None = None
+    clock_hz: float | None = None
+    clock_source: str | None = None
+    nominal: float | None = None
+    formula: str | None = None
+    measured: dict | None = None
+    warning: str | None = None
+    basis: str | None = None
+    basis_reason: str | None = None
+    gflops: float | None = None
 
-    measured = None
-    if rows:
-        by_isa = []
-        for r in rows:
-            per = DP_FLOPS_PER_CYCLE.get(r.isa) if r.isa != "avx512" else (fpc if isa == "avx512" else None)
-            if per and r.precision == "single":
-                per *= 2  # twice the lanes per vector
-            # only fused (FMA) kernels map cleanly to flops/cycle; SSE2 mul+add can use extra adders
-            eff = r.max * 1e9 / (per * r.threads) if per and r.fused else None
-            by_isa.append({"isa": r.isa, "precision": r.precision, "threads": r.threads, "fused": r.fused,
-                           "median_gflops": r.median, "n": r.n, "min_gflops": r.min, "max_gflops": r.max,
-                           "ci95": r.ci95, "validated": True, "flops_per_cycle": per if r.fused else None,
-                           "effective_clock_hz": eff})
-        one, allc = peak_rows(rows)
-        per_one = (fpc if one.isa == isa else dp_flops_per_cycle(one.isa)) if one and one.fused else None
-        measured = {
-            "statistic": "maximum of timed blocks (the fastest row of any ISA)",
-            "isa": allc.isa if allc else isa,
-            "one_core_gflops": one.max if one else None,
-            "one_core_n": one.n if one else None,
-            "all_cores_gflops": allc.max if allc else None,
-            "all_cores_n": allc.n if allc else None,
-            "all_cores_threads": allc.threads if allc else None,
-            "effective_clock_hz": (one.max * 1e9 / per_one) if one and per_one else None,
-            "rows": by_isa,
+    def section(self) -> dict:
+        cpu = self.cpu
+        return {
+            "cores": self.cores, "isa": self.isa, "clock_hz": self.clock_hz, "clock_source": self.clock_source,
+            "clock_candidates": {"cpufreq_max_hz": cpu.get("cpufreq_max_hz"),
+                                 "model_name_hz": cpu["model_name_ghz"] * 1e9 if cpu.get("model_name_ghz") else None,
+                                 "cpuinfo_hz": cpu["cpuinfo_mhz"] * 1e6 if cpu.get("cpuinfo_mhz") else None},
+            "fma_units": self.units, "fma_units_source": self.units_source, "fma_units_detail": self.units_detail,
+            "flops_per_cycle": self.fpc, "nominal_gflops": self.nominal, "formula": self.formula,
+            "measured": self.measured, "trustworthy": self.warning is None, "warning": self.warning,
+            "basis": self.basis, "basis_reason": self.basis_reason, "gflops": self.gflops, "reasons": self.reasons,
         }
-    else:
-        reasons["measured"] = measure_reason or "not measured"
 
+
+def _cpu(d: Derivation) -> None:
+    """The widest ISA in the CPU flags, and the cores."""
+    d.isa = widest_isa(d.cpu.get("flags", []))
+    d.cores = d.cpu.get("cores")
+
+
+def _fma_units(d: Derivation) -> None:
+    """AVX-512 only: the FMA-unit count, decided by one core's AVX-512 over AVX2 FMA rate
+    (fma_units_from_rows), else not determined."""
+    if d.isa != "avx512":
+        return
+    rows = d.rows
+    one512, one256 = (_row(rows, "avx512", True), _row(rows, "avx2", True)) if rows else (None, None)
+    if one512 and one256 and one256.median:
+        c512, c256 = _per_core(rows, "avx512"), _per_core(rows, "avx2")
+        d.units, d.units_detail = fma_units_from_rows(one512, one256, c512 / c256 if c512 and c256 else None)
+    else:
+        d.units_detail = ("not determined: it needs one core's AVX-512 and AVX2 FMA rates, and "
+                          + (d.measure_reason or "this measurement has not both (measure every ISA)"))
+    d.units_source = "measured" if d.units else "not determined"
+    if d.units is None:
+        d.reasons["fma_units"] = d.units_detail
+
+
+def _flops_per_cycle(d: Derivation) -> None:
+    d.fpc = dp_flops_per_cycle(d.isa, d.units) if d.isa else None
+
+
+def _clock(d: Derivation) -> None:
+    d.clock_hz, d.clock_source = choose_clock(d.cpu.get("cpufreq_max_hz"), d.cpu.get("model_name_ghz"),
+                                              d.cpu.get("cpuinfo_mhz"))
+
+
+def _nominal(d: Derivation) -> None:
+    """cores x clock x flops/cycle with its formula, or what of them is unknown."""
+    if None in (d.cores, d.clock_hz, d.fpc):
+        missing = [n for n, v in (("cores", d.cores), ("clock", d.clock_hz), ("flops/cycle", d.fpc)) if v is None]
+        d.reasons["nominal_gflops"] = f"unknown {', '.join(missing)}" + (
+            ": the AVX-512 FMA-unit count is not determined" if d.isa == "avx512" and d.units is None else "")
+    else:
+        d.nominal = nominal_gflops(d.cores, d.clock_hz, d.fpc)
+        d.formula = (f"{d.cores} cores x {d.clock_hz / 1e9:.3f} GHz ({d.clock_source}) x {d.fpc} DP flops/cycle "
+                     f"({ISA_LABEL[d.isa]}"
+                     + (f", {d.units} FMA unit{'s' if d.units != 1 else ''} {d.units_source}" if d.isa == "avx512" else "")
+                     + (", two 256-bit FMA pipes as since Haswell and Zen 2: not measured" if d.isa == "avx2" else "")
+                     + f") = {d.nominal:.1f} GFLOPS")
+    if d.isa is None:
+        d.reasons["isa"] = "no SSE2 or wider in the CPU flags"
+    if d.clock_hz is None:
+        d.reasons["clock_hz"] = "no cpufreq, no '@ GHz' in the model name and no 'cpu MHz' in /proc/cpuinfo"
+
+
+def _measured(d: Derivation) -> None:
+    """Every measured row with its effective clock, and the measured peak: the fastest block of the
+    fastest row of any ISA (interference only slows a block)."""
+    rows, isa, fpc = d.rows, d.isa, d.fpc
+    if not rows:
+        d.reasons["measured"] = d.measure_reason or "not measured"
+        return
+    by_isa = []
+    for r in rows:
+        per = DP_FLOPS_PER_CYCLE.get(r.isa) if r.isa != "avx512" else (fpc if isa == "avx512" else None)
+        if per and r.precision == "single":
+            per *= 2  # twice the lanes per vector
+        # only fused (FMA) kernels map cleanly to flops/cycle; SSE2 mul+add can use extra adders
+        eff = r.max * 1e9 / (per * r.threads) if per and r.fused else None
+        by_isa.append({"isa": r.isa, "precision": r.precision, "threads": r.threads, "fused": r.fused,
+                       "median_gflops": r.median, "n": r.n, "min_gflops": r.min, "max_gflops": r.max,
+                       "ci95": r.ci95, "validated": True, "flops_per_cycle": per if r.fused else None,
+                       "effective_clock_hz": eff})
+    one, allc = peak_rows(rows)
+    per_one = (fpc if one.isa == isa else dp_flops_per_cycle(one.isa)) if one and one.fused else None
+    d.measured = {
+        "statistic": "maximum of timed blocks (the fastest row of any ISA)",
+        "isa": allc.isa if allc else isa,
+        "one_core_gflops": one.max if one else None,
+        "one_core_n": one.n if one else None,
+        "all_cores_gflops": allc.max if allc else None,
+        "all_cores_n": allc.n if allc else None,
+        "all_cores_threads": allc.threads if allc else None,
+        "effective_clock_hz": (one.max * 1e9 / per_one) if one and per_one else None,
+        "rows": by_isa,
+    }
+
+
+def _trust(d: Derivation) -> None:
+    """Nominal Rpeak is doubted when a measured FMA peak beats it (all cores, or one core its share:
+    the cores run faster than the clock stated) or in a VM without cpufreq."""
     problems = []
-    if measured and nominal and measured["all_cores_gflops"] and cores:
-        one_nominal = nominal / cores
-        one_row, all_row = peak_rows(rows)
-        if all_row.max > nominal:
-            over = (f"the measured {ISA_LABEL[all_row.isa]} FMA peak exceeds it: {all_row.max:.1f} GFLOPS on "
-                    f"{plural(all_row.threads, 'thread')} (fastest of {all_row.n} blocks) against {nominal:.1f} nominal")
+    if d.measured and d.nominal and d.measured["all_cores_gflops"] and d.cores:
+        one_nominal = d.nominal / d.cores
+        one_row, all_row = peak_rows(d.rows)
+        if all_row.max > d.nominal:
+            over = (f"the measured {ISA_LABEL[all_row.isa]}{' FMA' * all_row.fused} peak exceeds it: {all_row.max:.1f} "
+                    f"GFLOPS on {plural(all_row.threads, 'thread')} (fastest of {all_row.n} blocks) against "
+                    f"{d.nominal:.1f} nominal")
         elif one_row.max > one_nominal:
-            over = (f"one core's measured {ISA_LABEL[one_row.isa]} FMA peak exceeds its share: {one_row.max:.1f} GFLOPS "
-                    f"(fastest of {one_row.n} blocks) against {one_nominal:.1f} nominal per core")
+            over = (f"one core's measured {ISA_LABEL[one_row.isa]}{' FMA' * one_row.fused} peak exceeds its share: "
+                    f"{one_row.max:.1f} GFLOPS (fastest of {one_row.n} blocks) against {one_nominal:.1f} nominal per core")
         else:
             over = None
-        if over:
-            problems.append(f"{over}; by FMA throughput the cores run at about "
-                            f"{measured['effective_clock_hz'] / 1e9:.2f} GHz, not the {clock_hz / 1e9:.2f} GHz of {clock_source}")
-    if cpu.get("hypervisor_flag") and not cpu.get("cpufreq_max_hz"):
+        clock = d.measured["effective_clock_hz"]
+        if over and clock:
+            problems.append(f"{over}; by FMA throughput the cores run at about {clock / 1e9:.2f} GHz, not the "
+                            f"{d.clock_hz / 1e9:.2f} GHz of {d.clock_source}")
+        elif over:   # a mul+add (SSE2) row can use extra adders: no clock follows from it
+            problems.append(over)
+    if d.cpu.get("hypervisor_flag") and not d.cpu.get("cpufreq_max_hz"):
         problems.append("this is a VM (hypervisor flag) without cpufreq, so the clock it shows is the "
                         "hypervisor's figure, not a measured one")
-    trustworthy = not problems
-    warning = ("nominal Rpeak is not trustworthy here: " + "; ".join(problems)) if problems else None
+    if problems:
+        d.warning = "nominal Rpeak is not trustworthy here: " + "; ".join(problems)
 
-    basis, gflops, reason = choose_basis(nominal, trustworthy, reasons.get("nominal_gflops"), isa, cores, rows,
-                                         measure_reason)
-    if gflops is None:
-        reasons["gflops"] = reasons.get("nominal_gflops", "unknown")
 
-    out = {
-        "cores": cores, "isa": isa, "clock_hz": clock_hz, "clock_source": clock_source,
-        "clock_candidates": {"cpufreq_max_hz": cpu.get("cpufreq_max_hz"),
-                             "model_name_hz": cpu["model_name_ghz"] * 1e9 if cpu.get("model_name_ghz") else None,
-                             "cpuinfo_hz": cpu["cpuinfo_mhz"] * 1e6 if cpu.get("cpuinfo_mhz") else None},
-        "fma_units": units, "fma_units_source": units_source, "fma_units_detail": units_detail,
-        "flops_per_cycle": fpc, "nominal_gflops": nominal, "formula": formula,
-        "measured": measured, "trustworthy": trustworthy, "warning": warning,
-        "basis": basis, "basis_reason": reason, "gflops": gflops, "reasons": reasons,
-    }
+def _basis(d: Derivation) -> None:
+    """The peak % of peak is computed against (choose_basis)."""
+    d.basis, d.gflops, d.basis_reason = choose_basis(d.nominal, d.warning is None, d.reasons.get("nominal_gflops"),
+                                                     d.isa, d.cores, d.rows, d.measure_reason)
+    if d.gflops is None:
+        d.reasons["gflops"] = d.reasons.get("nominal_gflops", "unknown")
+
+
+RULES = (_cpu, _fma_units, _flops_per_cycle, _clock, _nominal, _measured, _trust, _basis)
+
+
+def derive(cpu: dict, rows: list[PeakRow] | None, measure_reason: str | None) -> dict:
+    """The Rpeak section: nominal value with its derivation, measured peak, and which to trust
+    (RULES, in order); every value left unknown says why in `reasons`."""
+    d = Derivation(cpu, rows, measure_reason)
+    for rule in RULES:
+        rule(d)
+    out = d.section()
     why_null = {"warning": "no warning: nothing contradicts the nominal Rpeak",
                 "fma_units": "the FMA-unit count matters only for AVX-512",
-                "formula": reasons.get("nominal_gflops"), "clock_source": reasons.get("clock_hz")}
+                "formula": d.reasons.get("nominal_gflops"), "clock_source": d.reasons.get("clock_hz")}
     why_null["fma_units_source"] = why_null["fma_units_detail"] = why_null["fma_units"]
     for key, value in out.items():
-        if value is None and key not in reasons:
-            reasons[key] = why_null.get(key) or "not known"
+        if value is None and key not in d.reasons:
+            d.reasons[key] = why_null.get(key) or "not known"
     return out
 
 

@@ -83,6 +83,8 @@ def vcluster_mca(state) -> list[str]:
         "routed": "direct",                  # daemons talk to mpirun directly, not through a tree
         "pml": "ob1",
         "btl": "tcp,self",                   # no shared memory: ranks on different nodes share a kernel
+        "osc": "pt2pt",                      # one-sided calls over that btl (rdma cannot use tcp's; ucx would
+                                             # pick shared memory, and the default fails in MPI_Win_allocate)
         "btl_tcp_if_include": subnet,        # only the cluster network, never the host's
         "oob_tcp_if_include": subnet,
         "mpi_yield_when_idle": "1",          # the nodes share the host's cores: busy-polling ranks starve each other

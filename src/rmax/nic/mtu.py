@@ -1,6 +1,7 @@
-"""`rmax experiment mtu`: latency, bandwidth and a short HPL under each MTU,
-with the original MTUs restored afterwards whatever happens (Kronos
-gained 9.6% HPL from MTU 6000: Eadline and Layton, Cluster Monkey).
+"""MTUs read, set and restored for `rmax experiment mtu` (latency, bandwidth and a
+short HPL under each MTU, the original MTUs restored afterwards whatever happens:
+nic/mtu_experiment.py; Kronos gained 9.6% HPL from MTU 6000: Eadline and Layton,
+Cluster Monkey).
 
 On a virtual cluster every link changes together: node ends, switch ports,
 trunks and bridges, and the tbf shapers are re-made for the new frame size.
@@ -71,25 +72,19 @@ def set_mtu(ends: list[LinkEnd], mtu: int | dict[str, int]) -> None:
             sx.tbf(e.ifname, e.shaped_bits, m, ns=e.ns)   # the bucket must hold a whole frame
 
 
+def link_mtus(ends: list[LinkEnd]) -> dict[str, int]:
+    """The current MTU of every interface, by 'namespace/name' (as set_mtu takes them)."""
+    return {f"{e.ns}/{e.ifname}": _mtu_of(e) for e in ends}
+
+
 @contextmanager
-def mtu_changes(ends: list[LinkEnd]):
-    """Yields set(mtu); on exit every interface gets its original MTU back."""
-    original = {f"{e.ns}/{e.ifname}": _mtu_of(e) for e in ends}
+def mtu_changes(ends: list[LinkEnd], original: dict[str, int]):
+    """Yields set(mtu); on exit every interface gets its original MTU back (as link_mtus read them
+    before anything changed)."""
     try:
         yield lambda mtu: set_mtu(ends, mtu)
     finally:
         set_mtu(ends, original)
-
-
-def hpl_engine() -> str:
-    """rmax-hpl where it is built, else the reference HPL inside hpcc."""
-    from rmax.native import executable
-
-    try:
-        executable("rmax-hpl")
-        return "rmax"
-    except RmaxError:
-        return "hpcc"
 
 
 # Real interfaces on other hosts ------------------------------------------------
@@ -153,14 +148,12 @@ def set_host_mtu(host: str, interface: str, mtu: int, launcher: str | None) -> N
 
 @contextmanager
 def host_mtu_changes(hosts: list[str], interfaces: list[str], launcher: str | None,
-                     original: dict[str, dict[str, int]] | None = None):
+                     original: dict[str, dict[str, int]]):
     """Yields apply(mtu), which sets mtu on every interface of every host and returns what the
-    hosts report afterwards ({host: {interface: mtu}}). The original MTUs are read first (or
-    given, as host_mtus read them), so nothing changes when an interface is missing. On exit
-    every host gets its original MTUs back; every host is tried even when one fails, and the
-    hosts that could not be restored are named in one error."""
-    if original is None:
-        original = {h: host_mtus(h, interfaces, launcher) for h in hosts}
+    hosts report afterwards ({host: {interface: mtu}}). The original MTUs are read before (as
+    host_mtus read them), so nothing changes when an interface is missing. On exit every host
+    gets its original MTUs back; every host is tried even when one fails, and the hosts that
+    could not be restored are named in one error."""
 
     def apply(mtu: int) -> dict[str, dict[str, int]]:
         for h in hosts:

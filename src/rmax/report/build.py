@@ -13,7 +13,7 @@ import jinja2
 from rmax import __version__
 from rmax.errors import RmaxError
 from rmax.report import sections as _registered  # noqa: F401  (registers the builders)
-from rmax.report.section import BUILDERS, Section, Table
+from rmax.report.section import BUILDERS, Section, Table, sentence
 from rmax.report.sections.generic import generic_section
 from rmax.store import Store
 from rmax.store.runs import RunRecord
@@ -27,6 +27,7 @@ def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("rmax.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     env.tests["number_like"] = lambda v: isinstance(v, str) and bool(NUMBER.match(v))
+    env.filters["sentence"] = sentence
     return env
 
 
@@ -68,8 +69,17 @@ def collect_sections(parent: RunRecord, runs: list[RunRecord], trials: dict[str,
 
 
 def _write_data(out: Path, sections: list[Section]) -> None:
+    """data/: each section's data as JSON and CSV, and each folded table's cells as CSV (its link)."""
     data_dir = make_folder(out / "data", "the report's data folder")
     for s in sections:
+        for i, t in enumerate(s.tables, 1):
+            if t.folded:
+                buf = io.StringIO(newline="")
+                w = csv.writer(buf)
+                w.writerow(t.columns)
+                w.writerows(t.rows)
+                t.csv = re.sub(r"[^\w-]", "_", s.key) + f"-table{i}"   # a stored run kind names no path
+                write_atomic(data_dir / f"{t.csv}.csv", buf.getvalue(), folder_is_ours=True)
         for name, rows in s.data.items():
             write_atomic(data_dir / f"{name}.json", json.dumps(rows, indent=1, default=str), folder_is_ours=True)
             keys = list(dict.fromkeys(k for r in rows for k in r))

@@ -12,11 +12,20 @@ from typing import Callable
 from rmax.store.runs import RunRecord
 
 
+FOLD_ROWS = 12   # a table longer than this is raw data: folded under the plots, its cells also as CSV
+
+
 @dataclass
 class Table:
     columns: list[str]
     rows: list[list[str]]
     caption: str | None = None
+    csv: str | None = None   # the name of its cells' CSV in data/, set when it is written (folded tables)
+    answer: bool = False     # what the page is read for (the summary's): in view however long
+
+    @property
+    def folded(self) -> bool:
+        return not self.answer and len(self.rows) > FOLD_ROWS
 
 
 @dataclass
@@ -26,8 +35,15 @@ class Section:
     tables: list[Table] = field(default_factory=list)
     plots: list[str] = field(default_factory=list)          # SVG text (trusted: made by matplotlib here)
     notes: list[str] = field(default_factory=list)          # plain text, escaped in the template
+    warnings: list[str] = field(default_factory=list)       # plain text shown first: what to doubt (a busy node)
     data: dict[str, list[dict]] = field(default_factory=dict)  # name -> rows, downloadable as CSV/JSON
     order: int = 50
+
+
+def sentence(heading: str) -> str:
+    """A heading in sentence case: its first letter capitalised, the rest as written (acronyms
+    and units keep their case), so headings of every family read alike."""
+    return heading[:1].upper() + heading[1:]
 
 
 BUILDERS: dict[str, Callable[[list[RunRecord]], list[Section]]] = {}

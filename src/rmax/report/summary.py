@@ -3,6 +3,7 @@ cluster", and the list of steps (interrupted or failed ones included)."""
 
 from __future__ import annotations
 
+from rmax.inventory import load
 from rmax.report.section import Section, Table
 from rmax.store.runs import RunRecord
 from rmax.survey.headline import by_role, cluster_peak, headline, peak_beaten, percent_of_peak, shown_metric
@@ -47,6 +48,20 @@ def what_limits(rows: list[dict], runs: list[RunRecord]) -> list[str]:
     return out
 
 
+def busy_runs(runs: list[RunRecord]) -> list[tuple[RunRecord, load.Verdict]]:
+    """The runs measured while other processes kept their node busy, with how busy (their stored load)."""
+    verdicts = [(r, load.verdict(r.load)) for r in runs]
+    return [(r, v) for r, v in verdicts if v and v.busy]
+
+
+def busy_warning(busy: list[tuple[RunRecord, load.Verdict]], of: int) -> str:
+    each = "; ".join(f"{r.kind} {r.id[:8]}" + (f" on {r.hostname}" if r.hostname else "")
+                     + f" ({v.others:.1f} CPUs over {v.seconds:.0f} s, load average {v.load1:.1f})" for r, v in busy)
+    return (f"{len(busy)} of {of} runs {'was' if len(busy) == 1 else 'were'} measured on a busy node, other "
+            f"processes using CPUs beside them: {each}. Their figures, and any % of peak from them, may be "
+            "another user's slowdown rather than this cluster's.")
+
+
 def summary_section(survey: RunRecord, runs: list[RunRecord]) -> Section:
     rows = headline(runs)
     pct = percent_of_peak(rows)
@@ -57,14 +72,24 @@ def summary_section(survey: RunRecord, runs: list[RunRecord]) -> Section:
     if survey.status == "partial":
         from rmax.survey.workflow import partial_line
 
-        sec.notes.append(partial_line(s.get("steps", [])))   # first: what this survey lacks
+        sec.warnings.append(partial_line(s.get("steps", [])))   # first: what this survey lacks
+    busy = busy_runs(runs)
+    if busy:
+        sec.warnings.append(busy_warning(busy, len(runs)))
     nodes = s.get("nodes") or sorted({h for r in runs for h in r.hosts})
     sec.notes.append(f"{len(nodes)} node(s): {', '.join(nodes) or 'none recorded'}"
                      + (f"; {s['ranks']} ranks." if s.get("ranks") else "; ranks not recorded (the survey did not finish)."))
-    sec.tables.append(Table(["Metric", "Value", "Unit", "Statistic"],
-                            [[shown_metric(r, rows), f"{r['value']:.4g}", r["unit"], r["statistic"]] for r in rows]))
     limits = what_limits(rows, runs)
-    sec.tables.append(Table(["What limits this cluster"], [[t] for t in limits] or [["Not enough measurements to say."]]))
+    sec.tables.append(Table(["What limits this cluster"], [[t] for t in limits] or [["Not enough measurements to say."]],
+                            answer=True))
+    busy_ids = {r.id for r, _ in busy}
+
+    def caveat(row: dict) -> str:   # a figure from a busy run (HPL % of peak names both of its runs)
+        return "; from a run on a busy node" if busy_ids & {row.get("run"), *row.get("runs", ())} else ""
+
+    sec.tables.append(Table(["Metric", "Value", "Unit", "Statistic"],
+                            [[shown_metric(r, rows), f"{r['value']:.4g}", r["unit"], r["statistic"] + caveat(r)]
+                             for r in rows], answer=True))
     sec.data["headline"] = rows
     return sec
 

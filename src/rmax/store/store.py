@@ -13,7 +13,11 @@ from rmax.errors import RmaxError
 from rmax.store.connection import damaged
 from rmax.store.db import connect, connect_readonly, default_path, writable
 from rmax.store.lease import LeaseKeeper
-from rmax.store.runs import JSON_COLUMNS, Run, RunRecord, alive, new_record, reap_orphans, resolve_id
+from rmax.store.runs import JSON_COLUMNS, Run, RunRecord, alive, interrupt_own, new_record, reap_orphans, resolve_id
+
+# The stores this process started runs in: a stop that lands between a run's row and its `with`
+# block leaves the row running, and the process's last act marks it (stopped_here).
+_STARTED: set[Path] = set()
 
 
 class Store:
@@ -56,6 +60,7 @@ class Store:
         rec = new_record(kind, **fields)
         cols = list(rec.__dict__)
         vals = [json.dumps(v) if c in JSON_COLUMNS else v for c, v in rec.__dict__.items()]
+        _STARTED.add(self.path)
         self.con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)
         self._lease = self._lease or LeaseKeeper(self.path, rec.proc_start)
         return Run(self, rec)
@@ -147,3 +152,15 @@ class Store:
 
 def open_store(path: Path | str | None = None, reading: bool = False) -> Store:
     return Store(path, reading)
+
+
+def stopped_here(reason: str) -> None:
+    """Mark interrupted, with their end time, the runs this process left running in any store it
+    started runs in (called last by a process that stops on a signal); a store that cannot be
+    opened now is left to the next opener's reaping."""
+    for path in _STARTED:
+        try:
+            with Store(path) as store:
+                interrupt_own(store, reason)
+        except RmaxError:
+            pass

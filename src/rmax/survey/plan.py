@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from rmax.hpl.hpcc_kernels import LOCAL_GUPS, MPI_GUPS
+
 MARGIN = 1.5           # a step's watchdog: its planned seconds times this ...
 SLACK_S = 60.0         # ... plus this, plus the launch's own time:
 LAUNCH_PER_NODE_S = 2.0   # starting ranks on every node (a virtual cluster's take ~1 s each on 2 cores)
@@ -483,6 +485,58 @@ def mbw(o, s, n, crowd, quick):
     return {**out, **crowded(o, c)}
 
 
+# HPC Challenge's kernels over the nodes: their rates at the slowest measured here (hpl/hpcc_kernels:
+# a busy 2-core node), a job's MPI rate growing with its ranks' cores, and the matrix rate the same
+# floors as the network steps'.
+HPCC_LOCAL_RATE = LOCAL_GUPS * 1e9     # updates/s of one rank's table
+HPCC_MPI_RATE = MPI_GUPS * 1e9         # updates/s of the MPI table, per core the ranks have
+CROWDED_GUPS_RATE = 2e5                # updates/s of the MPI table on a virtual cluster: 0.00024 GUP/s on
+                                       # 4 nodes on 2 cores, load 12 (bench/RESULTS.md, issue 34)
+ELEMENT_S = 1e-7                       # seconds to generate or check one matrix element (ptrans)
+
+
+def pow2_floor(x: float, least: int) -> int:
+    """The largest power of two <= x, but at least the smallest one >= least (RandomAccess's tables)."""
+    return max(1 << (least - 1).bit_length(), 1 << max(1, int(x)).bit_length() - 1)
+
+
+def gups(o, s, n, crowd, quick):
+    """Star (every node's own table at once: a per-node figure, on separate machines the single form's
+    number) and MPI (one table over the nodes): each form updates its table twice (the run and HPCC's
+    check), 4 updates a word. The local table gets 30 % of the seconds, the MPI table 40 % (on nodes
+    that share a machine, at the rate measured on a virtual cluster's TCP links)."""
+    from rmax.bench.gups import mpi_table
+
+    c = crowd.per_core(n)
+    rate = CROWDED_GUPS_RATE if crowd.sharing > 1 else HPCC_MPI_RATE * n
+    local = pow2_floor(min(o.table_size, 0.3 * s * HPCC_LOCAL_RATE / (8 * c)), 1024)
+    spread = pow2_floor(min(mpi_table(o, n), 0.4 * s * rate / 8), 1024 * n)
+    return {"forms": ("star", "mpi"), "table_size": local, "mpi_table_size": spread}
+
+
+def ptrans(o, s, n, crowd, quick):
+    """Each repeat generates A and C, moves n^2 x 8 bytes over the nodes' links (at the link floor, or
+    a crowded machine's rate) and checks C: n where the repeats fit 50 % of the seconds."""
+    c = crowd.per_core(n)
+    rate = n * (CROWDED_RATE / c if crowd.sharing > 1 else LINK_FLOOR)
+    per_element = 8 / rate + 3 * ELEMENT_S * c / n
+    order = int(math.sqrt(0.5 * s / o.repeats / per_element))
+    order = max(o.nb, min(o.n, order // o.nb * o.nb))
+    return {"n": order}
+
+
+def fft(o, s, n, crowd, quick):
+    """Each form plans two transforms, FFTW's search stopped at plan_seconds (10 % of the seconds
+    each), and runs them with the check: a power of two whose ten transforms at 0.1 GFLOPS a core
+    fit 20 % of the seconds."""
+    c = crowd.per_core(n)
+    points = o.n
+    while points > 1024 and 10 * 5 * points * math.log2(points) * c / 1e8 > 0.2 * s:
+        points //= 2
+    return {"n": points, "mpi_n": 0, "plan_seconds": sig(max(0.1, min(o.plan_seconds or 0.1 * s, 0.1 * s / 2)))}
+
+
 SIZERS = {"stream": stream, "dgemm": dgemm, "oslat": oslat, "cpurate": budget_only, "memlat": budget_only,
           "memcopy": budget_only, "peakflops": peakflops}
-NET_SIZERS = {"net": net, "coll": coll, "ring": ring, "matrix": matrix, "mbw": mbw}
+NET_SIZERS = {"net": net, "coll": coll, "ring": ring, "matrix": matrix, "mbw": mbw, "gups": gups, "ptrans": ptrans,
+              "fft": fft}

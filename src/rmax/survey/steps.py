@@ -25,6 +25,7 @@ class Step(ABC):
     share: float = 0.05     # the part of the survey's budget it may use
     per_node: bool = False  # runs once on every node, all nodes at once (fanout.py)
     order: int = 50         # place in the survey (the families' plans share the scale)
+    on_request: bool = False   # only in a survey whose --steps names it
 
     @property
     def where(self) -> str:
@@ -78,6 +79,7 @@ class FamilyStep(Step):
         self.family, self.plan = family, plan
         self.name, self.title, self.share, self.order = family.name, plan.title, plan.share, plan.order
         self.per_node = plan.ranks == "node"
+        self.on_request = plan.on_request
         self.node_group = None   # fanout.NodeSteps: this step launched with the next per-node ones
 
     @property
@@ -276,6 +278,6 @@ def by_name(names: list[str] | None) -> list[Step]:
         unknown = [n for n in names if n not in known]
         if unknown:
             raise RmaxError(f"unknown survey step(s): {', '.join(unknown)}", hint=f"steps: {', '.join(known)}")
-    return [s for s in steps if not names or s.name in names]
+    return [s for s in steps if s.name in names] if names else [s for s in steps if not s.on_request]
 
 

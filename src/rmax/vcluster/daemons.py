@@ -5,7 +5,9 @@ in a new session, so its PID is known the moment it starts, with no pid-file
 race. The state records the daemon before it starts (the intent log) and its
 PID right after; `down` stops exactly that PID, after checking that the
 process still is that daemon (its command line names the cluster's folder),
-so a PID reused by another program is never signalled."""
+so a PID reused by another program is never signalled. A daemon with no option that can name
+the folder (slurmdbd reads its configuration beside $SLURM_CONF) is recognised by its
+environment instead."""
 
 from __future__ import annotations
 
@@ -18,13 +20,14 @@ from pathlib import Path
 from rmax.errors import RmaxError
 
 
-def spawn(state, record, name: str, node: str, argv: list[str], errfile: Path) -> subprocess.Popen:
+def spawn(state, record, name: str, node: str, argv: list[str], errfile: Path,
+          env: dict | None = None) -> subprocess.Popen:
     """Start argv (a foreground daemon) in node's namespaces; its PID is recorded in the state."""
     record("daemon", name, node=node)
     with open(errfile, "ab") as err:
         try:
             proc = subprocess.Popen([*state.enter(node), *argv], stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+                                    stdout=subprocess.DEVNULL, stderr=err, start_new_session=True, env=env)
         except OSError as e:
             raise RmaxError(f"cannot start {name}: {e.strerror}", hint=f"command: {' '.join(argv)}") from None
     state.objects[-1]["pid"] = proc.pid
@@ -32,9 +35,9 @@ def spawn(state, record, name: str, node: str, argv: list[str], errfile: Path) -
     return proc
 
 
-def _cmdline(pid: int) -> str:
+def _proc_text(pid: int, what: str) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        return Path(f"/proc/{pid}/{what}").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
 
@@ -54,8 +57,9 @@ def _gone(pid: int) -> bool:
 
 
 def alive(pid: int | None, marker: str) -> bool:
-    """pid runs and is still the daemon we started (its command line contains marker)."""
-    return bool(pid) and not _gone(pid) and marker in _cmdline(pid)
+    """pid runs and is still the daemon we started (its command line, or else its environment,
+    contains marker)."""
+    return bool(pid) and not _gone(pid) and any(marker in _proc_text(pid, f) for f in ("cmdline", "environ"))
 
 
 def stop(pid: int | None, marker: str, grace: float = 10.0) -> bool:

@@ -1,4 +1,5 @@
-"""Slurm on a virtual cluster: munge, one slurmctld, one slurmd per node.
+"""Slurm on a virtual cluster: munge, one slurmctld, one slurmd per node, and accounting
+(slurmdbd over a MariaDB of its own) so that `sacct` lists the cluster's jobs.
 
 Everything lives in the cluster's state folder (slurm.conf, the munge key and
 socket, state, spool, logs) and every daemon runs inside the namespaces of a
@@ -16,11 +17,18 @@ slots although all nodes share this machine's cores; TmpFS with %n gives each
 node its own temporary folder, which the PMIx plugin needs (nodes that share
 one /tmp collide on its per-step folders). MpiDefault stays none, Slurm's
 default, so srun only works with MPI when the plugin is asked for (the srun
-launcher does)."""
+launcher does).
+
+Accounting: Slurm 22.05's sacct reads only slurmdbd (accounting_storage/slurmdbd; the
+jobcomp/filetxt log serves `sacct --completion` only), and slurmdbd stores only in MySQL or
+MariaDB. So the head node also runs a MariaDB server whose data folder is the cluster's, on
+127.0.0.1 inside the head node's network namespace (its loopback is the cluster's alone), with
+a user and password made for this cluster, and slurmdbd on the head node's address."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -34,8 +42,16 @@ from rmax.vcluster import daemons
 # Slurm's client commands given wrappers; those not installed are skipped.
 CLIENTS = ("sbatch", "srun", "salloc", "sinfo", "squeue", "scontrol", "scancel", "sacct", "sstat", "sattach",
            "sbcast")
-PACKAGES = {"munged": "munge", "slurmctld": "slurmctld", "slurmd": "slurmd", "sinfo": "slurm-client"}
+PACKAGES = {"munged": "munge", "slurmctld": "slurmctld", "slurmd": "slurmd", "sinfo": "slurm-client",
+            "slurmdbd": "slurmdbd", "mariadbd": "mariadb-server-core", "mariadb-install-db": "mariadb-server-core",
+            "my_print_defaults": "mariadb-client-core"}
 CTLD_PORT, SLURMD_PORT = 6817, 6818   # Slurm's defaults, free inside the cluster's own namespaces
+DBD_PORT, DB_PORT = 6819, 3306        # slurmdbd's and MariaDB's defaults, likewise
+DB_NAME, DB_USER = "slurm_acct_db", "slurm"
+# A small database: InnoDB's defaults (a 96 MiB redo log, a 128 MiB buffer pool) would put 114 MiB
+# in the state folder, which is in /run, memory.
+DB_OPTIONS = ("--no-defaults", "--innodb-log-file-size=4M", "--innodb-buffer-pool-size=16M",
+              "--innodb-lock-wait-timeout=900", "--skip-name-resolve")    # slurmdbd asks for that timeout
 READY_TIMEOUT = 45.0
 
 
@@ -49,6 +65,14 @@ def conf_path(state) -> Path:
 
 def bin_dir(state) -> Path:
     return folder(state) / "bin"
+
+
+def db_dir(state) -> Path:
+    return folder(state) / "db"
+
+
+def dbd_conf_path(state) -> Path:
+    return folder(state) / "slurmdbd.conf"
 
 
 def munge_dir(state) -> Path:
@@ -105,7 +129,10 @@ def render_conf(state) -> str:
         "SelectTypeParameters=CR_CPU",
         "SchedulerType=sched/backfill",
         "JobAcctGatherType=jobacct_gather/none",
-        "AccountingStorageType=accounting_storage/none",
+        "AccountingStorageType=accounting_storage/slurmdbd",
+        f"AccountingStorageHost={first.address}",
+        f"AccountingStoragePort={DBD_PORT}",
+        f"AccountingStoragePass={munge_socket(state)}",   # for slurmdbd: the munge socket, not a password
         "JobCompType=jobcomp/none",
         "ReturnToService=2",
         "SlurmdParameters=config_overrides",
@@ -116,6 +143,35 @@ def render_conf(state) -> str:
     lines += [f"NodeName={n.name} NodeAddr={n.address} CPUs={plan.slots} State=UNKNOWN" for n in plan.nodes]
     lines.append(f"PartitionName={plan.name} Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
     return "\n".join(lines) + "\n"
+
+
+def render_dbd_conf(state, password: str) -> str:
+    """slurmdbd.conf (slurmdbd reads it from SLURM_CONF's folder; it must be private to SlurmUser)."""
+    d, first = folder(state), state.plan.nodes[0]
+    return "\n".join([
+        f"# slurmdbd of rmax virtual cluster {state.plan.name} (written by `rmax vcluster up --slurm`)",
+        "AuthType=auth/munge",
+        f"AuthInfo=socket={munge_socket(state)}",
+        f"DbdHost={first.name}",
+        f"DbdAddr={first.address}",
+        f"DbdPort={DBD_PORT}",
+        "SlurmUser=root",
+        f"PidFile={d / 'slurmdbd.pid'}",
+        f"LogFile={d / 'slurmdbd.log'}",
+        "StorageType=accounting_storage/mysql",
+        "StorageHost=127.0.0.1",
+        f"StoragePort={DB_PORT}",
+        f"StorageUser={DB_USER}",
+        f"StoragePass={password}",
+        f"StorageLoc={DB_NAME}",
+    ]) + "\n"
+
+
+def _db_init_sql(password: str) -> str:
+    """Run by MariaDB at each start (--init-file): slurmdbd's database and user, over TCP from loopback."""
+    return (f"CREATE DATABASE IF NOT EXISTS {DB_NAME};\n"
+            f"CREATE USER IF NOT EXISTS '{DB_USER}'@'127.0.0.1' IDENTIFIED BY '{password}';\n"
+            f"GRANT ALL ON {DB_NAME}.* TO '{DB_USER}'@'127.0.0.1';\n")
 
 
 def _wrapper(state, command: str, real: str) -> str:
@@ -148,6 +204,10 @@ def write_files(state) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(os.urandom(1024))
     write_atomic(conf_path(state), render_conf(state), "slurm.conf")
+    if not dbd_conf_path(state).exists():
+        password = secrets.token_hex(16)    # hex: nothing to quote in SQL or slurmdbd.conf
+        write_atomic(dbd_conf_path(state), render_dbd_conf(state, password), "slurmdbd.conf", mode=0o600)
+        write_atomic(folder(state) / "db-init.sql", _db_init_sql(password), "the database's set-up", mode=0o600)
     write_atomic(d / "plugstack.conf", "", "plugstack.conf")
     prolog = d / "task-prolog"
     # Slurm adds the "export NAME=VALUE" lines a TaskProlog prints to each task's environment
@@ -177,6 +237,18 @@ def start(state, record) -> None:
                             f"--key-file={m / 'munge.key'}", f"--pid-file={m / 'munged.pid'}",
                             f"--log-file={m / 'munged.log'}", f"--seed-file={m / 'munged.seed'}"], "munged", m)
     _wait(lambda: munge_socket(state).exists(), "munged", started, 10.0)
+    db = db_dir(state)
+    if not db.exists():
+        _install_db(db)
+    spawn("mariadbd", first, ["mariadbd", *DB_OPTIONS, f"--datadir={db}", "--user=root", "--bind-address=127.0.0.1",
+                              f"--port={DB_PORT}", f"--socket={d / 'mariadb.sock'}", f"--pid-file={d / 'mariadb.pid'}",
+                              f"--log-error={d / 'mariadb.log'}", f"--init-file={d / 'db-init.sql'}"], "mariadb", d)
+    _wait(lambda: "ready for connections" in _text(d / "mariadb.log"), "mariadbd", started, 30.0)
+    # slurmdbd has no option for its configuration: it reads slurmdbd.conf beside SLURM_CONF
+    started["slurmdbd"] = (daemons.spawn(state, record, "slurmdbd", first, ["slurmdbd", "-D"], d / "slurmdbd.err",
+                                         env={**os.environ, "SLURM_CONF": conf}),
+                           [d / "slurmdbd.err", d / "slurmdbd.log"])
+    _wait(lambda: " started" in _text(d / "slurmdbd.log"), "slurmdbd", started, 30.0)
     spawn("slurmctld", first, ["slurmctld", "-D", "-f", conf], "slurmctld", d)
     for n in state.plan.nodes:
         spawn(f"slurmd {n.name}", n.name, ["slurmd", "-D", "-N", n.name, "-f", conf], f"slurmd-{n.name}", d)
@@ -192,6 +264,26 @@ def start(state, record) -> None:
                         if states.get(n) != "idle")
     raise RmaxError(f"Slurm did not come up within {READY_TIMEOUT:.0f} s: {waiting}",
                     hint=f"logs in {d}")
+
+
+def _install_db(db: Path) -> None:
+    """MariaDB's system tables in a new data folder (no server, no network: --bootstrap)."""
+    try:
+        p = subprocess.run(["mariadb-install-db", *DB_OPTIONS, f"--datadir={db}", "--user=root",
+                            "--auth-root-authentication-method=socket", "--skip-test-db"],
+                           capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise RmaxError("mariadb-install-db did not finish within 120 s") from None
+    if p.returncode != 0:
+        said = next((l for l in reversed((p.stderr + p.stdout).splitlines()) if l.strip()), "no message")
+        raise RmaxError(f"mariadb-install-db failed: {said}", hint=f"data folder {db}")
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 def _check_alive(started: dict) -> None:

@@ -36,7 +36,7 @@ def family_section(fam: Family, runs: list[RunRecord]) -> list[Section]:
         sec.notes += [f"{host}: {n}" if several else n for n in view.notes]
         busy = load.busy_line(r.load, r.hostname)
         if busy:   # its figures may be another user's slowdown, not this node's
-            sec.notes.append(f"{host}: measured on a busy node: {busy} (run {r.id[:8]})")
+            sec.warnings.append(f"Measured on a busy node: {busy} (run {r.id[:8]})")   # the line names the host
         for name, rows in view.data.items():
             sec.data.setdefault(name, []).extend({"run": r.id, "host": host, **row} for row in rows)
     sec.tables += merged.values()
