@@ -69,7 +69,7 @@ def command(a, b, html_dir, show_all, min_change, as_json):
         console.print(t)
         console.print("A, B: each side's figure (its own statistic: `rmax runs show ID`), the median of the "
                       "figure over a side's runs when it has several; Change: B against A; Noise from: the runs a "
-                      "side (Welch's t-test), the store's earlier runs of the same configuration joined to A's "
+                      "side (pooled t-test), the store's earlier runs of the same configuration joined to A's "
                       "(pooled t-test), or one run's own repeats (a lower bound: they can only say no); p: "
                       "Holm-adjusted over every metric tested", soft_wrap=True, style="dim")
         hint = advice(changes)
