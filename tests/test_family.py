@@ -94,3 +94,12 @@ def test_a_summary_reads_the_older_schemas_it_names_and_refuses_others():
     assert s.hpcc == {"StarDGEMM_Gflops": 25.9, "PTRANS_GBs": 0.24}      # typed from the stored block
     with pytest.raises(StaleSummary):
         HplSummary.load({**d, "schema": "rmax.hpl/1"})
+
+
+def test_each_family_is_found_by_its_kind_alone():
+    """family_of imports only the module named for a run's kind (or MODULE_OF's): each family must be
+    reachable that way, or its runs would read as no family's."""
+    from rmax.bench.family import MODULE_OF, MODULES
+
+    for name in families():
+        assert MODULE_OF.get(name, name) in MODULES, name
