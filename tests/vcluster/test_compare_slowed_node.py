@@ -61,15 +61,22 @@ def compare(a: list[str], b: list[str]) -> list[dict]:
 def test_compare_flags_only_the_slowed_node(db):
     with temporary_cluster(2, 1, pin_cpus=True) as state:
         nodes = [n.name for n in state.plan.nodes]
-        # The three sets taken in turn, so that a slowdown of the whole guest lands on all of them:
-        # taken one set after the other, two identical sets once differed significantly in a suite
-        # run (STREAM 19 -> 10-12 GB/s on both nodes, no competitor started yet).
+        # The three sets taken in turn, so that a slowdown of the whole guest lands on all of them
+        # (taken one set after the other, two identical sets once differed significantly: STREAM
+        # 19 -> 10-12 GB/s on both nodes), and in a rotating order, so that a survey's place in the
+        # round does not fall on one set: in a fixed order (a, same, slowed), the surveys just after
+        # the competitor's were 20 % faster on both nodes than the next ones, in a suite run.
         a, same, slowed = [], [], []
-        for _ in range(REPEATS):
-            a.append(survey(state.name, nodes))
-            same.append(survey(state.name, nodes))
+
+        def slowed_survey():
             with competitor(state, nodes[1]):
-                slowed.append(survey(state.name, nodes))
+                return survey(state.name, nodes)
+
+        sets = [(a, lambda: survey(state.name, nodes)), (same, lambda: survey(state.name, nodes)),
+                (slowed, slowed_survey)]
+        for i in range(REPEATS):
+            for got, take in sets[i % 3:] + sets[:i % 3]:
+                got.append(take())
 
     unchanged = compare(a, same)
     # every STREAM kernel of both nodes paired, each decided on REPEATS surveys a side
