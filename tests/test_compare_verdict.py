@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -56,6 +57,7 @@ def _hpl(store, gflops: float, nb: int = 128, fp: str = "fp1", others: float | N
         with store.start_run("hpl-test", parent=run.id, params={"code": "WR11C2R4", "n": 2000, "nb": nb, "p": 1,
                                                                  "q": 2}, hosts=["n1"]) as t:
             t.update(summary=_test(gflops))
+    time.sleep(0.002)   # runs are ordered by their start, stored to the millisecond
     if others is not None:
         start = load.Reading(1.0, 1.0, 1.0, 0, 2, 100.0, 1000.0, 5.0)
         end = load.Reading(2.0, 1.0, 1.0, 1, 2, 100.0 + 20 * 0.9 + 10 * others, 1020.0, 5.0 + 20 * 0.9)
@@ -155,6 +157,7 @@ def _hpl_tests(store, gflops: list[float]) -> str:
             with store.start_run("hpl-test", parent=run.id, params={"code": "WR11C2R4", "n": 2000 + 100 * i,
                                                                      "nb": 128, "p": 1, "q": 2}, hosts=["n1"]) as t:
                 t.update(summary={**_test(g), "n": 2000 + 100 * i})
+    time.sleep(0.002)   # runs are ordered by their start, stored to the millisecond
     return run.id
 
 

@@ -9,8 +9,8 @@ sides with nothing to pair are refused.
 A change is significant when it is beyond the figure's run-to-run noise, which comes from, in turn:
 - several runs on each side: their spread within each side, pooled (a t-test on the logarithms);
 - else the store's history: the other stored runs of the same configuration (kind, options,
-  hosts and machine fingerprint, `Config`), started no later than the latest compared run. They
-  join side A's runs (the before) as one group, and a side of several runs is a group of its own:
+  hosts and machine fingerprint, `Config`), started before the latest compared run (one started
+  in the same stored millisecond is left out: it may be later). They join side A's runs (the before) as one group, and a side of several runs is a group of its own:
   the noise is the pooled spread within the groups (of the logarithm: a change is a ratio), and
   the test Student's t on B against A with the groups' degrees of freedom. One earlier run gives
   one degree of freedom, too few alone; the figures of one kind share much of their noise, and an
@@ -217,12 +217,12 @@ class Runs:
         return busy_line(held.load, held.hostname) if held else None
 
     def history(self, r: RunRecord) -> list[RunRecord]:
-        """The latest stored ok runs of r's configuration, none of the compared runs, started no
-        later than the latest of them."""
+        """The latest stored ok runs of r's configuration, none of the compared runs, started before
+        the latest of them."""
         if r.kind not in self._kinds:
             scan = max(HISTORY_SCAN, HISTORY_DEPTH * self.hosts.get(r.kind, 1))
             self._kinds[r.kind] = [x for x in self.store.list(kind=r.kind, status="ok", limit=scan)
-                                   if x.id not in self.compared and x.started_at <= self.until]
+                                   if x.id not in self.compared and x.started_at < self.until]
         want = self.config(r)
         same = [x for x in self._kinds[r.kind] if x.params == r.params and _host(x) == _host(r)]
         return [x for x in same if self.config(x) == want][:HISTORY_MOST]    # fingerprints last: an HPL test reads its run's
