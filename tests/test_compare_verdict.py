@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from rmax.bench.hpl import HplTestSummary
+from rmax.families.hpl import HplTestSummary
 from rmax.compare import Change, _adjust, compare, headline
 from rmax.inventory import load
 from rmax.stats import moderated, t_two_sided, variance_prior
@@ -135,8 +135,8 @@ def test_own_processes_cpu_is_counted_while_they_live_and_after():
 
 
 def test_the_report_names_a_run_measured_on_a_busy_node(db):
-    from rmax.bench.family import families
-    from rmax.bench.hpl import HplSummary, HplTest
+    from rmax.families import families
+    from rmax.families.hpl import HplSummary, HplTest
     from rmax.report.sections.family import family_section
 
     test = HplTest(**{k: v for k, v in _test(3.0).items() if k in HplTest.__dataclass_fields__})

@@ -7,8 +7,8 @@ import json
 import pytest
 from cliutil import run_cli
 
-from rmax.bench.family import (FAMILIES, Family, StaleSummary, families, loaded, make_options, option,
-                               option_fields, register)
+from rmax.bench.family import FAMILIES, Family, StaleSummary, make_options, option, option_fields, register
+from rmax.families import families, loaded
 from rmax.bench.view import ROLES, resolve
 
 
@@ -83,7 +83,7 @@ def test_a_stored_summary_reads_back_typed_and_its_figures_are_its_fields(db):
 
 def test_a_summary_reads_the_older_schemas_it_names_and_refuses_others():
     """Fields added with defaults keep a user's stored runs readable (READS); another shape is stale."""
-    from rmax.bench.hpl import HplSummary, HplTest
+    from rmax.families.hpl import HplSummary, HplTest
 
     t = HplTest("WR11C2R4", 1000, 64, 1, 2, 0, 1, 1, 2, 2, 1, 4, 0.5, 1.34, 0.003, "PASSED")
     d = HplSummary("hpcc", 2, [t], 1, 0, 16.0, {"StarDGEMM_Gflops": "25.9", "PTRANS_GBs": "0.24"}).to_dict()
@@ -99,7 +99,7 @@ def test_a_summary_reads_the_older_schemas_it_names_and_refuses_others():
 def test_each_family_is_found_by_its_kind_alone():
     """family_of imports only the module named for a run's kind (or MODULE_OF's): each family must be
     reachable that way, or its runs would read as no family's."""
-    from rmax.bench.family import MODULE_OF, MODULES
+    from rmax.families import MODULE_OF, MODULES
 
     for name in families():
         assert MODULE_OF.get(name, name) in MODULES, name

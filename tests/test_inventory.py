@@ -485,7 +485,7 @@ def test_the_measured_peak_is_no_lower_than_any_row_and_one_slowed_row_decides_n
     m = r["measured"]
     assert m["all_cores_gflops"] == 116.9 and m["isa"] == "avx2" and m["one_core_gflops"] == 56.8
     assert r["basis"] == "measured" and r["gflops"] == 116.9
-    from rmax.bench.peakflops import _peak_row
+    from rmax.families.peakflops import _peak_row
     assert _peak_row(rows) == 3
 
 

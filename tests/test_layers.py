@@ -32,12 +32,13 @@ LAYERS = [
     # params checks hosts, hostfiles, interfaces and cluster.toml while parsing, with their readers,
     # below the families' options
     "params",
-    "hpl",                  # HPL's input, output and engines; the family that stores HPL runs is bench/hpl.py
+    "hpl",                  # HPL's input, output and engines; the family that stores HPL runs is families/hpl.py
     "model",                # pure functions of measured numbers; net's Hockney fit is one
     # where switch groups come from (declared, a virtual cluster's, a stored inference), which bisect
     # and matrix ask for the groups they cut
     "topology",
-    "bench",
+    "bench",                # the framework families are built on: Family, views, runner, kernel launchers
+    "families",             # one module a benchmark family, and the registry's lookups by name
     # which stored runs may feed a model, and the models' inputs read from those runs' typed summaries
     "model.provenance", "model.inputs", "model.hpl_prediction",
     "topology.allpairs",    # the stored all-pairs runs (the matrix family's summaries) groups are inferred from

@@ -111,7 +111,7 @@ def streams() -> dict[str, str]:
 
 @pytest.mark.parametrize("name", ["ring", "bisect"])
 def test_ring_and_bisect_parse_a_stream_cut_anywhere(streams, name):
-    from rmax.bench.family import get
+    from rmax.families import get
     from rmax.bench.runner import parse_json_lines
 
     text, family = streams[name], get(name)
@@ -129,7 +129,7 @@ def test_ring_and_bisect_parse_a_stream_cut_anywhere(streams, name):
 
 
 def test_a_run_whose_host_is_lost_is_stored_partial_with_what_it_measured(streams, db, tmp_path, monkeypatch):
-    from rmax.bench.family import get
+    from rmax.families import get
     from rmax.bench.runner import run_kernel
     from rmax.store import open_store
 
@@ -151,7 +151,7 @@ def test_a_run_whose_host_is_lost_is_stored_partial_with_what_it_measured(stream
 def test_a_net_layer_past_its_time_budget_is_left_out_and_the_run_partial():
     from net.netutil import FAST, mpirun
 
-    from rmax.bench.family import get
+    from rmax.families import get
     from rmax.bench.runner import parse_json_lines
 
     # 1 ms per layer: the first size of each layer is measured (with the samples it has when the

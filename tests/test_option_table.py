@@ -14,7 +14,8 @@ import subprocess
 import click
 import pytest
 
-from rmax.bench.family import UNSET, families, option_fields
+from rmax.bench.family import UNSET, option_fields
+from rmax.families import families
 from rmax.bench.netlaunch import MAX_MESSAGE
 from rmax.native import describe, executable
 from rmax.params import Names, Number, NumberList, Shapes, Size, SizeList

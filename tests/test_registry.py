@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-REGISTRIES = [("rmax.bench.family", "FAMILIES", "families"), ("rmax.launch.base", "REGISTRY", None),
+REGISTRIES = [("rmax.families", "FAMILIES", "families"), ("rmax.launch.base", "REGISTRY", None),
               ("rmax.hpl.engines", "ENGINES", None), ("rmax.agent.probes", "REGISTRY", None),
               ("rmax.survey.steps", "STEPS", None), ("rmax.tune.strategies", "STRATEGIES", None)]
 

@@ -78,7 +78,7 @@ def test_each_host_gets_its_own_ranks_result():
 def test_nodes_sharing_one_machine_share_its_memory():
     from types import SimpleNamespace
 
-    from rmax.bench.family import get
+    from rmax.families import get
     from rmax.survey.fanout import fit_shared_memory
 
     o = get("stream").options(True)            # 128 MiB per array
@@ -131,7 +131,7 @@ def test_an_interrupt_keeps_the_nodes_stored_before_it_and_ends_the_others_inter
 
 def test_a_nodes_parser_reads_its_own_inventory_from_the_runs_read_once(db):
     from rmax.bench.family import RunContext
-    from rmax.bench.peakflops import cpu_facts
+    from rmax.families.peakflops import cpu_facts
     from rmax.launch import Host, LaunchSpec
 
     with open_store() as store:

@@ -9,7 +9,7 @@ from rmax.errors import RunFailed
 from rmax.launch import Host
 from rmax.store import open_store
 from rmax.survey.plan import make_plan
-from rmax.bench.family import get
+from rmax.families import get
 from rmax.survey.steps import FamilyStep, Step, all_steps
 from rmax.survey.workflow import run_survey
 

@@ -78,7 +78,7 @@ def test_survey_stores_every_step_under_one_run(survey):
 def test_every_headline_figure_is_the_field_it_comes_from(survey):
     """Each family's headline row of the survey equals the field it names in that run's stored
     summary (value == field x scale), and every family that ran and has a headline is in it."""
-    from rmax.bench.family import families
+    from rmax.families import families
     from rmax.bench.view import resolve
     from rmax.survey.headline import headline
 
@@ -98,8 +98,8 @@ def test_the_dgemm_bound_is_the_dgemm_at_hpls_shape_times_the_cores(survey):
     """The survey's dgemm step measured the trailing-update shape of the survey's HPL run; the
     bound is that point's stored field x the cores, and says so. Without the HPL run to take the
     shape from, it falls back to the best size and says it is not at HPL's shape."""
-    from rmax.bench.dgemm import hpl_update_shape
-    from rmax.bench.family import loaded
+    from rmax.families.dgemm import hpl_update_shape
+    from rmax.families import loaded
     from rmax.bench.view import resolve
     from rmax.survey.headline import by_role, headline
 

@@ -24,7 +24,7 @@ typedef struct {
  * resolution of the difference: the overhead's own spread, `overhead_spread_us`,
  * or the timer's resolution per event, whichever is larger. Readers derive the
  * figure as the summary less the overhead, unresolved at or below the resolution
- * (src/rmax/bench/oslat.py); the table shows it so. The record names the CPUs in e->placed. `extra` (may
+ * (src/rmax/families/oslat.py); the table shows it so. The record names the CPUs in e->placed. `extra` (may
  * be NULL) adds members to the record. */
 typedef int (*oslat_op)(void *ctx, size_t n);
 typedef void (*oslat_extra)(void *ctx, rmx_json *j);

@@ -145,7 +145,7 @@ def side(store: Store, ids: str) -> list[RunRecord]:
 def curves(groups: dict[tuple, tuple[list, list]]) -> list[tuple[str, list]]:
     """(title, plots) per paired family: the family's own plots, drawn with the latest run of
     each side as two series ("A host", "B host"), so the curves lie over each other."""
-    from rmax.bench.family import loaded
+    from rmax.families import loaded
 
     out = []
     for key, (ra, rb) in groups.items():
@@ -179,10 +179,11 @@ class Runs:
     def figures(self, r: RunRecord) -> dict:
         """key -> Figure of a run: a family's metrics, or an HPL test's rate."""
         if r.id not in self._figures:
-            from rmax.bench.family import StaleSummary, loaded
+            from rmax.bench.family import StaleSummary
+            from rmax.families import loaded
 
             if r.kind == "hpl-test":
-                from rmax.bench.hpl import HplTestSummary
+                from rmax.families.hpl import HplTestSummary
                 from rmax.bench.view import figure
 
                 p = r.params

@@ -8,7 +8,8 @@ import subprocess
 import pytest
 from cliutil import assert_one_line_error, run_cli
 
-from rmax.bench.family import RunContext, get, run
+from rmax.bench.family import RunContext
+from rmax.families import get, run
 from rmax.errors import RmaxError
 from rmax.native import executable
 from rmax.store import open_store

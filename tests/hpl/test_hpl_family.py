@@ -7,8 +7,9 @@ import shutil
 
 import pytest
 
-from rmax.bench.family import RunContext, run
-from rmax.bench.hpl import HPL
+from rmax.bench.family import RunContext
+from rmax.families import run
+from rmax.families.hpl import HPL
 from rmax.hpl.dat import HplConfig
 from rmax.hpl.engines.base import ENGINES, register
 from rmax.hpl.engines.rmax_hpl import RmaxHpl

@@ -8,8 +8,9 @@ import pytest
 
 from cliutil import run_cli
 
-from rmax.bench.family import RunContext, run
-from rmax.bench.hpl import HPL
+from rmax.bench.family import RunContext
+from rmax.families import run
+from rmax.families.hpl import HPL
 from rmax.hpl import hpcc_kernels
 from rmax.hpl.dat import HplConfig
 from rmax.hpl.progress import MAX_POINTS, Tracker, Trajectory, fraction_done

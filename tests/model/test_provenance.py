@@ -6,8 +6,8 @@ import os
 import pytest
 
 from cliutil import assert_one_line_error, run_cli
-from rmax.bench.hpl import HplTestSummary
-from rmax.bench.net import Fit, Layer, NetSummary
+from rmax.families.hpl import HplTestSummary
+from rmax.families.net import Fit, Layer, NetSummary
 from rmax.bench.runner import fingerprint
 from rmax.model.hpl_model import Observation, calibrate, predict_hpl
 from rmax.store import open_store
@@ -26,7 +26,7 @@ def _store(kind, hosts, summary, params=None, parent=None):
 
 
 def _dgemm_here():
-    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+    from rmax.families.dgemm import DgemmPoint, DgemmSummary
 
     point = DgemmPoint(2000, 2000, 192, 20.0, 20.0, 20.0, 20.0, 0.0, 5)
     return _store("dgemm", [HERE], DgemmSummary([], [point], 1).to_dict())
@@ -92,7 +92,7 @@ def test_calibration_that_explains_nothing_is_doubted():
 
 
 def _dgemm(ks, threads, rate=20.0):
-    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+    from rmax.families.dgemm import DgemmPoint, DgemmSummary
 
     pts = [DgemmPoint(2048, 2048, k, rate * min(1.0, k / 128), 1, 1, 1, 0.0, 5) for k in ks]
     return _store("dgemm", [HERE], DgemmSummary([], pts, threads).to_dict())
@@ -123,7 +123,7 @@ def test_nb_comes_from_the_freshest_full_k_sweep_and_the_bound_from_the_ranks_th
 
 def test_the_tuner_and_the_models_use_the_peak_basis_of_the_peakflops_run(db):
     """One basis for % of peak: the peakflops run's "Peak used for % of peak" figure, named."""
-    from rmax.bench.family import loaded
+    from rmax.families import loaded
     from rmax.model.inputs import node_facts
     from rmax.tune.facts import gather
 
@@ -138,7 +138,7 @@ def test_the_tuner_and_the_models_use_the_peak_basis_of_the_peakflops_run(db):
 
 
 def test_hpl_update_shape_and_the_nearest_measured_shape():
-    from rmax.bench.dgemm import DgemmPoint, DgemmSummary, hpl_update_shape
+    from rmax.families.dgemm import DgemmPoint, DgemmSummary, hpl_update_shape
 
     # The flop-weighted mean trailing order is 3N/4, dealt over P rows and Q columns; k = NB.
     assert hpl_update_shape(8000, 192, 2, 4) == (3000, 1500, 192)
@@ -151,7 +151,7 @@ def test_hpl_update_shape_and_the_nearest_measured_shape():
 
 
 def test_the_dgemm_rate_prefers_a_shape_at_hpls_k_and_says_which_point(db):
-    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+    from rmax.families.dgemm import DgemmPoint, DgemmSummary
     from rmax.model.inputs import gamma3_from_store
 
     shapes = [DgemmPoint(m, n, k, g, g, g, g, 0.0, 5) for m, n, k, g in ((3000, 1500, 192, 30.0),
@@ -176,7 +176,7 @@ def test_the_dgemm_rate_prefers_a_shape_at_hpls_k_and_says_which_point(db):
 def test_each_what_if_takes_the_dgemm_rate_at_its_own_shape(db, tmp_path):
     """`rmax cost --what-if`: every alternative has its own N and grid, so its own trailing-update
     shape; each row's DGEMM rate is the stored point nearest that shape, named in the row."""
-    from rmax.bench.dgemm import DgemmPoint, DgemmSummary, hpl_update_shape
+    from rmax.families.dgemm import DgemmPoint, DgemmSummary, hpl_update_shape
     from rmax.model import hpl_model as hm
     from test_cost import KRONOS
 
@@ -204,8 +204,8 @@ def test_a_dgemm_faster_than_the_measured_peak_becomes_the_basis_named(db):
     """A peak a real kernel beats is no peak: 16-thread DGEMM 917 GFLOPS against an FMA peak measured at
     702 makes 917 the basis, both runs named; where one core's peak shows that the all-core row ran
     apart (a 16-vCPU guest), 16 x one core's is the peak."""
-    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
-    from rmax.bench.family import get
+    from rmax.families.dgemm import DgemmPoint, DgemmSummary
+    from rmax.families import get
     from rmax.model.inputs import peak_basis
 
     def peak_records(one, all16):
@@ -261,7 +261,7 @@ def test_cost_takes_hpl_only_from_the_clusters_nodes_and_never_above_its_peak(db
 
 
 def test_compare_says_when_the_machine_changed_between_the_sides(db):
-    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+    from rmax.families.dgemm import DgemmPoint, DgemmSummary
 
     def dgemm(fp):
         with open_store() as s:
@@ -281,7 +281,7 @@ def test_every_doubt_about_an_input_is_on_the_prediction_with_its_interval(db):
     overhead calibrated on 2 tests: each said at the top and printed; the time gets an interval."""
     from dataclasses import replace
 
-    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+    from rmax.families.dgemm import DgemmPoint, DgemmSummary
     from rmax.inventory.load import read
 
     now = read()

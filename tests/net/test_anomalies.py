@@ -3,7 +3,7 @@ curve, and significantly so across repeats (Welch's t-test), nothing else."""
 
 import numpy as np
 
-from rmax.bench.net import anomalies
+from rmax.families.net import anomalies
 
 SIZES = [2**k for k in range(4, 24)]
 RNG = np.random.default_rng(5)

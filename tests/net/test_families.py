@@ -8,8 +8,8 @@ import pytest
 from cliutil import assert_one_line_error, run_cli
 from netutil import mpirun, records
 
-from rmax.bench import coll, matrix, ring
-from rmax.bench.family import get
+from rmax.families import coll, matrix, ring
+from rmax.families import get
 from rmax.store import open_store
 
 RANKS = [["--np", "2"], ["--np", "4", "--oversubscribe"]]

@@ -9,8 +9,8 @@ import subprocess
 
 from netutil import mpirun, records
 
-from rmax.bench import matrix
-from rmax.bench.family import get
+from rmax.families import matrix
+from rmax.families import get
 from rmax.native import executable
 
 

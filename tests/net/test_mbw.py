@@ -9,7 +9,7 @@ import pytest
 from cliutil import assert_one_line_error, run_cli
 from netutil import mpirun
 
-from rmax.bench.family import get
+from rmax.families import get
 from rmax.store import open_store
 
 FAST = ["--quick", "--budget", "0.002", "--repeats", "3"]

@@ -9,8 +9,8 @@ import pytest
 from cliutil import assert_one_line_error, run_cli
 from netutil import FAST, mpirun, records
 
-from rmax.bench import net
-from rmax.bench.family import get
+from rmax.families import net
+from rmax.families import get
 from rmax.bench.netlaunch import check_memory
 from rmax.bench.view import resolve
 from rmax.errors import RmaxError

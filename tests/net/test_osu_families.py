@@ -9,7 +9,7 @@ import pytest
 from cliutil import run_cli
 from netutil import mpirun, records
 
-from rmax.bench.family import get
+from rmax.families import get
 from rmax.native import executable
 from rmax.store import open_store
 

@@ -1,7 +1,7 @@
 """Repeats that fall into two states (the pair's CPUs changed place during the run) are named as
 such, with each state's figure; scatter, one outlier or a single repeat is not two states."""
 
-from rmax.bench.net import Net
+from rmax.families.net import Net
 from rmax.stats import two_states
 
 # One run of `rmax-net p2p --layers mpi --sizes 1,1048576 --one-buffer --repeats 20` on a 2-vCPU AMD EPYC

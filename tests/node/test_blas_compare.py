@@ -4,8 +4,8 @@ import json
 
 from cliutil import run_cli
 
-from rmax.bench import blas_compare
-from rmax.bench.blas_compare import BlasRate, BlasRow
+from rmax.families import blas_compare
+from rmax.families.blas_compare import BlasRate, BlasRow
 
 
 def _row(name, rounds):

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from rmax.bench import cache_boundaries as cb
+from rmax.model import cache_boundaries as cb
 
 KiB, MiB = 1024, 2**20
 SIZES = [int(KiB * 2 ** (i / 4)) for i in range(0, 4 * 20)]  # 1 KiB .. 1 GiB, 4 points per octave

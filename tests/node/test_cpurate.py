@@ -48,7 +48,7 @@ def test_cli_stores_the_run_with_boundaries(db):
     proc = run_cli("bench", "cpurate", "--quick", "--budget", "1", "--max-size", "256K", "--json", check=True)
     rec = json.loads(proc.stdout)
     assert rec["status"] == "ok" and rec["kind"] == "cpurate"
-    from rmax.bench.family import get
+    from rmax.families import get
 
     s = get("cpurate").Summary.load(rec["summary"])
     assert [c.precision for c in s.curves] == ["double", "single"] and s.unit == "GFLOPS"

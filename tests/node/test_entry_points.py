@@ -3,7 +3,8 @@ a child run of the survey's, in its store."""
 
 
 def test_a_survey_style_call_stores_a_child_run(db):
-    from rmax.bench.family import RunContext, get, run
+    from rmax.bench.family import RunContext
+    from rmax.families import get, run
     from rmax.store import open_store
 
     fam = get("oslat")

@@ -31,7 +31,7 @@ def test_cli_stores_the_run(db):
     proc = run_cli("bench", "memcopy", "--quick", "--max-size", "256K", "--json", check=True)
     rec = json.loads(proc.stdout)
     assert rec["status"] == "ok" and rec["kind"] == "memcopy"
-    from rmax.bench.family import get
+    from rmax.families import get
 
     s = get("memcopy").Summary.load(rec["summary"])
     assert s.points[0].bytes == 1024 and s.unit == "MB/s"

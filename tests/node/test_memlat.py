@@ -42,8 +42,8 @@ def test_bad_sizes_are_one_line_errors():
 
 
 def test_plateaus_are_named_only_where_a_boundary_lines_up_with_a_cache():
-    from rmax.bench.cache_boundaries import Boundary, Plateau
-    from rmax.bench.memlat import name_plateaus
+    from rmax.model.cache_boundaries import Boundary, Plateau
+    from rmax.families.memlat import name_plateaus
 
     KiB, MiB = 1024, 2**20
     caches = {"L1d": 48 * KiB, "L2": 2 * MiB, "L3": 32 * MiB}
@@ -73,7 +73,7 @@ def test_cli_stores_the_run(db):
                    check=True)
     rec = json.loads(proc.stdout)
     assert rec["status"] == "ok" and rec["kind"] == "memlat"
-    from rmax.bench.family import get
+    from rmax.families import get
 
     s = get("memlat").Summary.load(rec["summary"])
     assert [c.pattern for c in s.curves] == ["stride", "random"]

@@ -73,7 +73,7 @@ def _ctxsw_record(label, samples, before, after, resolution):
 
 
 def test_a_difference_at_or_below_its_resolution_is_unresolved_never_a_sample():
-    from rmax.bench.oslat import Oslat
+    from rmax.families.oslat import Oslat
 
     # the hop costs 2.7 us: 64K's laps straddle it (differences -0.2..0.9), 0K's are well above it
     below = _ctxsw_record("ctxsw 2p/64K", [2.5, 2.7004, 3.6], 2.7, 2.7, 0.03)
@@ -103,7 +103,7 @@ def test_cli_stores_the_run(db):
               if v is not None]
     assert stored and min(stored) > 0 and min(v for vs in rec["samples"].values() for v in vs) > 0
     assert sum(1 for k in rec["samples"] if k.startswith("ctxsw") and k.endswith("(hop included)")) == 9
-    from rmax.bench.family import get
+    from rmax.families import get
 
     s = get("oslat").Summary.load(rec["summary"])
     both = ["(2 CPUs)", "(1 CPU)"] if TWO_CPUS else ["(1 CPU)"]

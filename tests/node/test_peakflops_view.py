@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from rmax.bench.family import get, run
+from rmax.families import get, run
 from rmax.bench.view import resolve
 
 AVX512_CPU = {"flags": ["sse2", "avx", "avx2", "fma", "avx512f"], "cores": 2, "cpuinfo_mhz": 2600.0}

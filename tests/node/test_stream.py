@@ -55,7 +55,7 @@ def test_cli_stores_the_run(db):
 
 def test_cli_marks_an_invalid_run(db):
     # the kernel's own check failing is an 'invalid' run (stored) and exit status 1
-    from rmax.bench.family import get
+    from rmax.families import get
     from rmax.native import executable
 
     argv = [executable("rmax-node"), "stream", "--json", "-", "--size", "1M", "--budget", "0", "--mode", "one",

@@ -78,7 +78,7 @@ def test_values_that_cannot_change_the_run_on_a_grid_are_one_candidate():
 
 
 def test_nb_seeded_from_dgemm_k_sweep(db):
-    from rmax.bench.dgemm import DgemmPoint, DgemmSummary
+    from rmax.families.dgemm import DgemmPoint, DgemmSummary
 
     pts = [DgemmPoint(1024, 1024, k, g, g, g, g, 0.0, 5) for k, g in ((64, 10), (128, 19), (192, 20), (256, 18.5),
                                                                        (512, 12))]

@@ -53,7 +53,7 @@ exec {executable("rmax-hpl")} "$@"
         assert b["interval"][0] <= b["gflops"] <= b["interval"][1]
     # No DGEMM was stored: the session ran a k sweep first, under itself, and seeded NB from it,
     # then HPL's trailing-update shape for its bound; the best's bound is at its own shape.
-    from rmax.bench.dgemm import hpl_update_shape
+    from rmax.families.dgemm import hpl_update_shape
 
     sweep, *shapes = _runs(db, kind="dgemm", parent=tune.id)
     assert sweep.status == "ok" and len(sweep.summary["k"]) >= 4

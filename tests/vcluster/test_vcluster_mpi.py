@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from cliutil import assert_one_line_error, run_cli
-from rmax.bench.family import get
+from rmax.families import get
 from vcutil import cluster, parse_rankfile  # noqa: F401  (cluster: the module's 4-node, 2-switch cluster)
 
 pytestmark = pytest.mark.skipif(not shutil.which("mpirun"), reason="Open MPI's mpirun is not installed")

@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from cliutil import run_cli
-from rmax.bench.family import get
+from rmax.families import get
 from vcutil import needs_root, temporary_cluster
 
 LINK, TRUNK = 100e6 / 8, 40e6 / 8   # bytes/s on the wire

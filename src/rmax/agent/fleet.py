@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rmax.agent.config import AgentConfig
 from rmax.agent.view import SCHEMA, hosts_in, node_view
-from rmax.errors import RmaxError
+from rmax.errors import MissingData, RmaxError
 from rmax.stats import shifted
 
 
@@ -72,7 +72,7 @@ def load(sources: list[str], cfg: AgentConfig, timeout: float = 10.0) -> list[di
         with open_store(path) as store:
             hosts = hosts_in(store)
             if not hosts:
-                raise RmaxError(f"store {src} holds no agent probes", hint="run 'rmax agent run' on the node first")
+                raise MissingData(f"store {src} holds no agent probes", hint="run `rmax agent run` on the node first")
             views += [node_view(store, cfg, h) for h in hosts]
     seen: set[str] = set()
     for v in views:

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from rmax.agent.config import AgentConfig
-from rmax.bench.family import headline_figure
+from rmax.families import headline_figure
 from rmax.launch.hosts import local_slots
 from rmax.registry import Registry
 from rmax.store import Store
@@ -55,7 +55,8 @@ register = REGISTRY.register
 def run_family(name: str, store: Store, timeout: float, spec=None, launcher: str | None = None, label: str = LABEL,
                **options) -> RunRecord:
     """One probe run of a benchmark family, labelled as the agent's (spec, launcher: a net family's ranks)."""
-    from rmax.bench.family import RunContext, get, run
+    from rmax.bench.family import RunContext
+    from rmax.families import get, run
 
     fam = get(name)
     return run(fam, fam.options(True, **options),
@@ -113,7 +114,7 @@ class MemoryLatency(Probe):
     @staticmethod
     def working_set() -> int:
         """Four times the largest cache (STREAM's rule for leaving the caches), 256 MiB if unknown."""
-        from rmax.bench.cache_boundaries import sysfs_levels
+        from rmax.inventory.caches import sysfs_levels
 
         caches = sysfs_levels()
         return 4 * max(caches.values()) if caches else 256 << 20

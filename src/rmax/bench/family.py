@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import types
 import typing
 from dataclasses import dataclass, field
@@ -23,7 +22,6 @@ from typing import Any, Callable, ClassVar
 
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, View
-from rmax.errors import RmaxError
 from rmax.registry import Registry
 
 MISSING = dataclasses.MISSING
@@ -292,67 +290,4 @@ class Family:
 
 FAMILIES: Registry = Registry("benchmark families", make=lambda cls: cls())   # name -> Family
 
-# The modules that define families: rmax.bench.<module>. Importing one registers its family.
-MODULES = ("stream", "peakflops", "cpurate", "memlat", "memcopy", "oslat", "dgemm", "blas_compare", "hpl",
-           "net", "coll", "ring", "bisect", "matrix", "mbw", "mlat", "rma", "nbc", "gups", "ptrans", "fft")
-
-
 register = FAMILIES.register
-
-
-def families() -> dict[str, Family]:
-    """Every registered family, by name (importing their modules on first use)."""
-    for m in MODULES:
-        importlib.import_module(f"rmax.bench.{m}")
-    return FAMILIES
-
-
-def get(name: str) -> Family:
-    fams = families()
-    if name not in fams:
-        raise RmaxError(f"unknown benchmark family '{name}'", hint=f"one of: {', '.join(sorted(fams))}")
-    return fams[name]
-
-
-# A family whose module is not named for it; every other family's module bears its name.
-MODULE_OF = {"blas": "blas_compare"}
-
-
-def family_of(run) -> Family | None:
-    """The family a stored run belongs to (by its kind), or None. Only that family's module is
-    imported: `runs list` shows a few kinds, and importing all 21 modules cost it 0.3 s."""
-    module = MODULE_OF.get(run.kind, run.kind)
-    if run.kind not in FAMILIES and module in MODULES:
-        importlib.import_module(f"rmax.bench.{module}")
-    return FAMILIES.get(run.kind)
-
-
-def loaded(run) -> tuple[Family, Any] | None:
-    """(family, typed summary) of a stored run, or None when it is no family's, or of an older shape."""
-    fam = family_of(run)
-    if fam is None:
-        return None
-    try:
-        return fam, fam.load(run)
-    except StaleSummary:
-        return None
-
-
-def headline_figure(run, role: str) -> Figure | None:
-    """The headline figure playing `role` (view.ROLES) of a family's stored run, or None."""
-    return role_figure(loaded(run), role)
-
-
-def role_figure(got: tuple[Family, Any] | None, role: str) -> Figure | None:
-    """headline_figure of a run already `loaded`."""
-    return next((f for f in got[0].headline(got[1]) if f.role == role), None) if got else None
-
-
-def run(family: Family | str, options=None, ctx: RunContext | None = None):
-    """Measure with `family` and store the run: the entry point of `rmax bench NAME`, a survey's
-    step, the tuner and the agent alike. Options the machine cannot run are refused first."""
-    fam = get(family) if isinstance(family, str) else family
-    ctx = ctx or RunContext()
-    o = options if options is not None else fam.options(ctx.quick)
-    fam.check(o, ctx)
-    return fam.execute(o, ctx)

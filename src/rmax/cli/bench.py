@@ -7,7 +7,7 @@ import click
 
 
 def _commands() -> dict:
-    from rmax.bench.family import families
+    from rmax.families import families
 
     return {n: f for n, f in families().items() if f.command}
 

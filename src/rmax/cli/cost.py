@@ -103,8 +103,10 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead, scope) -> dict:
         node_dgemm = rpn * 1e-9 / g
         if rpeak and node_dgemm > rpeak:
             # A DGEMM faster than the nodes' peak was not measured on these nodes: a prediction
-            # from it would promise more than the hardware can do.
-            raise RmaxError(f"the DGEMM rate ({node_dgemm:.1f} GFLOPS per node of {rpn} ranks, from "
+            # from it would promise more than the hardware can do. From the store, the nodes' own
+            # rate is what is missing (exit 1); a given --gamma is bad input.
+            error = RmaxError if gamma is not None else MissingData
+            raise error(f"the DGEMM rate ({node_dgemm:.1f} GFLOPS per node of {rpn} ranks, from "
                             f"{g3.source}) is above the Rpeak of '{name}' nodes ({rpeak:g} GFLOPS): "
                             f"it was not measured on them",
                             hint="run `rmax bench dgemm` on one of the cluster's nodes and pass its rate as --gamma "

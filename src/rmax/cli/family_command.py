@@ -9,7 +9,8 @@ import inspect
 
 import click
 
-from rmax.bench.family import UNSET, Family, RunContext, option_fields, run
+from rmax.bench.family import UNSET, Family, RunContext, option_fields
+from rmax.families import run
 from rmax.bench.view import View
 from rmax.cli.output import console, json_option, run_and_show
 from rmax.params import Seconds, Size

@@ -48,8 +48,9 @@ def run_cmd(dat, engine, blas, label, placement, topology_file, show_progress, a
     """Run every test of HPL.dat (default ./HPL.dat, or rmax-hpl's JSON input: N, NB, P, Q, ...).
 
     Example: rmax hpl run HPL.dat --np 2 --engine rmax"""
-    from rmax.bench.family import RunContext, run
-    from rmax.bench.hpl import HPL
+    from rmax.bench.family import RunContext
+    from rmax.families import run
+    from rmax.families.hpl import HPL
     from rmax.store import open_store
 
     cfg = _read(dat, opts["np"])
@@ -102,7 +103,7 @@ def check_cmd(dat, as_json, launcher, timeout, **opts):
     ranks placed on it, the largest grid against --np. Example: rmax hpl check HPL.dat --np 4"""
     from itertools import islice
 
-    from rmax.bench.hpl import admit
+    from rmax.families.hpl import admit
 
     cfg = _read(dat, opts["np"])
     spec = spec_from_options([], default_np=cfg.max_ranks, **opts)

@@ -10,7 +10,8 @@ from contextlib import contextmanager
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from rmax.terminal import UNFOLDED
 
 # Text is printed as written: labels, host names, errors and sources come from users and the
 # system, and rich would read "[network]" or "[/]" in them as markup (dropping it, or failing)
@@ -22,8 +23,8 @@ class _Console(Console):
 
 
 # A pipe or a file gets every table row and line whole (grep, awk and wc -l count rows), not folded
-# at 80 columns; a terminal, or a COLUMNS the user set, gets that width.
-UNFOLDED = 4096
+# at 80 columns, and tables as plain columns (rmax.terminal); a terminal, or a COLUMNS the user set, gets
+# that width.
 console = _Console(highlight=False, markup=False, emoji=False,
                    width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else UNFOLDED)
 err_console = _Console(stderr=True, highlight=False, markup=False, emoji=False)
@@ -49,6 +50,8 @@ def print_json(data) -> None:
 @contextmanager
 def progress(description: str, total: float | None = None):
     """A progress bar on stderr (hidden when stderr is not a terminal); yields an advance(n) function."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn   # 0.03 s
+
     bar = Progress(SpinnerColumn(), TextColumn("{task.description}", style="progress.description", markup=False),
                    BarColumn(),
                    TextColumn("{task.percentage:>3.0f}%" if total else ""), TimeElapsedColumn(),

@@ -27,7 +27,7 @@ def command():
 def _headline(run) -> str:
     """A short text of a run's summary for the list view: a family's headline figures (else its
     first metrics), or the first plain values of any other run's summary."""
-    from rmax.bench.family import loaded
+    from rmax.families import loaded
 
     got = loaded(run)
     if got is not None:
@@ -130,7 +130,7 @@ def export(run_ids, fmt, kind, out):
     """Export runs (all, or the ids given) as JSON or CSV (one row per summary metric).
 
     Example: rmax runs export --format csv --out runs.csv"""
-    from rmax.bench.family import loaded
+    from rmax.families import loaded
 
     with open_store(reading=True) as store:
         runs = [store.get(i) for i in run_ids] if run_ids else store.list(kind=kind)

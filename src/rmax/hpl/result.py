@@ -1,6 +1,6 @@
 """One HPL test's result as every engine reports it (rmax-hpl, hpcc, a user's xhpl): its parameters,
 time, rate, residual verdict and, from rmax-hpl, its phases and trajectory. The benchmark family
-(rmax.bench.hpl) stores it; the engines and HPL's output parser make it."""
+(rmax.families.hpl) stores it; the engines and HPL's output parser make it."""
 
 from __future__ import annotations
 

@@ -116,3 +116,18 @@ def collect_caches(cpus: list[int] | None = None, hwloc: tuple | None = None) ->
         reasons["hwloc"] = why
     return {"levels": sysfs, "hwloc": hw, "hwloc_tool": tool, "disagreements": cross_check(sysfs, hw),
             "source": "sysfs", "reasons": reasons}
+
+
+def sysfs_levels() -> dict[str, int]:
+    """Data and unified caches the system reports, per instance: {'L1d': 49152, 'L2': ..., 'L3': ...}."""
+    try:
+        levels = read_sysfs_caches()
+    except Exception:  # inventory unavailable: boundaries are still shown, just without the reference
+        return {}
+    out = {}
+    for c in levels:
+        if c.get("type") == "Instruction" or not c.get("size_bytes"):
+            continue
+        name = f"L{c['level']}" + ("d" if c.get("type") == "Data" else "")
+        out[name] = c["size_bytes"]
+    return out

@@ -1,7 +1,4 @@
 """Models fitted to measurements, one per module (hockney: message time alpha + n/beta;
-the Amdahl family, HPL's time model, cost, ...). Import from the module itself; the
-Hockney fit is re-exported here because every network result uses it."""
-
-from rmax.model.hockney import HockneyFit, fit_hockney
-
-__all__ = ["HockneyFit", "fit_hockney"]
+the Amdahl family, HPL's time model, cost, cache boundaries on a rate curve, ...). Import
+from the module itself: the package imports nothing, so that a reader of one model (a
+family's cache boundaries in `rmax runs list`) does not load numpy for another."""

@@ -72,7 +72,8 @@ def _known(table: dict, allowed: set[str], where: str) -> None:
                         hint=f"allowed: {', '.join(sorted(allowed))} (docs/COST.md)")
 
 
-def _number(table: dict, key: str, where: str, required: bool = False, integer: bool = False):
+def _number(table: dict, key: str, where: str, required: bool = False, integer: bool = False, limits: str = ""):
+    """table[key], in the range RANGES[limits or key] ([network] watts is a total: network_watts's range)."""
     if key not in table:
         if required:
             raise RmaxError(f"{where}: missing field '{key}'", hint="see docs/COST.md for the format")
@@ -80,7 +81,7 @@ def _number(table: dict, key: str, where: str, required: bool = False, integer: 
     v = table[key]
     if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
         raise RmaxError(f"{where}.{key}: expected {'a whole number' if integer else 'a number'}, not {_shown(v)}")
-    lo, hi = RANGES[key]
+    lo, hi = RANGES[limits or key]
     if not lo <= v <= hi:       # NaN fails too
         raise RmaxError(f"{where}.{key} = {_shown(v)} is outside its range, {lo:g} to {hi:g}",
                         hint="docs/COST.md lists the ranges")
@@ -120,7 +121,7 @@ def parse_cluster(data: dict, source: str = "cluster.toml") -> ClusterFile:
         node_price=_number(nodes, "price", w, True),
         node_watts=_number(nodes, "watts", w, True),
         network_price=_number(net, "price", n) or 0.0,
-        network_watts=_number(net, "watts", n) or 0.0,
+        network_watts=_number(net, "watts", n, limits="network_watts") or 0.0,
         ranks_per_node=_number(nodes, "ranks", w, integer=True),
         memory_gib=_number(nodes, "memory_gib", w),
         rpeak_gflops=_number(nodes, "rpeak_gflops", w),

@@ -60,7 +60,7 @@ def busy_warning(run: RunRecord, what: str) -> tuple[str, ...]:
 
 def _hpcc_block(run: RunRecord | None) -> dict:
     """hpcc's key=value summary block of an `hpl` run (the hpl family's summary), or {}."""
-    from rmax.bench.family import loaded
+    from rmax.families import loaded
 
     got = loaded(run) if run is not None and run.kind == "hpl" else None
     return (got[1].hpcc_summary or {}) if got else {}
@@ -96,10 +96,10 @@ def _dgemm_rate(run: RunRecord, nb: int | None, threads: int | None = None,
     """(GFLOPS, which point, whether at HPL's shape, its slowest and fastest blocks' GFLOPS): the DGEMM
     rate that best stands for HPL's
     trailing update, an (m x NB) by (NB x n) product. With `shape` (HPL's,
-    rmax.bench.dgemm.hpl_update_shape), the run's shape point with k = NB whose m, n are nearest;
+    rmax.families.dgemm.hpl_update_shape), the run's shape point with k = NB whose m, n are nearest;
     else the sweep point with k nearest NB, then the largest m; else the largest size. With
     `threads`, only a run with that many BLAS threads stands for a rank that has them."""
-    from rmax.bench.family import loaded
+    from rmax.families import loaded
 
     got = loaded(run)
     if got and threads is not None and got[1].threads != threads:
@@ -133,7 +133,7 @@ def gamma3_from_store(store: Store, nb: int | None = None, scope: Scope | None =
     (hpcc's StarDGEMM counts for one-thread ranks only). With HPL's N and grid (and `nb`), the
     latest run that measured a shape with k = NB is preferred to later ones that did not, its
     point nearest HPL's trailing-update shape used (then hpcc's StarDGEMM, a square product, is not)."""
-    from rmax.bench.dgemm import hpl_update_shape
+    from rmax.families.dgemm import hpl_update_shape
 
     scope = scope or Scope.here()
     shape = hpl_update_shape(n, nb, *grid) if n and nb and grid else None
@@ -195,7 +195,7 @@ def _finite_range(ci) -> tuple[float, float] | None:
 def network_from_store(store: Store, scope: Scope | None = None) -> tuple[Measured, Measured]:
     """Hockney alpha (s) and beta (bytes/s): the latest of a `net` run's fit and hpcc's ping-pong,
     measured between the scope's hosts (on one node: between ranks of this node)."""
-    from rmax.bench.family import loaded
+    from rmax.families import loaded
 
     scope = scope or Scope.here()
     cands: list[tuple[Measured, Measured]] = []
@@ -249,7 +249,7 @@ def peak_basis(store, inv: dict) -> tuple[float | None, str | None]:
     """(GFLOPS, basis) of this node's peak for % of peak: the "Peak used for % of peak" figure of the
     latest peakflops run here (the one measurement the survey and the report also use), else the
     inventory's nominal Rpeak."""
-    from rmax.bench.family import loaded, role_figure
+    from rmax.families import loaded, role_figure
 
     scope = Scope.here()
     for run in (store.list(kind="peakflops", status="ok", limit=20) if store is not None else []):
@@ -271,7 +271,7 @@ def peak_basis(store, inv: dict) -> tuple[float | None, str | None]:
 
 def _dgemm_above(store, scope: Scope, threads: int, peak: float) -> tuple[float, RunRecord] | None:
     """The fastest DGEMM run here on `threads` threads, as (GFLOPS, run), when it is above `peak`."""
-    from rmax.bench.family import loaded, role_figure
+    from rmax.families import loaded, role_figure
 
     best = None
     for run in store.list(kind="dgemm", status="ok", limit=HISTORY):
@@ -305,9 +305,9 @@ def node_facts(collect: Callable[..., dict] | None = None, store: Store | None =
 # --- measured HPL runs ------------------------------------------------------------------
 
 def _test(run: RunRecord):
-    """An `hpl-test` run's typed summary (rmax.bench.hpl.HplTestSummary), or None when stored in another shape."""
+    """An `hpl-test` run's typed summary (rmax.families.hpl.HplTestSummary), or None when stored in another shape."""
     from rmax.bench.family import StaleSummary
-    from rmax.bench.hpl import HplTestSummary
+    from rmax.families.hpl import HplTestSummary
 
     try:
         return HplTestSummary.load(run.summary)

@@ -6,8 +6,9 @@ further; the other MTUs go on."""
 
 from __future__ import annotations
 
-from rmax.bench.family import RunContext, run as run_family
-from rmax.bench.hpl import HPL
+from rmax.bench.family import RunContext
+from rmax.families import run as run_family
+from rmax.families.hpl import HPL
 from rmax.errors import RmaxError
 from rmax.hpl.dat import HplConfig
 from rmax.launch import LaunchSpec

@@ -16,7 +16,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Protocol
 
-from rmax.bench.family import RunContext, get, loaded, run as run_family
+from rmax.bench.family import RunContext
+from rmax.families import get, loaded, run as run_family
 from rmax.bench.netlaunch import check_message_sizes
 from rmax.errors import RmaxError, RunFailed
 from rmax.launch import Host, LaunchSpec, read_hostfile

@@ -43,7 +43,7 @@ def collect_sections(parent: RunRecord, runs: list[RunRecord], trials: dict[str,
         tune_run.samples = {**tune_run.samples, "trial_runs": [t.as_dict() for t in (trials or {}).get(tune_run.id, [])]}
     out: list[Section] = []
     done = set()
-    from rmax.bench.family import families
+    from rmax.families import families
     from rmax.report.sections.family import family_section
 
     fams = families()

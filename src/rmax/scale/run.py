@@ -152,8 +152,9 @@ def hpl_sizes(n: int, nb: int, counts: list[int], weak: bool) -> dict[int, int]:
 def scale_hpl(base: LaunchSpec, counts: list[int], repeats: int, store: Store, *, n: int, nb: int = 192,
               weak: bool = False, engine: str = "rmax", launcher: str | None = None, timeout: float = 3600.0,
               max_n: int | None = None, label: str | None = None, progress: Progress | None = None):
-    from rmax.bench.family import RunContext, run
-    from rmax.bench.hpl import HPL
+    from rmax.bench.family import RunContext
+    from rmax.families import run
+    from rmax.families.hpl import HPL
     from rmax.hpl.dat import HplConfig
     from rmax.model.hpl_model import measured_time, square_grid
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from rmax.errors import RmaxError
+from rmax.errors import MissingData, RmaxError
 from rmax.store import schema
 from rmax.textfile import file_kind, make_folders
 from rmax.store.connection import BUSY_TIMEOUT, StoreBusy, StoreConnection, damaged, open_connection, quick_check_findings
@@ -104,8 +104,9 @@ def _create_private(path: Path, mode: int) -> None:
         os.close(fd)
 
 
-class NoStore(RmaxError):
-    """A command that only reads found no store at the path: it creates none."""
+class NoStore(MissingData):
+    """A command that only reads found no store at the path: it creates none. Nothing measured
+    there yet is missing data (exit 1), its hint the command that measures."""
 
 
 def writable(path: Path) -> bool:
@@ -126,7 +127,8 @@ def connect_readonly(path: Path) -> StoreConnection:
         st = path.stat()
     except FileNotFoundError:
         raise NoStore(f"no results store at {path}: nothing has been stored there",
-                      hint="set RMAX_DB (or --db) to the store you measured into") from None
+                      hint="measure first (`rmax survey --quick`), or set RMAX_DB (or --db) to the store "
+                           "you measured into") from None
     except OSError as e:
         raise RmaxError(f"cannot use the results store {path}: {e.strerror}") from None
     if not stat.S_ISREG(st.st_mode):

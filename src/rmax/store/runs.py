@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rmax.errors import RmaxError, Stopped
+from rmax.errors import MissingData, RmaxError, Stopped
 from rmax.store.lease import expiry
 
 if TYPE_CHECKING:
@@ -239,7 +239,8 @@ def resolve_id(store: "Store", prefix: str) -> str:
         row = store.con.execute(
             "SELECT id FROM runs WHERE parent IS NULL ORDER BY started_at DESC LIMIT 1").fetchone()
         if not row:
-            raise RmaxError("the results store has no runs yet", hint="run 'rmax info' or a benchmark first")
+            raise MissingData("the results store has no runs yet",
+                              hint="measure first: `rmax survey --quick`, or a benchmark (`rmax bench --help`)")
         return row["id"]
     if not prefix or any(c not in "0123456789abcdef-" for c in prefix.lower()):
         raise RmaxError(f"'{prefix}' is not a run id", hint="see 'rmax runs list'")

@@ -173,7 +173,7 @@ def store_per_node(store, parent: str, kind: str, hosts: list[str], results: Cal
 class SurveyRuns:
     """A survey's runs as read once when its per-node steps launch (its nodes' inventories), the
     store a family's parser is given for a node's run: a parser may read that node's facts there
-    (bench/peakflops.cpu_facts: its CPU, from its inventory), and n parsers each reading the store
+    (families/peakflops.cpu_facts: its CPU, from its inventory), and n parsers each reading the store
     would decode n x n stored runs (64 nodes: 3 CPU-s, on the cores the nodes measure with)."""
 
     def __init__(self, survey: str, runs: list[RunRecord]):

@@ -49,7 +49,7 @@ def _tune(r: RunRecord) -> list[Row]:
 def _hpl_problem(rows: list[dict], by_id: dict) -> tuple[int, int, int, int] | None:
     """(N, NB, P, Q) of the HPL run behind the Rmax row: a plain HPL run's best test, or a tuning
     session's best configuration."""
-    from rmax.bench.family import loaded
+    from rmax.families import loaded
 
     row = by_role(rows, "hpl_rmax")
     run = by_id.get(row["run"]) if row else None
@@ -66,10 +66,10 @@ def _hpl_problem(rows: list[dict], by_id: dict) -> tuple[int, int, int, int] | N
 def _dgemm_bound(rows: list[dict], runs: list[RunRecord]) -> dict | None:
     """What HPL could reach if it were all DGEMM: the one-thread DGEMM rate times the cores. The
     rate is the one at the shape of HPL's trailing update in the survey's own HPL run (N, NB, grid:
-    rmax.bench.dgemm.hpl_update_shape) where the dgemm runs measured it; else their best point,
+    rmax.families.dgemm.hpl_update_shape) where the dgemm runs measured it; else their best point,
     which then says it is not at HPL's shape (a small square DGEMM runs slower than HPL's)."""
-    from rmax.bench.dgemm import hpl_update_shape
-    from rmax.bench.family import loaded
+    from rmax.families.dgemm import hpl_update_shape
+    from rmax.families import loaded
 
     by_id = {r.id: r for r in runs}
     cores = sum((r.summary.get("cpu") or {}).get("cores") or 0 for r in runs if r.kind == "info" and r.status == "ok")
@@ -103,7 +103,7 @@ def _dgemm_bound(rows: list[dict], runs: list[RunRecord]) -> dict | None:
 
 def _family_rows(r: RunRecord) -> list[dict] | None:
     """A family run's headline figures as rows, or None when the run is no family's."""
-    from rmax.bench.family import family_of, loaded
+    from rmax.families import family_of, loaded
 
     if family_of(r) is None:
         return None

@@ -410,7 +410,7 @@ MIN_SHIFTS = 3         # nearest, middle and farthest shift: every two switches 
 
 
 def matrix(o, s, n, crowd, quick):
-    from rmax.bench.matrix import auto_design
+    from rmax.families.matrix import auto_design
 
     design = o.design if o.design != "auto" else auto_design(n, quick)
     c = crowd.per_core(n)
@@ -505,7 +505,7 @@ def gups(o, s, n, crowd, quick):
     number) and MPI (one table over the nodes): each form updates its table twice (the run and HPCC's
     check), 4 updates a word. The local table gets 30 % of the seconds, the MPI table 40 % (on nodes
     that share a machine, at the rate measured on a virtual cluster's TCP links)."""
-    from rmax.bench.gups import mpi_table
+    from rmax.families.gups import mpi_table
 
     c = crowd.per_core(n)
     rate = CROWDED_GUPS_RATE if crowd.sharing > 1 else HPCC_MPI_RATE * n

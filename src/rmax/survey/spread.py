@@ -41,7 +41,7 @@ def run_metrics(r: RunRecord) -> list[tuple[str, float, str, bool]]:
     """(metric, value, unit, lower_is_better) of one run: its family's figures (Family.metrics),
     a figure's point of measurement (Figure.at) in its name, so that nodes measured at different
     points are not set against each other; none for a run of no family."""
-    from rmax.bench.family import loaded
+    from rmax.families import loaded
 
     got = loaded(r)
     if got is None:

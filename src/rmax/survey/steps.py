@@ -105,7 +105,8 @@ class FamilyStep(Step):
         return o
 
     def run(self, ctx):
-        from rmax.bench.family import RunContext, run
+        from rmax.bench.family import RunContext
+        from rmax.families import run
 
         if self.per_node and ctx.hosts:   # on every node at once, with the next per-node steps
             return (self.node_group or start_node_group(ctx, [self])).records(self.name)
@@ -128,7 +129,7 @@ def node_group(steps: list[Step], ctx: SurveyContext) -> list["FamilyStep"]:
     the problem known then (the inventory's Rpeak), before peakflops measures the peak that HPL's N
     is sized from later: N moves by the cube root of the two peaks' ratio, and the DGEMM bound takes
     the measured shape nearest HPL's (DgemmSummary.at_shape), where DGEMM's rate no longer depends
-    on m and n (bench/dgemm.hpl_update_shape)."""
+    on m and n (families/dgemm.hpl_update_shape)."""
     group: list[FamilyStep] = []
     for s in steps:
         if not (isinstance(s, FamilyStep) and s.per_node) or s.skip_reason(ctx):
@@ -153,8 +154,8 @@ class PeakStep(FamilyStep):
     % of peak) is derived from this run, naming it, so that every view of the survey agrees."""
 
     def run(self, ctx):
-        from rmax.bench.family import loaded
-        from rmax.bench.peakflops import derive_from_rows
+        from rmax.families import loaded
+        from rmax.families.peakflops import derive_from_rows
         from rmax.store.runs import Run
 
         records = super().run(ctx)
@@ -211,8 +212,9 @@ class Hpl(Step):
         return max(unit, int(n) // unit * unit), nb, p, q
 
     def run(self, ctx):
-        from rmax.bench.family import RunContext, run
-        from rmax.bench.hpl import HPL
+        from rmax.bench.family import RunContext
+        from rmax.families import run
+        from rmax.families.hpl import HPL
         from rmax.hpl.dat import HplConfig
 
         n, nb, p, q = self.problem(ctx)
@@ -264,7 +266,7 @@ def hpl_problem(ctx) -> tuple[int, int, int, int]:
 
 def all_steps() -> list[Step]:
     """Every step, in the survey's order."""
-    from rmax.bench.family import families
+    from rmax.families import families
 
     steps = [cls() for cls in STEPS.values()] + [FAMILY_STEPS.get(f.name, FamilyStep)(f) for f in families().values()
                                         if f.survey]

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import statistics
 
-from rmax.bench.family import StaleSummary, get
+from rmax.bench.family import StaleSummary
+from rmax.families import get
 from rmax.errors import MissingData, RmaxError
 
 # Run kinds holding all-pairs matrices: the MPI all-pairs benchmark (`rmax bench

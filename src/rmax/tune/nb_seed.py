@@ -32,7 +32,7 @@ def busy(points) -> str | None:
 
 
 def from_k_sweep(points) -> list[int]:
-    """NB candidates from the k-sweep's points (rmax.bench.dgemm.DgemmPoint), best-rated first."""
+    """NB candidates from the k-sweep's points (rmax.families.dgemm.DgemmPoint), best-rated first."""
     pts = [p for p in points if NB_RANGE[0] <= p.k <= NB_RANGE[1] and p.median > 0]
     if not pts:
         return []
@@ -52,7 +52,7 @@ def nb_candidates(store) -> tuple[list[int], str, str | None]:
     k-sweep (FULL_SWEEP points or more) of an ok `dgemm` run on this node, however many square-only
     runs came after it; else the fallback (and no run)."""
     if store is not None:
-        from rmax.bench.family import loaded
+        from rmax.families import loaded
         from rmax.model.provenance import Scope, cite
 
         scope = Scope.here()

@@ -13,7 +13,8 @@ from rmax.errors import RmaxError
 
 def _run(store, threads: int, what: str, parent: str | None = None, **changes) -> tuple[str | None, str]:
     """(the dgemm run's id when it succeeded, what happened)."""
-    from rmax.bench.family import RunContext, get, run
+    from rmax.bench.family import RunContext
+    from rmax.families import get, run
 
     dgemm = get("dgemm")
     o = dataclasses.replace(dgemm.options(quick=True), threads=threads, **changes)
@@ -28,12 +29,12 @@ def _run(store, threads: int, what: str, parent: str | None = None, **changes) -
 
 def k_sweep(store, threads: int) -> tuple[str | None, str]:
     """A full k sweep (the family's default k list at its quick m = n)."""
-    from rmax.bench.family import get
+    from rmax.families import get
 
     return _run(store, threads, "k sweep for NB", sweep="k", k=get("dgemm").options().k)
 
 
 def hpl_shape(store, threads: int, shape: tuple[int, int, int], parent: str | None = None) -> tuple[str | None, str]:
-    """HPL's trailing-update shape m x n x k (rmax.bench.dgemm.hpl_update_shape)."""
+    """HPL's trailing-update shape m x n x k (rmax.families.dgemm.hpl_update_shape)."""
     m, n, k = shape
     return _run(store, threads, f"at HPL's shape m={m} n={n} k={k}", parent, sweep="shape", shapes=(shape,))

@@ -109,8 +109,9 @@ class HplObjective:
         if pred > s.ev.budget.seconds_left:
             raise BudgetExhausted
         timeout = s.settings.timeout or (4 * pred + 30 if measured else 10 * pred + 60)
-        from rmax.bench.family import RunContext, run
-        from rmax.bench.hpl import HPL
+        from rmax.bench.family import RunContext
+        from rmax.families import run
+        from rmax.families.hpl import HPL
 
         o = HPL.options(config=to_config(cand, s.settings.threshold), engine=s.settings.engine,
                         blas={"name": s.facts["blas"]})
@@ -127,7 +128,7 @@ class HplObjective:
 
 def measurement(run) -> Measurement:
     """A trial's measurement: its one test's rate and time, from the HPL run's typed summary."""
-    from rmax.bench.family import loaded
+    from rmax.families import loaded
 
     got = loaded(run)
     t = got[1].tests[0] if got and got[1].tests else None
@@ -198,7 +199,7 @@ class Session:
     def _seed(store: Store, settings: Settings, np: int, threads, facts: dict, space, sweep, run) -> "Space":
         """NB candidates and the DGEMM bound from this session's own DGEMM runs (stored under
         the session) when none are stored; the space planned with them."""
-        from rmax.bench.dgemm import hpl_update_shape
+        from rmax.families.dgemm import hpl_update_shape
         from rmax.tune import own_dgemm
         from rmax.tune.facts import dgemm_bound, with_bound
         from rmax.tune.nb_seed import nb_candidates
@@ -438,7 +439,7 @@ class Session:
     def best_bound(self, cand: dict) -> tuple[float | None, str]:
         """The DGEMM bound at the shape of the best's own trailing update (its N, NB and grid),
         measured now when no stored DGEMM has it; else the session's first bound."""
-        from rmax.bench.dgemm import hpl_update_shape
+        from rmax.families.dgemm import hpl_update_shape
         from rmax.tune import own_dgemm
         from rmax.tune.facts import dgemm_bound
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 import click
 
-from rmax.bench import cache_boundaries as cb
-from rmax.bench.cache_boundaries import Boundary, Plateau
+from rmax.inventory.caches import sysfs_levels
+from rmax.model import cache_boundaries as cb
+from rmax.model.cache_boundaries import Boundary, Plateau
 from rmax.bench.family import Summary, SurveyPlan, option, register
 from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
@@ -131,7 +132,7 @@ class Cpurate(SweepFamily):
                     RatePoint(r["bytes"], s["median"], s["mean"], s["sd"], s["n"], s["min"], s["max"], r["passes"],
                               r["empty_loop_s"]))
                 kept.setdefault(r["precision"], []).append(r["samples"])
-        summary = CpurateSummary([curve(p, pts, kept[p]) for p, pts in points.items()], cb.sysfs_levels(),
+        summary = CpurateSummary([curve(p, pts, kept[p]) for p, pts in points.items()], sysfs_levels(),
                                  CpurateSweep(**{k: sweep.get(k) for k in CpurateSweep.__dataclass_fields__}),
                                  next((r["kernel"] for r in recs), "multiply"))
         samples = {f"{r['precision']}/{r['bytes']}": r["samples"] for r in recs}

@@ -15,7 +15,7 @@ import statistics
 from dataclasses import dataclass, field, replace
 
 from rmax import blas
-from rmax.bench import dgemm
+from rmax.families import dgemm
 from rmax.bench.family import Family, RunContext, Summary, option, register
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError, RunFailed
@@ -120,8 +120,8 @@ def hpl_available() -> tuple[bool, str | None]:
 
 
 def _hpl(lib: blas.BlasLib, n: int, ctx: RunContext) -> BlasHpl:
-    from rmax.bench.family import run
-    from rmax.bench.hpl import HPL
+    from rmax.families import run
+    from rmax.families.hpl import HPL
     from rmax.hpl.dat import HplConfig
     from rmax.launch import LaunchSpec
 
@@ -172,7 +172,7 @@ class BlasCompare(Family):
             raise RmaxError("no BLAS library found", hint="apt-get install libopenblas0-pthread (or libblis4-pthread)")
 
     def execute(self, o, ctx: RunContext):
-        from rmax.bench.family import get, run
+        from rmax.families import get, run
         from rmax.store import open_store
 
         libs = libraries()

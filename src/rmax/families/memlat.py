@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import click
 
-from rmax.bench import cache_boundaries as cb
-from rmax.bench.cache_boundaries import Boundary, Plateau
+from rmax.inventory.caches import sysfs_levels
+from rmax.model import cache_boundaries as cb
+from rmax.model.cache_boundaries import Boundary, Plateau
 from rmax.bench.family import Summary, SurveyPlan, option, register
 from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
@@ -160,7 +161,7 @@ class Memlat(SweepFamily):
                 points.setdefault(r["pattern"], []).append(
                     LatPoint(r["bytes"], s["median"], s["min"], s["max"], s["n"], r["stride"]))
                 kept.setdefault(r["pattern"], []).append(r["samples"])
-        caches = cb.sysfs_levels()
+        caches = sysfs_levels()
         summary = MemlatSummary([curve(p, pts, caches, kept[p]) for p, pts in points.items()], caches,
                                 SizeSweep.of(sweep))
         samples = {f"{r['pattern']}/{r['bytes']}": r["samples"] for r in recs}

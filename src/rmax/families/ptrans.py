@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from rmax.bench.family import SurveyPlan, option, register
-from rmax.bench.hpcc_family import HpccFamily, HpccPoint, HpccSummary
+from rmax.families.hpcc_family import HpccFamily, HpccPoint, HpccSummary
 from rmax.bench.netlaunch import check_memory
 from rmax.errors import RmaxError
 from rmax.params import Count

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rmax.bench.family import SurveyPlan, option, register
-from rmax.bench.hpcc_family import HpccFamily, HpccSummary, forms_option, require_pow2
+from rmax.families.hpcc_family import HpccFamily, HpccSummary, forms_option, require_pow2
 from rmax.bench.netlaunch import check_memory
 from rmax.errors import RmaxError
 from rmax.hpl.hpcc_kernels import LOCAL_GUPS, MPI_GUPS

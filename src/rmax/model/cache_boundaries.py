@@ -274,21 +274,3 @@ def match(detected: list[int], reported: dict[str, int]) -> dict[str, dict]:
         near = min(detected, key=lambda d: abs(math.log(d / size)))
         out[name] = {"reported_bytes": size, "detected_bytes": near, "ratio": near / size}
     return out
-
-
-def sysfs_levels() -> dict[str, int]:
-    """Data and unified caches the system reports, per instance: {'L1d': 49152, 'L2': ..., 'L3': ...}."""
-    try:
-        from rmax.inventory.caches import read_sysfs_caches
-
-        levels = read_sysfs_caches()
-    except Exception:  # inventory unavailable: boundaries are still shown, just without the reference
-        return {}
-    out = {}
-    for c in levels:
-        if c.get("type") == "Instruction" or not c.get("size_bytes"):
-            continue
-        name = f"L{c['level']}" + ("d" if c.get("type") == "Data" else "")
-        out[name] = c["size_bytes"]
-    return out
-

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rmax.bench import cache_boundaries as cb
-from rmax.bench.cache_boundaries import Boundary, Plateau
+from rmax.inventory.caches import sysfs_levels
+from rmax.model import cache_boundaries as cb
+from rmax.model.cache_boundaries import Boundary, Plateau
 from rmax.bench.family import Summary, SurveyPlan, option, register
 from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
@@ -79,7 +80,7 @@ class Memcopy(SweepFamily):
         ws = [2 * p.bytes for p in points]
         rates = [p.max for p in points]  # the least disturbed by other work on the node, as memlat's minimum
         levels, steps = cb.staircase(ws, rates, samples=[r["samples"] for r in good])
-        summary = MemcopySummary(points, steps, levels, cb.sysfs_levels(), SizeSweep.of(sweep), cb.describe(steps))
+        summary = MemcopySummary(points, steps, levels, sysfs_levels(), SizeSweep.of(sweep), cb.describe(steps))
         samples = {str(r["bytes"]): r["samples"] for r in recs}
         if not recs:
             return Parsed(summary, samples, "failed", "memcopy measured no buffer size")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import click
 
 from rmax.bench.family import SurveyPlan, option, register
-from rmax.bench.hpcc_family import HpccFamily, HpccSummary, forms_option
+from rmax.families.hpcc_family import HpccFamily, HpccSummary, forms_option
 from rmax.bench.netlaunch import check_memory
 from rmax.errors import RmaxError
 from rmax.params import Count, Seconds

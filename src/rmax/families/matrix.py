@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import click
 
-from rmax.bench.bisect import GROUPS_HELP
+from rmax.families.bisect import GROUPS_HELP
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
 from rmax.bench.netlaunch import (MAX_MESSAGE, MESSAGE, cell, check_memory, check_message_sizes, groups_argv,
                                   header_summary, require_ranks, split_records)
