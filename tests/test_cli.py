@@ -132,7 +132,7 @@ def test_sigterm_marks_the_run_interrupted(db):
 
 def test_bad_run_ids_and_stores(db, tmp_path):
     # a reading command creates no store: without one it says so, with one it looks the id up
-    assert_one_line_error(run_cli("runs", "show", "deadbeef"), 2, "no results store at")
+    assert_one_line_error(run_cli("runs", "show", "deadbeef"), 1, "no results store at", "rmax survey")
     with open_store():
         pass
     assert_one_line_error(run_cli("runs", "show", "deadbeef"), 2, "no run with id deadbeef")

@@ -315,7 +315,7 @@ def test_compare_decides_on_repeated_runs_only(db, tmp_path):
 def test_survey_bad_input(db):
     assert_one_line_error(run_cli("survey", "--steps", "inventory,warp"), 2, "unknown survey step")
     assert_one_line_error(run_cli("survey", "--hosts", "a:1", "--hostfile", "x"), 2, "not both")
-    assert_one_line_error(run_cli("report"), 2, "no results store at")
+    assert_one_line_error(run_cli("report"), 1, "no results store at", "rmax survey")
     # output that cannot be written is refused before anything is measured or stored
     assert_one_line_error(run_cli("survey", "--quick", "--steps", "inventory", "--out", "/proc/rmax-nope"), 2,
                           "--out /proc/rmax-nope is under /proc")

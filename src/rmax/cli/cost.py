@@ -107,10 +107,10 @@ def _what_if(cf, facts, store, nb, alpha, beta, gamma, overhead, scope) -> dict:
             # rate is what is missing (exit 1); a given --gamma is bad input.
             error = RmaxError if gamma is not None else MissingData
             raise error(f"the DGEMM rate ({node_dgemm:.1f} GFLOPS per node of {rpn} ranks, from "
-                            f"{g3.source}) is above the Rpeak of '{name}' nodes ({rpeak:g} GFLOPS): "
-                            f"it was not measured on them",
-                            hint="run `rmax bench dgemm` on one of the cluster's nodes and pass its rate as --gamma "
-                                 "(seconds per flop per process), or correct rpeak_gflops")
+                        f"{g3.source}) is above the Rpeak of '{name}' nodes ({rpeak:g} GFLOPS): "
+                        f"it was not measured on them",
+                        hint="run `rmax bench dgemm` on one of the cluster's nodes and pass its rate as --gamma "
+                             "(seconds per flop per process), or correct rpeak_gflops")
         t = hm.predict_hpl(n, nb, p, q, ca, cb, g, over)
         gf = hm.predicted_gflops(n, t)
         fig = cost_figures(gf, c.price, c.watts, rpeak * c.nodes if rpeak else None)
