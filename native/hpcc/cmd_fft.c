@@ -10,6 +10,7 @@
 
 #include "rmx_args.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <fftw3-mpi.h>
@@ -207,3 +208,5 @@ int cmd_fft(int argc, char **argv)
     fftw_mpi_cleanup();
     return hc_finish(&run);
 }
+
+RMX_SUBCMD("fft", cmd_fft, "FFT: 1-D complex double transform through FFTW (GFLOPS), single, star and MPI");

@@ -19,6 +19,7 @@
 
 #include "rmx_args.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <stdlib.h>
@@ -467,3 +468,5 @@ int cmd_gups(int argc, char **argv)
     }
     return hc_finish(&run);
 }
+
+RMX_SUBCMD("gups", cmd_gups, "RandomAccess: random 64-bit table updates (GUP/s), single, star and MPI");

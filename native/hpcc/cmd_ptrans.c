@@ -14,6 +14,7 @@
 
 #include "rmx_args.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <float.h>
@@ -307,3 +308,5 @@ int cmd_ptrans(int argc, char **argv)
     free(g.rank_at);
     return hc_finish(&run);
 }
+
+RMX_SUBCMD("ptrans", cmd_ptrans, "PTRANS: parallel matrix transpose C = A^T + C (GB/s)");

@@ -6,7 +6,7 @@
  * own answer as HPCC does and has a --self-test-corrupt that must fail the check.
  *
  * Layout (one concept per file):
- *   main.c        sub-command table
+ *   main.c        the dispatch (each cmd_*.c registers itself: RMX_SUBCMD)
  *   run.c         what the commands share: forms, their point records and table, the done record
  *   cmd_gups.c    RandomAccess (GUP/s): local and distributed table updates, the verification pass
  *   cmd_ptrans.c  PTRANS (GB/s): C = A^T + C on a block-cyclic P x Q grid, its residual
@@ -25,10 +25,6 @@
 
 #define PROG "rmax-hpcc"
 #define HC_THRESHOLD 16.0   /* HPCC's residual threshold (hpccinf.txt line 6's default) */
-
-int cmd_gups(int argc, char **argv);
-int cmd_ptrans(int argc, char **argv);
-int cmd_fft(int argc, char **argv);
 
 /* The forms of a kernel, as a bit mask. */
 enum { HC_SINGLE = 1, HC_STAR = 2, HC_MPI = 4 };

@@ -12,6 +12,7 @@
 
 #include "rmx_args.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,3 +170,5 @@ int cmd_bisect(int argc, char **argv)
     free(pair_bw);
     return net_run_end(&run);
 }
+
+RMX_SUBCMD("bisect", cmd_bisect, "bisection bandwidth over random bisections");

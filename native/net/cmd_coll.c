@@ -12,6 +12,7 @@
 #include "rmx_args.h"
 #include "rmx_names.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,3 +241,5 @@ int cmd_coll(int argc, char **argv)
     free(pos);
     return net_run_end(&run);
 }
+
+RMX_SUBCMD("coll", cmd_coll, "collectives vs message size, process count and rank order");

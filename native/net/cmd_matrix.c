@@ -26,6 +26,7 @@
 
 #include "rmx_args.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -648,3 +649,5 @@ int cmd_matrix(int argc, char **argv)
     free(sch.partner);
     return net_run_end(&run);
 }
+
+RMX_SUBCMD("matrix", cmd_matrix, "all-pairs latency and bandwidth matrices");

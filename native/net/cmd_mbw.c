@@ -22,6 +22,7 @@
 
 #include "rmx_args.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <stdio.h>
@@ -284,3 +285,5 @@ int cmd_mbw(int argc, char **argv)
     free(c.req);
     return net_run_end(&run);
 }
+
+RMX_SUBCMD("mbw", cmd_mbw, "concurrent pairs: aggregate bandwidth and message rate (OSU osu_mbw_mr)");

@@ -7,6 +7,7 @@
 
 #include "rmx_args.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,3 +108,5 @@ int cmd_mlat(int argc, char **argv)
     MPI_Comm_free(&p.comm);
     return net_run_end(&run);
 }
+
+RMX_SUBCMD("mlat", cmd_mlat, "concurrent pairs: ping-pong latency (OSU osu_multi_lat)");

@@ -18,6 +18,7 @@
 
 #include "rmx_args.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <stdio.h>
@@ -272,3 +273,5 @@ int cmd_nbc(int argc, char **argv)
     }
     return net_run_end(&run);
 }
+
+RMX_SUBCMD("nbc", cmd_nbc, "non-blocking collectives: time alone, computation alone, overlapped");

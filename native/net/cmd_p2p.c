@@ -14,6 +14,7 @@
 
 #include "rmx_args.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <stdio.h>
@@ -256,3 +257,5 @@ int cmd_p2p(int argc, char **argv)
     MPI_Comm_free(&p.comm);
     return net_run_end(&run);
 }
+
+RMX_SUBCMD("p2p", cmd_p2p, "two ranks: latency and bandwidth vs size over MPI, TCP and UDP");

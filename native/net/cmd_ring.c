@@ -16,6 +16,7 @@
 
 #include "rmx_args.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <stdio.h>
@@ -268,3 +269,5 @@ int cmd_ring(int argc, char **argv)
     free(order);
     return net_run_end(&run);
 }
+
+RMX_SUBCMD("ring", cmd_ring, "HPCC natural and random ring latency and bandwidth, per-link times");

@@ -25,6 +25,7 @@
 #include "rmx_args.h"
 #include "rmx_names.h"
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <stdio.h>
@@ -459,3 +460,5 @@ int cmd_rma(int argc, char **argv)
     MPI_Win_free(&c.win);
     return net_run_end(&run);
 }
+
+RMX_SUBCMD("rma", cmd_rma, "one-sided put, get, accumulate: latency and bandwidth per synchronisation");

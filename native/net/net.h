@@ -1,7 +1,8 @@
 /* rmax-net: network and MPI microbenchmarks. Shared declarations.
  *
  * Layout (one concept per file):
- *   main.c        sub-command table
+ *   main.c        the dispatch (each cmd_*.c registers itself: RMX_SUBCMD)
+ *   ranks.c       a rank's host name, a pair's communicator, a reproducible shuffle of ranks
  *   repeat.c      the synchronised timing harness (calibration + adaptive repetition)
  *   payload.c     message patterns, validation, buffer allocation under a memory check
  *   schedule.c    NetPIPE-style size schedule; the largest of a list of sizes
@@ -28,17 +29,6 @@
 /* The largest message of every command (rmax.bench.netlaunch.MAX_MESSAGE, checked against --describe):
  * MPI counts are int; 1 GiB keeps well clear. */
 #define MAX_MESSAGE ((size_t)1 << 30)
-
-/* ---- sub-commands ------------------------------------------------------ */
-int cmd_p2p(int argc, char **argv);
-int cmd_coll(int argc, char **argv);
-int cmd_ring(int argc, char **argv);
-int cmd_bisect(int argc, char **argv);
-int cmd_matrix(int argc, char **argv);
-int cmd_mbw(int argc, char **argv);
-int cmd_mlat(int argc, char **argv);
-int cmd_rma(int argc, char **argv);
-int cmd_nbc(int argc, char **argv);
 
 /* Every rank of MPI_COMM_WORLD calls this on a fatal error it has detected
  * itself: one line on stderr naming the rank and host, then MPI_Abort (rmx_mpirun.h). */

@@ -10,10 +10,10 @@
  * stops at --max-size or when the next length would overrun --budget. */
 #include "cpurate_kernels.h"
 #include "measure.h"
-#include "node_commands.h"
 #include "node_util.h"
 
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <math.h>
@@ -231,3 +231,5 @@ int cmd_cpurate(int argc, char **argv)
     free(sizes);
     return node_finish(&r);
 }
+
+RMX_SUBCMD("cpurate", cmd_cpurate, "Brown's floating-point rate vs vector length");

@@ -5,10 +5,10 @@
  * (--shapes) are measured too: HPL's trailing update at its own N, NB and grid.
  * Every timed block is checked: sampled entries of C against a long-double dot product. */
 #include "measure.h"
-#include "node_commands.h"
 #include "node_util.h"
 
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <float.h>
@@ -227,3 +227,5 @@ int cmd_dgemm(int argc, char **argv)
         measure(&r, "shape", (int)shapes[i][0], (int)shapes[i][1], (int)shapes[i][2]);
     return node_finish(&r);
 }
+
+RMX_SUBCMD("dgemm", cmd_dgemm, "BLAS DGEMM rate vs size and vs inner dimension k");

@@ -3,10 +3,10 @@
  * the bytes copied once (MB = 10^6 bytes), as the NIST tool did. Every size is
  * checked: the destination must equal the source. */
 #include "measure.h"
-#include "node_commands.h"
 #include "node_util.h"
 
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <math.h>
@@ -102,3 +102,5 @@ int cmd_memcopy(int argc, char **argv)
     free(sizes);
     return node_finish(&r);
 }
+
+RMX_SUBCMD("memcopy", cmd_memcopy, "memcpy bandwidth vs buffer size");

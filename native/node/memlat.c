@@ -10,10 +10,10 @@
  * The chain is checked before timing: every link is the one the visit order
  * prescribes and the order is a permutation, i.e. one cycle through all nodes. */
 #include "measure.h"
-#include "node_commands.h"
 #include "node_util.h"
 
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <math.h>
@@ -209,3 +209,5 @@ int cmd_memlat(int argc, char **argv)
     free(sizes);
     return node_finish(&r);
 }
+
+RMX_SUBCMD("memlat", cmd_memlat, "memory load latency vs working-set size");

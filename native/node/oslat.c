@@ -7,9 +7,8 @@
  * round trip's cost, and repeated runs disagree by up to 10x. */
 #include "oslat.h"
 
-#include "node_commands.h"
-
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_timer.h"
 
 #include <math.h>
@@ -221,3 +220,5 @@ int cmd_oslat(int argc, char **argv)
     if (listed(tests, "cacheline")) oslat_cacheline(&e);
     return node_finish(&r);
 }
+
+RMX_SUBCMD("oslat", cmd_oslat, "operating-system latencies, lmbench style");

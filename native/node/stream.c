@@ -10,11 +10,11 @@
  *    sequence of operations.
  * Pages are first touched by the thread that will stream them. */
 #include "measure.h"
-#include "node_commands.h"
 #include "node_util.h"
 #include "stream_kernels.h"
 
 #include "rmx_step.h"
+#include "rmx_subcmd.h"
 #include "rmx_threads.h"
 #include "rmx_timer.h"
 
@@ -252,3 +252,5 @@ int cmd_stream(int argc, char **argv)
     }
     return node_finish(&r);
 }
+
+RMX_SUBCMD("stream", cmd_stream, "STREAM Copy, Scale, Add, Triad bandwidth");
