@@ -109,6 +109,58 @@ def test_every_node_is_stored_as_its_own_run_and_a_failed_one_is_named(db):
         assert recs[1].error == "n2: timed out after 60 s" and recs[2].error == "n3: printed no result"
 
 
+def test_a_steps_runs_take_one_load_reading_at_their_start_and_one_at_their_end(db, monkeypatch):
+    # each reading walks rmax's process tree: hundreds of processes during a fan-out of 64 nodes
+    from rmax.inventory import load
+
+    taken = []
+    monkeypatch.setattr(load, "FRESH_S", 0.0)
+    monkeypatch.setattr(load, "_read", lambda: taken.append(1) or load.Reading(len(taken), 0, 0, 0, 2, 0, 0, 0))
+    got = {h: NodeResult(h, "{}") for h in ("n1", "n2", "n3")}
+    with open_store() as store:
+        parent = store.start_run("survey")
+        before = len(taken)
+        recs = store_per_node(store, parent.id, "stream", list(got), lambda: got, {}, lambda run, res: None)
+        assert len(taken) - before == 2
+        assert {r.load["start"]["load1"] for r in recs} == {before + 1}
+        assert {r.load["end"]["load1"] for r in recs} == {before + 2}
+        store.start_run("survey").finish("ok")   # outside: its own readings again
+        assert len(taken) - before == 4
+
+
+def test_nodes_whose_search_paths_differ_by_repeats_alone_share_the_machines_sections(monkeypatch):
+    # Open MPI's daemons repeat their prefix on PATH once more than mpirun's own rank has it
+    from rmax.inventory import shared
+
+    monkeypatch.setenv("PATH", "/usr/bin:/a:/b")
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/usr/lib")
+    key = shared.machine_key("survey-a")
+    monkeypatch.setenv("PATH", "/usr/bin:/usr/bin:/a:/b:/a")
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/usr/lib:/usr/lib")
+    assert shared.machine_key("survey-a") == key
+    monkeypatch.setenv("PATH", "/usr/bin:/b:/a")            # another order finds other programs
+    assert shared.machine_key("survey-a") != key
+
+
+def test_the_staircases_statistics_are_scipys_welch_test_and_numpys_median():
+    # written out (stats.py) so that parsing 64 nodes' staircases does not cost seconds of scipy calls
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    from rmax.stats import differ_significantly, robust_sd
+
+    rng = random.Random(7)
+    for n in range(40):
+        a = [rng.gauss(1.0, rng.random()) for _ in range(rng.randint(2, 20))]
+        b = [rng.gauss(1.0 + rng.random(), rng.random()) for _ in range(rng.randint(2, 20))]
+        p = scipy_stats.ttest_ind(a, b, equal_var=False).pvalue
+        assert abs(differ_significantly(a, b)[1] - p) <= 1e-9 * p
+        x = np.array(a + b)
+        assert abs(robust_sd(x) - 1.4826 * np.median(np.abs(x - np.median(x)))) <= 1e-12
+    assert differ_significantly([1.0, 1.0], [2.0, 2.0]) == (True, 0.0)
+    assert np.isnan(robust_sd([])) and np.isnan(robust_sd([1.0, float("nan")]))
+
+
 def test_an_interrupt_keeps_the_nodes_stored_before_it_and_ends_the_others_interrupted(db):
     got = {h: NodeResult(h, "{}") for h in ("n1", "n2", "n3")}
 

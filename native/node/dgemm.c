@@ -115,12 +115,25 @@ static void measure(node_run *r, const char *sweep, int m, int n, int k)
     g.calls = node_blocks(r, one);
     g.block = r->sample_time;
 
-    /* The warm-up and the minimum repetitions fit the point's budget: when a call alone is long
-     * (HPL's shape on a shared core), fewer than MIN_REPS blocks, down to MIN_FIT, rather than a
-     * point that overruns the time the survey planned for it. */
+    /* The warm-up: a block's calls, or fewer where a block's time (sample_time) passes first on
+     * the clock, and then the blocks take that many. Where nodes share the CPUs (a virtual
+     * cluster's), one call may have had a whole core and the next ones a sliver of it: a block
+     * sized from that call was the point's largest fixed work (64 nodes on 2 cores: 32 times its
+     * time, for each point on each node; bench/RESULTS.md, session 15). */
+    size_t warm = 0;
+    double w0 = rmx_now();
+    while (warm < g.calls && (warm == 0 || rmx_now() - w0 < g.block)) {
+        gemm(&g);
+        warm++;
+    }
+    g.calls = warm;
+
+    /* The minimum repetitions fit the point's budget: when a call alone is long (HPL's shape on a
+     * shared core), fewer than MIN_REPS blocks, down to MIN_FIT, rather than a point that overruns
+     * the time the survey planned for it. */
     double fit = r->budget / fmax((double)g.calls * one, 1e-9) - 1;
     size_t min_reps = (size_t)fmax(MIN_FIT, fmin(MIN_REPS, floor(fit)));
-    rmx_repeat_rule rule = node_rule(r, 1, min_reps, 0, r->budget);
+    rmx_repeat_rule rule = node_rule(r, 0, min_reps, 0, r->budget);
     node_meas s;
     node_measure(sample, &g, &rule, &s);
     if (r->table)

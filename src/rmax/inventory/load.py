@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -112,15 +113,34 @@ class Reading:
 FRESH_S = 0.1   # a reading this recent is reused: a survey stores a step's runs of 64 nodes at once,
                # and each reading walks rmax's process tree (4 processes a node during a fan-out)
 _last: tuple[float, Reading | None] | None = None
+_held: list[bool] = []   # inside held(): the block's first reading is reused, however old
 
 
 def read() -> Reading | None:
-    """This node's reading now (or one taken less than FRESH_S ago); None where /proc cannot be read."""
+    """This node's reading now (or one taken less than FRESH_S ago, or the first one of a held()
+    block); None where /proc cannot be read."""
     global _last
     now = time.monotonic()
+    if _held and _held[-1]:
+        return _last[1] if _last else None
     if _last is None or now - _last[0] >= FRESH_S:
         _last = (now, _read())
+    if _held:
+        _held[-1] = True
     return _last[1]
+
+
+@contextmanager
+def held():
+    """The runs stored inside take one reading between them, the block's first: a survey stores n
+    nodes' runs of a step at once, and on a machine its nodes share (a virtual cluster) each reading
+    walks their hundreds of processes, while they leave rmax a sliver of the cores (64 nodes on 2
+    cores: 0.5 s each, most of a step's storing)."""
+    _held.append(False)
+    try:
+        yield
+    finally:
+        _held.pop()
 
 
 def _read() -> Reading | None:

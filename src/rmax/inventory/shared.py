@@ -29,6 +29,7 @@ from pathlib import Path
 from rmax.inventory.collect import collect
 
 ENVIRONMENT = ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "SLURM_CONF")   # what the software probes read
+SEARCH_PATHS = ("PATH", "LD_LIBRARY_PATH")   # searched in order: a folder listed again is not searched again
 PREFIXES = ("OPENBLAS_", "OMP_", "MKL_", "BLIS_", "GOTO", "FLEXIBLAS", "RMAX_BLAS")
 WAIT_S = 30.0       # how long a node waits for another's probes before it reads its own
 KEEP_S = 3600.0     # older files of finished surveys are removed
@@ -55,9 +56,17 @@ def machine_key(survey: str) -> str:
             boot = f.read().strip()
     except OSError:
         boot = "?"
-    env = sorted((k, v) for k, v in os.environ.items() if k in ENVIRONMENT or k.startswith(PREFIXES))
+    # Open MPI's daemons put their prefix's folders on PATH and LD_LIBRARY_PATH once more, and the
+    # first node's rank, started by mpirun itself, had one copy fewer: the same search, another key.
+    env = sorted((k, searched(v) if k in SEARCH_PATHS else v) for k, v in os.environ.items()
+                 if k in ENVIRONMENT or k.startswith(PREFIXES))
     parts = [survey, os.getuid(), boot, ident("/proc/self/ns/mnt"), ident("/"), sorted(os.sched_getaffinity(0)), env]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+
+def searched(value: str) -> str:
+    """A search path as it is searched: each folder at its first place only."""
+    return ":".join(dict.fromkeys(value.split(":")))
 
 
 def folder() -> Path | None:

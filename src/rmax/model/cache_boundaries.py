@@ -259,9 +259,9 @@ def _spread_above(sd: float, base: float, n: float, base_df: float, alpha: float
         return False
     if base <= 0:
         return True
-    from rmax.stats import _st
+    from scipy.special import fdtrc   # scipy.stats.f.sf itself, without importing scipy.stats (about 1 CPU-s)
 
-    return float(_st().f.sf((sd / base) ** 2, n - 1, base_df)) < alpha
+    return float(fdtrc(n - 1, base_df, (sd / base) ** 2)) < alpha
 
 
 def match(detected: list[int], reported: dict[str, int]) -> dict[str, dict]:

@@ -11,6 +11,7 @@ a worker on every node is what grows with the node count."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import sys
 import threading
 import time
@@ -145,13 +146,16 @@ def store_per_node(store, parent: str, kind: str, hosts: list[str], results: Cal
     from what the node printed (raising RmaxError fails that run alone); a node's own error fails its
     run, named, or keep(run, result) finishes it from what it printed before (a program stopped at its time)."""
     from rmax.errors import RmaxError
+    from rmax.inventory import load
 
     # Each node's writes are one commit (its row's few updates), the n rows inserted in one; the
-    # store is held for one node's parsing at most, never while the nodes measure.
+    # store is held for one node's parsing at most, never while the nodes measure. The n runs take
+    # one load reading at their start and one at their end (load.held), when the first is stored.
     with ExitStack() as stack:   # an interrupt or a lost launch finishes every node's run
-        with store.batch():
+        with store.batch(), load.held():
             runs = {h: stack.enter_context(store.start_run(kind, parent=parent, hosts=[h], **fields)) for h in hosts}
         got = results()
+        stack.enter_context(load.held())   # left before the runs' own exits: an interrupt's take their own
         for h, run in runs.items():
             res = got[h]
             with store.batch():
@@ -181,6 +185,11 @@ class SurveyRuns:
 
     def children(self, run_id: str) -> list[RunRecord]:
         return list(self.runs) if run_id == self.survey else []
+
+
+# What the kernel steps' parsers import: numpy (the staircases of cpurate, memlat and memcopy) and
+# scipy.special (every summary's t quantile); NodeSteps._prepare imports them before the nodes measure.
+PARSE_IMPORTS = ("numpy", "scipy.special")
 
 
 @dataclass
@@ -225,19 +234,43 @@ class NodeSteps:
         self.prints = {r.hosts[0]: r.fingerprint for r in self.runs.children(ctx.survey_id)
                        if r.kind == "info" and r.status == "ok" and len(r.hosts) == 1}
         hosts = [h.name for h in ctx.nodes]
+        self.fields: dict[str, dict] = {}
+        self._prepared = threading.Thread(target=self._prepare, name="rmax-node-steps")
+        self._prepared.start()
         self.fan = FanOut(plan, hosts, launcher=ctx.launcher).start() if plan else None
+
+    def _fields(self, name: str) -> dict:
+        """The columns of step `name`'s runs besides their own results."""
+        from rmax.bench.runner import environment
+
+        _, s, base, spec = self.steps[name]
+        return {"params": s.family.params(s.options, base), "environment": environment(spec),   # this host's,
+                "argv": spec.program}                                                        # as run_kernel's
+
+    def _prepare(self) -> None:
+        """Every step's columns (the environment's BLAS probe starts programs) and the parsers' heavy
+        imports, made while the launch starts the nodes: once the nodes measure, rmax has its share
+        of the cores beside them (1/33 of 2 cores beside 64 virtual nodes, where a 0.5 CPU-s import
+        took 15 s). What fails here is made again in records(), and raises there."""
+        try:
+            for name in self.steps:
+                self.fields[name] = self._fields(name)
+            for module in PARSE_IMPORTS:
+                importlib.import_module(module)
+        except Exception:   # made again, and reported, by records()
+            pass
 
     def records(self, name: str) -> list[RunRecord]:
         """Step `name`'s runs, one per node, each stopped at the step's time keeping what it measured (partial)."""
-        from rmax.bench.runner import environment, finish_from_output, keep_measured
+        from rmax.bench.runner import finish_from_output, keep_measured
         from rmax.errors import RunFailed
 
         if name in self.refused:
             raise self.refused[name]
         i, s, base, spec = self.steps[name]
         family, o = s.family, s.options
-        fields = {"params": family.params(o, base), "environment": environment(spec),   # this host's, as run_kernel's
-                  "argv": spec.program}
+        self._prepared.join()
+        fields = self.fields.get(name) or self._fields(name)
 
         def parser(res: NodeResult):
             # The parser of the node's own run: a family may read that node's facts (peakflops its
