@@ -64,3 +64,24 @@ def test_auto_chooses_by_budget():
     assert choose(8) == "model" and choose(30) == "coordinate" and choose(200) == "bayes"
     s, ev, best = _run("auto", trials=30 * 7)        # 30 comparisons of 7 trials
     assert any("auto chose coordinate" in n for n in s.notes)
+
+
+def test_a_win_by_default_is_logged_without_a_ratio():
+    """When the incumbent's own runs fail (a stalled or overloaded node), the challenger wins by
+    default, with no ratio to print: the search goes on and says so (it crashed formatting None)."""
+    from rmax.tune.evaluator import Measurement
+    from rmax.tune.space import key
+
+    good = Objective(cv=0.01, seed=3)
+    seen = []
+
+    def objective(cand):
+        seen.append(key(cand))
+        if seen.count(seen[0]) > 1 and key(cand) == seen[0]:    # the first incumbent: a level, then failures
+            return Measurement(None, "failed", 1.0)
+        return good(cand)
+
+    lines = []
+    s = STRATEGIES["coordinate"](SPACE, Evaluator(objective, Budget(trials=60)), seed=0, log=lines.append)
+    s.run()
+    assert any("by default, the incumbent's run failed" in line for line in lines), lines

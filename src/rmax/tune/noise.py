@@ -54,6 +54,15 @@ class Verdict:
     def decided(self) -> bool:
         return not (self.unfinished or self.disturbed or self.invalid)
 
+    def evidence(self) -> str:
+        """What the verdict rests on: the pairs' ratio and its interval, or a default (the
+        incumbent's own run failed: a loaded or stalled node), which has no ratio to show."""
+        if self.ratio is None:
+            return f"by default, the incumbent's run failed ({self.samples} pair(s) before it)"
+        if self.lo is None:
+            return f"x{self.ratio:.3f} over {self.samples} pair, no interval"
+        return f"x{self.ratio:.3f} [{self.lo:.3f}, {self.hi:.3f}] over {self.samples} pairs"
+
 
 def paired_ratio(chal: list[float], inc: list[float]) -> tuple[float, float | None, float | None, float]:
     """(ratio, lo, hi, p): the geometric mean of chal[i] / inc[i] with its 95 % t interval and the

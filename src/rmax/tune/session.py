@@ -412,7 +412,7 @@ class Session:
         for c, v, b in zip(cands, verdicts, bs):
             if base is None and b and (chosen is stock or len(b) > len(runs_of)):
                 chosen, runs_of = c, b          # no stock to beat: the candidate measured
-            elif v.better and (ratio is None or v.ratio > ratio.ratio):
+            elif v.better and (ratio is None or _strength(v) > _strength(ratio)):
                 chosen, runs_of, ratio = c, b, v
         if not cands:
             note = note or "the search kept nothing over the stock: the stock alone at full N"
@@ -501,9 +501,11 @@ class Session:
         summary["best"] = {"gflops": g, "statistic": stat["text"], "interval": stat["interval"], "runs": stat["n"],
                            "n": cand["n"], "note": note,
                            "significant": bool(v is not None and v.better),
-                           "gain_pct": 100 * (v.ratio - 1) if v is not None else (0.0 if key(cand) == key(
-                               self.space.sized(self.space.stock(), True)) and stat else None),
-                           "gain_interval_pct": [100 * (v.lo - 1), 100 * (v.hi - 1)] if v is not None else None,
+                           "gain_pct": 100 * (v.ratio - 1) if v is not None and v.ratio is not None else (
+                               0.0 if v is None and key(cand) == key(self.space.sized(self.space.stock(), True))
+                               and stat else None),
+                           "gain_interval_pct": [100 * (v.lo - 1), 100 * (v.hi - 1)] if v is not None and v.lo is not None
+                           else None,
                            "p_value": v.p_value if v is not None else math.nan,
                            "nb": cand["nb"], "grid": list(cand["grid"]), "code": variant_code(cand),
                            "candidate": _plain(cand), "hpl_dat": str(path.resolve()),
@@ -538,6 +540,12 @@ def _duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def _strength(v) -> tuple[bool, float]:
+    """How a confirmation's win ranks: a measured ratio, the larger the better, above a win by
+    default (the stock's own run failed), which has none."""
+    return v.ratio is not None, v.ratio or 0.0
 
 
 def run_statistic(runs: list[float]) -> dict | None:

@@ -39,8 +39,7 @@ def descend(strategy: Strategy, params=PARAMS, rounds: int = MAX_ROUNDS) -> int:
                 if v.better:
                     strategy.incumbent = cand
                     improved = True
-                    strategy.log(f"round {r}: {param} -> {cand[param]} is better in pairs: "
-                                 f"x{v.ratio:.3f} [{v.lo:.3f}, {v.hi:.3f}] over {v.samples} pairs")
+                    strategy.log(f"round {r}: {param} -> {cand[param]} is better in pairs: {v.evidence()}")
         here = key(strategy.incumbent)      # promising but inconclusive duels of this incumbent, to retry
         pending = any(flag for (inc_key, _), flag in tried.items() if inc_key == here)
         if not improved and not pending:
