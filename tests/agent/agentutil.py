@@ -34,6 +34,7 @@ class Agent:
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(db),
                                      preexec_fn=on_start)
         self.lines: list[str] = []
+        self.terminated = False
         first = self.readline(60)
         if "metrics at " not in first:
             self.stop()
@@ -50,9 +51,15 @@ class Agent:
         with urllib.request.urlopen(self.url + "/rates.json", timeout=10) as r:
             return json.loads(r.read())
 
-    def stop(self, timeout: float = 30) -> int:
-        if self.proc.poll() is None:
+    def terminate(self) -> None:
+        """SIGTERM, once (a second one would interrupt the agent's own clean-up): several agents can
+        then stop at once, and stop() waits for each."""
+        if not self.terminated and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
+        self.terminated = True
+
+    def stop(self, timeout: float = 30) -> int:
+        self.terminate()
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -51,7 +51,8 @@ def test_a_node_slowed_on_purpose_is_flagged(db):
     the peakflops peak (the fastest 5 ms block) is built to see through time-sharing and moves less."""
     cpu = max(os.sched_getaffinity(0))
     group = CpuBudget()
-    agent = Agent(db, "--probes", "dgemm", "--interval", "0.5", "--window", "0.5", "--max-load", "1000",
+    # --window 0.25: the shortest idle check before each set (--max-load lets any load pass)
+    agent = Agent(db, "--probes", "dgemm", "--interval", "0.5", "--window", "0.25", "--max-load", "1000",
                   "--min-history", "5", "--recent", "3", "--alpha", "0.05", "--listen", "127.0.0.1:0",
                   prefix=["taskset", "-c", str(cpu)], on_start=group.enter)
     work = []

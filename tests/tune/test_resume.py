@@ -1,5 +1,7 @@
-"""Resume: a real `rmax tune` killed with SIGTERM mid-way continues with --resume,
-answering the finished trials from the store instead of running them again."""
+"""Resume: a real `rmax tune` killed with SIGTERM mid-way continues with --resume, answering the
+finished trials from the store instead of running them again; a resumed session whose node is lost
+(three failed trials in a row) stops resumable, and the next resume runs the lost trials again.
+(One session through both stops: its trials are what costs the time.)"""
 
 import os
 import signal
@@ -15,10 +17,25 @@ from rmax.tune.session import MIN_TRIALS
 FINISHED = ("ok", "invalid", "failed")
 
 
-def test_sigterm_then_resume_repeats_no_finished_trial(db, tmp_path):
+def replayed(proc) -> list[str]:
+    """The trials a resumed session answered from the store, as its table shows them."""
+    return [l for l in proc.stdout.splitlines() if l.rstrip().endswith("  stored") or "stored stock" in l]
+
+
+def test_sigterm_then_a_lost_node_each_resume_repeats_no_finished_trial(db, tmp_path):
+    # An xhpl that fails while the "node" is down (a marker file), and is the real rmax-hpl while it is up.
+    from rmax.native import executable
+
+    down = tmp_path / "node-down"
+    xhpl = tmp_path / "xhpl"
+    xhpl.write_text(f"""#!/bin/sh
+if [ -e {down} ]; then echo "node lost" >&2; exit 1; fi
+exec {executable("rmax-hpl")} "$@"
+""")
+    xhpl.chmod(0o755)
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    args = ["tune", "--np", "2", "--n", "1000", "--trials", str(MIN_TRIALS), "--strategy", "coordinate",
-            "--out", str(tmp_path / "best.dat")]
+    args = ["tune", "--np", "2", "--n", "800", "--trials", str(MIN_TRIALS), "--engine", f"xhpl:{xhpl}",
+            "--strategy", "coordinate", "--out", str(tmp_path / "best.dat")]
     proc = subprocess.Popen([sys.executable, "-m", "rmax", *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 90
@@ -39,49 +56,29 @@ def test_sigterm_then_resume_repeats_no_finished_trial(db, tmp_path):
     before = [r for r in _runs(db, kind="hpl", parent=tune.id) if r.status in FINISHED]
     assert 3 <= len(before) < MIN_TRIALS
 
-    res = run_cli("tune", "--resume", tune.id[:8], "--timeout", "300", timeout=120)
-    assert res.returncode == 0, res.stderr
-    (stored,) = _runs(db, kind="tune")
-    assert stored.params["settings"]["timeout"] == 300   # the one setting a resume may change, kept
-    replayed = [l for l in res.stdout.splitlines() if l.rstrip().endswith("  stored") or "stored stock" in l]
-    assert len(replayed) == len(before)                      # answered from the store, not run again
-    (tune,) = _runs(db, kind="tune")
-    assert tune.status == "ok"
-    after = [r for r in _runs(db, kind="hpl", parent=tune.id) if r.status in FINISHED]
-    assert len(after) == MIN_TRIALS                          # the budget, with no finished trial repeated
-    assert [r.id for r in after[:len(before)]] == [r.id for r in before]
-    # A finished session cannot be resumed again.
-    again = run_cli("tune", "--resume", tune.id[:8])
-    assert again.returncode == 2 and "already finished" in again.stderr
-
-
-def test_lost_node_stops_the_session_resumable_and_resume_reruns_the_lost_trials(db, tmp_path):
-    # An xhpl that fails while the "node" is down (a marker file), and is the real rmax-hpl
-    # once it is back: three failures in a row stop the session as interrupted.
-    from rmax.native import executable
-
-    down = tmp_path / "node-down"
+    # The resumed session answers the finished trials from the store, then its node is lost.
     down.touch()
-    xhpl = tmp_path / "xhpl"
-    xhpl.write_text(f"""#!/bin/sh
-if [ -e {down} ]; then echo "node lost" >&2; exit 1; fi
-exec {executable("rmax-hpl")} "$@"
-""")
-    xhpl.chmod(0o755)
-    args = ["--np", "2", "--n", "800", "--trials", str(MIN_TRIALS), "--engine", f"xhpl:{xhpl}", "--strategy", "coordinate",
-            "--out", str(tmp_path / "best.dat")]
-    first = run_cli("tune", *args, timeout=120)
+    first = run_cli("tune", "--resume", tune.id[:8], "--timeout", "300", timeout=120)
     assert first.returncode == 1, first.stderr
     assert "3 trials in a row failed" in first.stderr and "--resume" in first.stderr
+    assert len(replayed(first)) == len(before)
     (tune,) = _runs(db, kind="tune")
     assert tune.status == "interrupted"
-    lost = _runs(db, kind="hpl", parent=tune.id)
+    lost = [r for r in _runs(db, kind="hpl", parent=tune.id) if r.status in FINISHED
+            and r.id not in {b.id for b in before}]
     assert [r.status for r in lost] == ["failed"] * 3
 
     down.unlink()
     res = run_cli("tune", "--resume", tune.id[:8], timeout=120)
     assert res.returncode == 0, res.stderr
-    (tune,) = _runs(db, kind="tune")
-    assert tune.status == "ok"
-    live = [r for r in _runs(db, kind="hpl", parent=tune.id) if r.id not in {x.id for x in lost}]
+    (stored,) = _runs(db, kind="tune")
+    assert stored.params["settings"]["timeout"] == 300   # the one setting a resume may change, kept
+    assert len(replayed(res)) == len(before)                 # answered from the store, not run again
+    assert stored.status == "ok"
+    live = [r for r in _runs(db, kind="hpl", parent=tune.id) if r.status in FINISHED
+            and r.id not in {x.id for x in lost}]
     assert len(live) == MIN_TRIALS and all(r.status == "ok" for r in live)   # the lost trials were run again
+    assert [r.id for r in live[:len(before)]] == [r.id for r in before]      # no finished trial repeated
+    # A finished session cannot be resumed again.
+    again = run_cli("tune", "--resume", tune.id[:8])
+    assert again.returncode == 2 and "already finished" in again.stderr

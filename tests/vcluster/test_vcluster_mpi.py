@@ -192,7 +192,9 @@ def _offloads(node: str, **settings: str) -> dict[str, str]:
 
 
 def test_experiment_mtu_reports_a_switch_that_drops_big_frames(cluster, db):
-    # n2's switch port carries at most 1400-byte frames: at MTU 1500 TCP stalls until the watchdog.
+    # n2's switch port carries at most 1400-byte frames: at MTU 1500 TCP stalls until the watchdog, so
+    # the test waits out --timeout once: 6 s, several times what the probe and the short HPL that must
+    # pass at 1280 take (about 1 s each in a suite run).
     # (Without segmentation offloads: a veth passes a GSO super-packet whatever its MTU.)
     import subprocess
 
@@ -202,7 +204,7 @@ def test_experiment_mtu_reports_a_switch_that_drops_big_frames(cluster, db):
     subprocess.run(["ip", "link", "set", "dev", port, "mtu", "1400"], check=True)
     try:
         proc = run_cli("experiment", "mtu", "1500,1280", "--interface", "eth0", "--yes", "--hosts", f"{n1},{n2}",
-                       "--launcher", "vcluster", "--hpl-n", "200", "--bytes", "200000", "--timeout", "12",
+                       "--launcher", "vcluster", "--hpl-n", "200", "--bytes", "200000", "--timeout", "6",
                        "--repeats", "1", "--json", check=True, timeout=240)
     finally:
         subprocess.run(["ip", "link", "set", "dev", port, "mtu", "1500"], check=True)
@@ -298,9 +300,11 @@ def test_topology_from_the_mpi_matrix_benchmark(cluster, db):
         executable("rmax-net")
     except Exception:
         pytest.skip("rmax-net is not built")
-    # the concurrent matrix alone: retests confirm suspects, which the groups do not need
-    proc = run_cli("bench", "matrix", "--launcher", "vcluster", "--np", "4", "--quick", "--no-retest", "--json",
-                   timeout=180)
+    # the concurrent matrix alone: retests confirm suspects, which the groups do not need; 64 KiB messages,
+    # 8 in flight: the shaped links hold their rates from 64 KiB up (test_vcluster_shaping), 3-5x apart
+    # here (inference asks 1.2x), at a third of the time of --quick's 256 KiB
+    proc = run_cli("bench", "matrix", "--launcher", "vcluster", "--np", "4", "--quick", "--no-retest", "--bw-size",
+                   "64K", "--window", "8", "--json", timeout=180)
     if proc.returncode != 0 and "not implemented" in proc.stderr:
         pytest.skip("rmax-net matrix is not implemented in this build")
     assert proc.returncode == 0, proc.stderr
