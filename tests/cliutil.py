@@ -3,6 +3,8 @@ test folders have conftest files of their own, and `from conftest import` would 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -32,3 +34,31 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, code: int, *words: 
     assert 1 <= len(lines) <= 2, proc.stderr  # the error and at most one hint line
     for w in words:
         assert w in proc.stderr, (w, proc.stderr)
+
+
+def run_in_process(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """`rmax ARGS` through the CLI's own main (its exit codes and error lines), in this process: one
+    interpreter's imports for many calls, not one each (seconds apiece on a loaded machine). What
+    main changes for its process (signal handlers, variables) is put back, so that the rest of the
+    test session keeps pytest's own."""
+    import signal
+
+    from rmax.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    environ, hook = dict(os.environ), sys.unraisablehook
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    os.environ.update(env or {})
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main(list(args))
+    except SystemExit as x:
+        code = x.code if isinstance(x.code, int) else int(x.code is not None)
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        sys.unraisablehook = hook
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    return code, out.getvalue(), err.getvalue()

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import click
 import pytest
+from cliutil import run_in_process
 
 from rmax.errors import RmaxError
 
@@ -319,33 +320,6 @@ def files(path: Path) -> list[tuple[str, str]]:
         if m:
             out.append((m.group(1), "\n".join(l for _, l in lines[1:]) + "\n"))
     return out
-
-
-def run_in_process(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
-    """`rmax ARGS` through the CLI's own main (its exit codes and error lines), in this process: one
-    interpreter's imports for all examples, not one each (seconds apiece on a loaded machine). What
-    main changes for its process (signal handlers, variables) is put back."""
-    import signal
-
-    from rmax.cli.app import main
-
-    out, err = io.StringIO(), io.StringIO()
-    environ, hook = dict(os.environ), sys.unraisablehook
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
-    os.environ.update(env)
-    code = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            main(list(args))
-    except SystemExit as x:
-        code = x.code if isinstance(x.code, int) else int(x.code is not None)
-    finally:
-        os.environ.clear()
-        os.environ.update(environ)
-        sys.unraisablehook = hook
-        for s, h in handlers.items():
-            signal.signal(s, h)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.mark.timeout(120)

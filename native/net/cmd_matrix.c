@@ -27,6 +27,7 @@
 #include "rmx_args.h"
 #include "rmx_step.h"
 #include "rmx_subcmd.h"
+#include "rmx_timer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@
 #include <time.h>
 
 #define RETESTS_PER_RANK 4  /* suspects retested at most: 4 per rank, the most severe */
+#define SLOW_OP_S 5e-3      /* --self-test-slow-last: seconds the last rank adds to each operation */
 
 /* What each rank keeps per partner, gathered to rank 0 as one matrix each. */
 enum { ROW_LAT, ROW_BW, ROW_LAT_BEST, ROW_BW_BEST, ROW_SHARED, ROWS };
@@ -44,10 +46,25 @@ static const char *const ROW_NAMES[ROWS] = {"latency", "bandwidth", "latency_bes
 enum { U_SUSPECT, U_FROM, U_TO, U_KIND, U_CTL_FROM, U_CTL_TO, U_ROUND, U_INTS };
 
 typedef struct {
-    net_pair p;
+    net_pair p;  /* first: slowed() gets &p, the batch functions' context, and reads the rest */
     net_timing t;
     size_t lat_size, bw_size;
+    int slow;            /* --self-test-slow-last on the last rank */
+    net_batch_fn inner;  /* the kernel slowed() runs */
 } matrix_ctx;
+
+/* --self-test-slow-last: the last rank sleeps SLOW_OP_S per operation before each batch it is in,
+ * so that its pairs measure slow (a partner waits for it) and the retests have real suspects,
+ * and controls among the other pairs, whatever the machine's noise. */
+static double slowed(void *ctx, long iters)
+{
+    matrix_ctx *x = ctx;
+    const double t0 = rmx_now(), wait = SLOW_OP_S * (double)iters;
+    const struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+    nanosleep(&ts, NULL);
+    const double el = x->inner(&x->p, iters);
+    return el < 0 ? el : rmx_now() - t0;
+}
 
 /* One measurement on pc, a pair's communicator whose rank 0 initiates (latency) or sends
  * (bandwidth). Returns, on pc's rank 0, the median latency (one-way seconds) or bandwidth
@@ -67,8 +84,9 @@ static double measure_on(matrix_ctx *x, MPI_Comm pc, int bandwidth, int *bad, do
     net_measure m;
     memset(&m, 0, sizeof m);
     *bad = net_pair_validate_once(p, k->fn);
+    x->inner = k->fn;
     if (!*bad)
-        net_measure_run(pc, 0, NET_ROOT, &x->t, k->fn, p, &m);
+        net_measure_run(pc, 0, NET_ROOT, &x->t, x->slow ? slowed : k->fn, p, &m);
     *bad |= m.failed;
     *shared = net_pair_shared_cpu(pc, cpu);
     if (p->me == 0 && m.s[NET_ROOT].n) {
@@ -291,7 +309,7 @@ int cmd_matrix(int argc, char **argv)
     long long window = 8, max_samples = 20, min_samples = 5, retests = 3, self_test = 0, shifts = 0,
               at_once = 0;
     double budget = 0.01, retest_budget = 120;
-    int no_retest = 0;
+    int no_retest = 0, slow_last = 0;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
         {"lat-size", RMX_ARG_SIZE, &lat_size, "latency message size", 0, (double)MAX_MESSAGE, NULL},
@@ -321,6 +339,9 @@ int cmd_matrix(int argc, char **argv)
         {"self-test-analysis", RMX_ARG_INT, &self_test,
          "run the analysis on a synthetic N-rank matrix with planted slow pairs, without MPI, and exit", 0, 1 << 16,
          NULL},
+        {"self-test-slow-last", RMX_ARG_FLAG, &slow_last,
+         "self-test of the retests: the last rank adds 5 ms to each operation of its pairs, which are then suspects",
+         0, 0, NULL},
     };
     rmx_args_parse(PROG " matrix", "All-pairs latency and bandwidth matrices.", argc, argv, 2, spec,
                    sizeof spec / sizeof spec[0]);
@@ -337,6 +358,7 @@ int cmd_matrix(int argc, char **argv)
     memset(&x, 0, sizeof x);
     x.lat_size = lat_size;
     x.bw_size = bw_size;
+    x.slow = slow_last && me == n - 1;
     x.t = net_timing_make(budget, (size_t)max_samples, (size_t)min_samples);
     x.p.sbuf = net_alloc(big, "the send buffer");
     x.p.rbuf = net_alloc(big, "the receive buffer");

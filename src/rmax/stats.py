@@ -10,15 +10,6 @@ import math
 from dataclasses import asdict, dataclass
 
 
-
-def _st():
-    """scipy.stats, imported on first use: it takes most of a second, which every command that
-    only parses its options or refuses bad input would otherwise pay."""
-    from scipy import stats
-
-    return stats
-
-
 def t_quantile(p: float, dof: float) -> float:
     """Student's t quantile. From scipy.special, whose import costs a fraction of scipy.stats'
     (seconds on a loaded node): summaries are made by every command that measures."""
@@ -181,8 +172,53 @@ def shifted(a, b, worse: str, alpha: float = 0.01) -> tuple[bool, float]:
         return False, math.nan
     if worse not in ("lower", "higher"):
         raise ValueError(f"worse must be 'lower' or 'higher', not {worse}")
-    p = float(_st().mannwhitneyu(a, b, alternative="less" if worse == "lower" else "greater").pvalue)
+    if any(math.isnan(v) for v in a + b):
+        return False, math.nan
+    p = _mann_whitney_sf(a, b) if worse == "higher" else _mann_whitney_sf(b, a)
     return p < alpha, p
+
+
+def _mann_whitney_sf(a: list, b: list) -> float:
+    """P(U >= U_a) under the null, U_a counting the pairs where a's value is above b's (ties one
+    half): scipy.stats.mannwhitneyu(a, b, alternative="greater"), written out, as its method "auto"
+    chooses: exact when either side has at most 8 values and no two values tie, else the normal
+    approximation with its tie and continuity corrections. Every agent check, status and fleet
+    calls it, and importing scipy.stats costs more than a CPU-second."""
+    n1, n2 = len(a), len(b)
+    ranked = sorted(a + b)
+    rank, ties, i = {}, [], 0
+    while i < len(ranked):          # average ranks, 1-based, and the size of each group of ties
+        j = i
+        while j < len(ranked) and ranked[j] == ranked[i]:
+            j += 1
+        rank[ranked[i]] = (i + 1 + j) / 2
+        ties.append(j - i)
+        i = j
+    u = sum(rank[v] for v in a) - n1 * (n1 + 1) / 2
+    n = n1 + n2
+    if min(n1, n2) <= 8 and max(ties) == 1:
+        counts = _u_counts(n1, n2)
+        return min(1.0, sum(counts[int(u):]) / math.comb(n, n1))
+    sd = math.sqrt(n1 * n2 / 12 * ((n + 1) - sum(t ** 3 - t for t in ties) / (n * (n - 1))))
+    if sd == 0:                     # every value the same
+        return 1.0
+    z = (u - n1 * n2 / 2 - 0.5) / sd
+    return min(1.0, 0.5 * math.erfc(z / math.sqrt(2)))
+
+
+def _u_counts(n1: int, n2: int) -> list[int]:
+    """How many of the C(n1 + n2, n1) orderings give U = 0, 1, ..., n1 n2: the coefficients of the
+    Gaussian binomial [n1 + n2, k]_q, k the smaller size, as the product over i <= k of
+    (1 - q^(n - k + i)) / (1 - q^i), exact in integers, O(k n1 n2)."""
+    n, k = n1 + n2, min(n1, n2)
+    c = [1] + [0] * (n1 * n2)
+    for i in range(1, k + 1):
+        step = n - k + i            # times (1 - q^step), from the top down
+        for d in range(len(c) - 1, step - 1, -1):
+            c[d] -= c[d - step]
+        for d in range(i, len(c)):  # divided by (1 - q^i): a running sum with stride i
+            c[d] += c[d - i]
+    return c
 
 
 MAD_TO_SD = 1.4826     # the median absolute deviation of a normal sample times this estimates its sd

@@ -18,16 +18,14 @@ import os
 import random
 import subprocess
 
-from hplutil import dat, hpl_executable
+from cliutil import run_in_process
+from hplutil import ALONE_ENV, dat, hpl_executable
 
 SEED = int(os.environ.get("RMAX_FUZZ_SEED", "20261123"))
 COUNT = int(os.environ.get("RMAX_FUZZ_COUNT", "240"))
 FULL_RUNS = int(os.environ.get("RMAX_FUZZ_FULL_RUNS", "20"))   # valid mutants also run as stored runs
 BASE = dat((20,), (4,)).encode()   # N tiny: a valid mutant runs in milliseconds
 LISTS = (5, 7, 14, 16, 18, 20, 22, 24)  # count lines; the values follow on the next line
-# rmax-hpl started without mpirun (a singleton) and kept to shared memory: ~20 ms instead of ~300.
-FAST_MPI = {"OMPI_MCA_ess_singleton_isolated": "1", "OMPI_MCA_btl": "self", "OMPI_MCA_pml": "ob1",
-            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 NOT_NUMBERS = ["abc", "x16", "1e3", "0x10", "1.5", "4.0", "+", "-", "--1", "2_00", "1,000", "'20'", "20L", "٢٠",
                "２０", "२०", "²⁰", "2\u00a00", "\u2028", "\u00a0", "{", "\"N\"", "nul"]
@@ -175,9 +173,20 @@ def _results(text: str) -> list:
     return [(r.code, r.n, r.nb, r.p, r.q, r.verdict or "not checked") for r in parse_output(text)]
 
 
-def direct(path, cwd, env) -> tuple:
-    """rmax-hpl on the mutant: ('ran', tests) or ('refused', message)."""
-    proc = subprocess.run([hpl_executable(), str(path)], cwd=cwd, env=env, capture_output=True, timeout=60)
+def start_direct(path, cwd, env) -> subprocess.Popen:
+    """rmax-hpl on the mutant, started (it runs while rmax decides in this process)."""
+    return subprocess.Popen([hpl_executable(), str(path)], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def direct(started, path, cwd) -> tuple:
+    """The started rmax-hpl's outcome: ('ran', tests) or ('refused', message)."""
+    try:
+        raw_out, raw_err = started.communicate(timeout=60)
+    finally:
+        started.kill()
+        started.wait()
+    proc = subprocess.CompletedProcess(started.args, started.returncode, raw_out, raw_err)
     out, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
     if proc.returncode != 0:
         lines = err.splitlines()
@@ -200,19 +209,13 @@ def direct(path, cwd, env) -> tuple:
     return "ran", _results(text)
 
 
-def rmax_cli(args, store_path, capsys) -> tuple:
+def rmax_cli(args, store_path) -> tuple:
     """`rmax ARGS` in this process: (exit status, stdout, stderr, runs it stored)."""
-    from rmax.cli.app import main
     from rmax.store import open_store
 
     with open_store(store_path) as store:
         before = len(store.list())
-    try:
-        main(args)
-        code = 0
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
+    code, out, err = run_in_process(args)
     with open_store(store_path) as store:
         runs = store.list()
     assert "Traceback" not in err and "internal error" not in err, err
@@ -228,9 +231,9 @@ def refused(code, out, err, added) -> tuple:
     return "refused", lines[0][len("rmax: error: "):]
 
 
-def rmax_check(path, store_path, capsys) -> tuple:
+def rmax_check(path, store_path) -> tuple:
     """`rmax hpl check` (run's decision, nothing run): ('ran', tests without verdicts) or ('refused', message)."""
-    code, out, err, added = rmax_cli(["hpl", "check", str(path), "--np", "1", "--json"], store_path, capsys)
+    code, out, err, added = rmax_cli(["hpl", "check", str(path), "--np", "1", "--json"], store_path)
     if code != 0:
         return refused(code, out, err, added)
     assert err == "" and added == []
@@ -239,10 +242,10 @@ def rmax_check(path, store_path, capsys) -> tuple:
     return "ran", [(t["code"], t["n"], t["nb"], t["p"], t["q"]) for t in got["tests"]]
 
 
-def rmax_run(path, store_path, capsys) -> tuple:
+def rmax_run(path, store_path) -> tuple:
     """`rmax hpl run`: ('ran', tests) with the run and its tests stored, or ('refused', message)."""
     code, out, err, added = rmax_cli(["hpl", "run", str(path), "--np", "1", "--launcher", "local", "--json"],
-                                     store_path, capsys)
+                                     store_path)
     if code == 2:
         return refused(code, out, err, added)
     rec = json.loads(out)
@@ -260,7 +263,7 @@ def test_mutants_are_run_or_refused_alike(tmp_path, monkeypatch, capsys):
     store_path = tmp_path / "results.db"
     work = tmp_path / "work"
     work.mkdir()
-    for k, v in FAST_MPI.items():
+    for k, v in ALONE_ENV.items():
         monkeypatch.setenv(k, v)
     monkeypatch.setenv("RMAX_DB", str(store_path))
     monkeypatch.delenv("RMAX_DEBUG", raising=False)
@@ -270,13 +273,17 @@ def test_mutants_are_run_or_refused_alike(tmp_path, monkeypatch, capsys):
     tally = {"ran": 0, "refused": 0, "stored runs": 0}
     for name, data in mutants(SEED, COUNT):
         path.write_bytes(data)
-        got = direct(path, work, env)
-        # Every mutant: rmax's decision (`rmax hpl check`, the code `rmax hpl run` runs before
-        # storing anything), then `rmax hpl run` itself (valid ones: the first FULL_RUNS).
-        same((got[0], [t[:5] for t in got[1]]) if got[0] == "ran" else got, rmax_check(path, store_path, capsys),
-             name, data)
+        # Every mutant: rmax-hpl itself and, while it runs, rmax's decision (`rmax hpl check`, the
+        # code `rmax hpl run` runs before storing anything: it writes nothing to the work folder);
+        # then `rmax hpl run` itself (valid ones: the first FULL_RUNS).
+        started = start_direct(path, work, env)
+        try:
+            decided = rmax_check(path, store_path)
+        finally:
+            got = direct(started, path, work)
+        same((got[0], [t[:5] for t in got[1]]) if got[0] == "ran" else got, decided, name, data)
         if got[0] == "refused" or tally["stored runs"] < FULL_RUNS:
-            same(got, rmax_run(path, store_path, capsys), name, data)
+            same(got, rmax_run(path, store_path), name, data)
             tally["stored runs"] += got[0] == "ran"
         tally[got[0]] += 1
     with capsys.disabled():
