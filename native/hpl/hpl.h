@@ -300,6 +300,35 @@ void hpl_swap(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *u, int l
  * applied in place, in pivot order, and U is then solved and used right
  * where it lies in the matrix (no copy in either U form). */
 void hpl_swap_inplace(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1);
+/* With two process rows and no thread team (hpl_pair_active), the diagonal
+ * process row D applies the interchanges in place with the U rows the other
+ * row O sends it, solves U in the matrix and sends it back, piece by piece of
+ * columns (swap.c): O runs its DGEMM on a piece while D works on the next. */
+#define HPL_PAIR_PIECES 16
+#define HPL_PAIR_TILE 16
+typedef struct {
+    hpl_swap_plan pl;
+    int *mem, *dix;      /* the plan's ints; per displaced record, its index among O's (-1: on D) */
+    int lc0, nc, diag, peer, lrd; /* lrd: the diagonal block's first local row (on D) */
+    int nu, nd;          /* per column: U rows from O, displaced rows for O */
+    int np, cut[HPL_PAIR_PIECES + 1]; /* pieces of columns [cut[i], cut[i+1]) of the range */
+    double *rows, *disp, *tmp; /* O's U rows, the rows displaced to O, D's tile of records */
+    MPI_Request rreq[HPL_PAIR_PIECES], sreq[2 * HPL_PAIR_PIECES];
+    int nreq;
+} hpl_pair;
+int hpl_pair_active(const hpl_lu *lu);
+/* The pieces of nc columns (a small first one, each next PAIR_GROWTH times larger); returns their number. */
+int hpl_pair_cuts(int nc, int *cut);
+/* Plans the exchange; O packs and sends its U rows, D posts their receives. */
+void hpl_pair_start(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_pair *x);
+/* D: piece i's interchanges in place, and the displaced rows of O sent. */
+void hpl_pair_permute(hpl_lu *lu, const hpl_panel *p, hpl_pair *x, int i);
+/* D: piece i of U (in the matrix) copied to work (jb x nc) and sent to O. */
+void hpl_pair_send_u(hpl_lu *lu, const hpl_panel *p, hpl_pair *x, int i, double *work);
+/* O: piece i of U received into work, the displaced rows put in place. */
+void hpl_pair_receive(hpl_lu *lu, const hpl_panel *p, hpl_pair *x, int i, double *work);
+/* Completes the sends and frees the plan. */
+void hpl_pair_finish(hpl_lu *lu, hpl_pair *x);
 /* Applies panel p to local columns [lc0, lc1): swaps, triangular solve for U,
  * DGEMM on the rows below. With P > 1, U is gathered in work (lu->uwork for
  * the trailing columns; lu->uside, nb x nb, for the look-ahead panel's, which

@@ -274,3 +274,193 @@ void hpl_swap_inplace(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1)
         }
     }
 }
+
+/* ---- two process rows: a direct exchange, U in place on the diagonal row ----
+ *
+ * With P = 2 the all-gather above makes both processes pack their records,
+ * exchange them, unpack all of them into U (a work array) and, on the
+ * diagonal process row, copy U back into the matrix: five passes over the
+ * records, and the U solve done twice. Here (see hpl_pair_start) the
+ * diagonal row D permutes its rows in place, as with P = 1, with the U rows
+ * the other row O sent it, solves U where it lies and sends it to O, piece
+ * by piece of columns: O starts its DGEMM on the first piece while D
+ * permutes and solves the next. Only U rows travel to D (the rows displaced
+ * below the diagonal block all come from it: a pivot row, once in the block,
+ * never leaves it), and only U and the displaced rows O holds travel back. */
+enum { PAIR_TAG_U_IN = 8, PAIR_TAG_U_OUT = 9, PAIR_TAG_DISP = 10 };
+#define PAIR_PIECE0 256 /* the first piece's columns: O waits for it idle */
+#define PAIR_GROWTH 4   /* each later piece this many times the one before */
+
+int hpl_pair_active(const hpl_lu *lu) { return lu->g->P == 2 && lu->team <= 1; }
+
+int hpl_pair_cuts(int nc, int *cut)
+{
+    int np = 0, w = PAIR_PIECE0;
+    cut[0] = 0;
+    while (cut[np] < nc) {
+        /* A remainder under PAIR_PIECE0 joins the last piece; at most HPL_PAIR_PIECES. */
+        int e = nc - cut[np] - w < PAIR_PIECE0 || np == HPL_PAIR_PIECES - 1 ? nc : cut[np] + w;
+        cut[++np] = e;
+        w = w > INT_MAX / PAIR_GROWTH ? INT_MAX : w * PAIR_GROWTH;
+    }
+    return np;
+}
+
+static double blocked(hpl_lu *lu, double t0)
+{
+    const double s = rmx_now() - t0;
+    lu->st->wait[HPL_PH_SWAP] += s;
+    return s;
+}
+
+void hpl_pair_start(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, hpl_pair *x)
+{
+    const int jb = p->jb, nb = lu->prm->nb, me = lu->g->myrow, lda = lu->lda;
+    x->mem = hpl_malloc((HPL_SWAP_PLAN_INTS(jb, 2) + 2 * (size_t)jb) * sizeof *x->mem, "the swap plan");
+    hpl_swap_plan_make(&x->pl, x->mem, hpl_panel_ipiv(p), jb, p->jj, nb, 2);
+    const hpl_swap_plan *pl = &x->pl;
+    x->lc0 = lc0;
+    x->nc = lc1 - lc0;
+    x->diag = me == p->prow;
+    x->peer = 1 - me;
+    x->lrd = hpl_g2l(p->jj, nb, 2);
+    x->nu = pl->cnt[1 - p->prow];
+    /* Displaced rows whose place is on O, numbered in record order. */
+    x->dix = x->mem + HPL_SWAP_PLAN_INTS(jb, 2);
+    x->nd = 0;
+    for (int e = jb; e < pl->nrec; e++)
+        x->dix[e - jb] = hpl_owner(pl->dst[e], nb, 2) == p->prow ? -1 : x->nd++;
+    x->np = hpl_pair_cuts(x->nc, x->cut);
+    x->rows = lu->swtmp;
+    x->disp = lu->swbuf;
+    x->nreq = 0;
+    x->tmp = NULL;
+    const double t = rmx_now();
+    if (x->diag) {
+        /* O's U rows: received into their pieces as soon as they are sent. */
+        for (int i = 0; i < x->np && x->nu > 0; i++)
+            MPI_Irecv(x->rows + (size_t)x->nu * x->cut[i], x->nu * (x->cut[i + 1] - x->cut[i]), MPI_DOUBLE, x->peer,
+                      PAIR_TAG_U_IN, lu->g->col, &x->rreq[i]);
+        x->tmp = hpl_malloc((size_t)pl->nrec * HPL_PAIR_TILE * sizeof *x->tmp, "the row permutation's tile");
+        lu->st->t[HPL_PH_SWAP] += rmx_now() - t;
+        return;
+    }
+    /* O: its U rows, piece by piece, each sent once packed (in 16-column
+     * tiles: a record is one element per column, each in its own cache line). */
+    const double *a = lu->a + (size_t)lc0 * lda;
+    for (int i = 0; i < x->np && x->nu > 0; i++) {
+        const int c0 = x->cut[i], c1 = x->cut[i + 1];
+        double *out = x->rows + (size_t)x->nu * c0;
+        for (int j0 = c0; j0 < c1; j0 += HPL_PAIR_TILE) {
+            const int j1 = j0 + HPL_PAIR_TILE < c1 ? j0 + HPL_PAIR_TILE : c1;
+            for (int e = 0; e < jb; e++)
+                if (pl->grp[e] == me) {
+                    const int lr = hpl_g2l(pl->src[e], nb, 2), k = pl->idx[e];
+                    for (int j = j0; j < j1; j++)
+                        out[k + (size_t)(j - c0) * x->nu] = a[lr + (size_t)j * lda];
+                }
+        }
+        MPI_Isend(out, x->nu * (c1 - c0), MPI_DOUBLE, x->peer, PAIR_TAG_U_IN, lu->g->col, &x->sreq[x->nreq++]);
+        lu->st->bytes += 8.0 * x->nu * (c1 - c0);
+    }
+    lu->st->t[HPL_PH_SWAP] += rmx_now() - t;
+}
+
+void hpl_pair_permute(hpl_lu *lu, const hpl_panel *p, hpl_pair *x, int i)
+{
+    const hpl_swap_plan *pl = &x->pl;
+    const int jb = p->jb, nb = lu->prm->nb, lda = lu->lda, me = lu->g->myrow, nrec = pl->nrec;
+    const int c0 = x->cut[i], c1 = x->cut[i + 1];
+    const double t = rmx_now();
+    if (x->nu > 0) {
+        MPI_Wait(&x->rreq[i], MPI_STATUS_IGNORE);
+        blocked(lu, t);
+    }
+    const double *in = x->rows + (size_t)x->nu * c0;
+    double *a = lu->a + (size_t)x->lc0 * lda, *out = x->disp + (size_t)x->nd * c0, *tmp = x->tmp;
+    for (int j0 = c0; j0 < c1; j0 += HPL_PAIR_TILE) {
+        const int j1 = j0 + HPL_PAIR_TILE < c1 ? j0 + HPL_PAIR_TILE : c1, w = j1 - j0;
+        /* Every record of the tile first (a row may be both read and written), then into place. */
+        for (int e = 0; e < nrec; e++) {
+            double *te = tmp + (size_t)e * HPL_PAIR_TILE;
+            if (pl->grp[e] == me) {
+                const double *s = a + hpl_g2l(pl->src[e], nb, 2) + (size_t)j0 * lda;
+                for (int j = 0; j < w; j++)
+                    te[j] = s[(size_t)j * lda];
+            } else {
+                const double *s = in + pl->idx[e] + (size_t)(j0 - c0) * x->nu;
+                for (int j = 0; j < w; j++)
+                    te[j] = s[(size_t)j * x->nu];
+            }
+        }
+        for (int e = 0; e < nrec; e++) {
+            const double *te = tmp + (size_t)e * HPL_PAIR_TILE;
+            if (e < jb || x->dix[e - jb] < 0) {
+                double *d = a + (e < jb ? x->lrd + e : hpl_g2l(pl->dst[e], nb, 2)) + (size_t)j0 * lda;
+                for (int j = 0; j < w; j++)
+                    d[(size_t)j * lda] = te[j];
+            } else {
+                double *d = out + x->dix[e - jb] + (size_t)(j0 - c0) * x->nd;
+                for (int j = 0; j < w; j++)
+                    d[(size_t)j * x->nd] = te[j];
+            }
+        }
+    }
+    if (x->nd > 0) {
+        MPI_Isend(out, x->nd * (c1 - c0), MPI_DOUBLE, x->peer, PAIR_TAG_DISP, lu->g->col, &x->sreq[x->nreq++]);
+        lu->st->bytes += 8.0 * x->nd * (c1 - c0);
+    }
+    lu->st->t[HPL_PH_SWAP] += rmx_now() - t;
+}
+
+void hpl_pair_send_u(hpl_lu *lu, const hpl_panel *p, hpl_pair *x, int i, double *work)
+{
+    /* U's columns are jb contiguous doubles in the matrix: one copy each into
+     * a contiguous piece, which the shared-memory transport's single copy
+     * (CMA) lets O read without D's help while D goes on computing. */
+    const int jb = p->jb, lda = lu->lda, c0 = x->cut[i], c1 = x->cut[i + 1];
+    const double t = rmx_now();
+    const double *u = lu->a + x->lrd + (size_t)x->lc0 * lda;
+    for (int j = c0; j < c1; j++)
+        memcpy(work + (size_t)j * jb, u + (size_t)j * lda, (size_t)jb * sizeof *work);
+    MPI_Isend(work + (size_t)jb * c0, jb * (c1 - c0), MPI_DOUBLE, x->peer, PAIR_TAG_U_OUT, lu->g->col,
+              &x->sreq[x->nreq++]);
+    lu->st->bytes += 8.0 * jb * (c1 - c0);
+    lu->st->t[HPL_PH_SWAP] += rmx_now() - t;
+}
+
+void hpl_pair_receive(hpl_lu *lu, const hpl_panel *p, hpl_pair *x, int i, double *work)
+{
+    const hpl_swap_plan *pl = &x->pl;
+    const int jb = p->jb, nb = lu->prm->nb, lda = lu->lda, c0 = x->cut[i], c1 = x->cut[i + 1];
+    const double t = rmx_now();
+    MPI_Request r[2];
+    int n = 0;
+    MPI_Irecv(work + (size_t)jb * c0, jb * (c1 - c0), MPI_DOUBLE, x->peer, PAIR_TAG_U_OUT, lu->g->col, &r[n++]);
+    double *in = x->disp + (size_t)x->nd * c0;
+    if (x->nd > 0)
+        MPI_Irecv(in, x->nd * (c1 - c0), MPI_DOUBLE, x->peer, PAIR_TAG_DISP, lu->g->col, &r[n++]);
+    MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
+    blocked(lu, t);
+    double *a = lu->a + (size_t)x->lc0 * lda;
+    for (int j0 = c0; j0 < c1; j0 += HPL_PAIR_TILE) {
+        const int j1 = j0 + HPL_PAIR_TILE < c1 ? j0 + HPL_PAIR_TILE : c1;
+        for (int e = jb; e < pl->nrec; e++)
+            if (x->dix[e - jb] >= 0) {
+                double *d = a + hpl_g2l(pl->dst[e], nb, 2);
+                const double *s = in + x->dix[e - jb];
+                for (int j = j0; j < j1; j++)
+                    d[(size_t)j * lda] = s[(size_t)(j - c0) * x->nd];
+            }
+    }
+    lu->st->t[HPL_PH_SWAP] += rmx_now() - t;
+}
+
+void hpl_pair_finish(hpl_lu *lu, hpl_pair *x)
+{
+    const double t = rmx_now();
+    MPI_Waitall(x->nreq, x->sreq, MPI_STATUSES_IGNORE);
+    lu->st->t[HPL_PH_SWAP] += blocked(lu, t);
+    free(x->tmp);
+    free(x->mem);
+}

@@ -65,10 +65,15 @@ void hpl_solve_u(int l1notran, int unotran, int jb, int nc, const double *l1, do
 hpl_u hpl_u_of(const hpl_lu *lu, const hpl_panel *p, int lc0, int nc, double *work)
 {
     /* With one process row the pivot rows are U in place in the matrix (ld
-     * lda); else U is the work array, jb x nc or its transpose. */
-    const int inplace = lu->g->P == 1, unotran = inplace || lu->prm->unotran;
-    return (hpl_u){inplace ? lu->a + p->jj + (size_t)lc0 * lu->lda : work,
-                   inplace ? lu->lda : unotran ? p->jb : nc, unotran, inplace};
+     * lda), and so on the diagonal process row of a pair (hpl_pair_active),
+     * whose other row gets U as jb x nc; else U is the work array, jb x nc
+     * or its transpose. */
+    const int pair = hpl_pair_active(lu);
+    const int inplace = lu->g->P == 1 || (pair && lu->g->myrow == p->prow);
+    const int unotran = inplace || pair || lu->prm->unotran;
+    const int lr = lu->g->P == 1 ? p->jj : hpl_g2l(p->jj, lu->prm->nb, lu->g->P);
+    return (hpl_u){inplace ? lu->a + lr + (size_t)lc0 * lu->lda : work, inplace ? lu->lda : unotran ? p->jb : nc,
+                   unotran, inplace};
 }
 
 double *hpl_u_col(const hpl_u *u, int c) { return u->notran ? u->u + (size_t)c * u->ld : u->u + c; }
@@ -106,11 +111,79 @@ void hpl_u_store(const hpl_lu *lu, const hpl_panel *p, const hpl_u *u, int lc0, 
         }
 }
 
+/* C -= L2 U for columns [c0, c1) of the range: in CHUNK-column calls with a
+ * poll() after each while broadcasts are pending (*pending), then in one.
+ * Returns the seconds spent polling. */
+static double gemm_cols(hpl_lu *lu, const hpl_panel *p, const hpl_u *u, int lc0, int c0, int c1, hpl_poll_fn poll,
+                        void *pctx, int *pending)
+{
+    double tpoll = 0.0;
+    if (p->mrows <= 0)
+        return 0.0;
+    for (int c = c0, w; c < c1; c += w) {
+        w = *pending && c1 - c > CHUNK ? CHUNK : c1 - c;
+        hpl_u_gemm(lu, p, u, lc0, c, w, 0, p->mrows);
+        if (*pending && c + w < c1) {
+            const double tp = rmx_now();
+            *pending = poll(pctx);
+            tpoll += rmx_now() - tp;
+        }
+    }
+    return tpoll;
+}
+
+/* The update of a pair of process rows (hpl_pair_active; swap.c): D permutes
+ * each piece in place, solves it and sends it, then runs its DGEMM on all
+ * columns; O runs its DGEMM piece by piece as they arrive. The first piece
+ * goes out before D solves it, and O solves its own copy: O waits only for
+ * D's interchanges of that piece, not for its solve too. */
+static void update_pair(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *work, hpl_poll_fn poll,
+                        void *pctx)
+{
+    const int nc = lc1 - lc0, jb = p->jb;
+    const hpl_u u = hpl_u_of(lu, p, lc0, nc, work);
+    const double t = rmx_now(), sw0 = lu->st->t[HPL_PH_SWAP];
+    double tpoll = 0.0;
+    int pending = 0;
+    if (poll && p->mrows > 0) {
+        const double tp = rmx_now();
+        pending = poll(pctx);
+        tpoll += rmx_now() - tp;
+    }
+    hpl_pair x;
+    hpl_pair_start(lu, p, lc0, lc1, &x);
+    for (int i = 0; i < x.np; i++) {
+        const int c0 = x.cut[i], w = x.cut[i + 1] - c0;
+        if (x.diag) {
+            hpl_pair_permute(lu, p, &x, i);
+            if (i == 0)
+                hpl_pair_send_u(lu, p, &x, i, work);
+            hpl_solve_u(lu->prm->l1notran, 1, jb, w, hpl_panel_l1(p), hpl_u_col(&u, c0), u.ld);
+            if (i > 0)
+                hpl_pair_send_u(lu, p, &x, i, work);
+        } else {
+            hpl_pair_receive(lu, p, &x, i, work);
+            if (i == 0)
+                hpl_solve_u(lu->prm->l1notran, 1, jb, w, hpl_panel_l1(p), hpl_u_col(&u, c0), u.ld);
+            tpoll += gemm_cols(lu, p, &u, lc0, c0, c0 + w, poll, pctx, &pending);
+        }
+    }
+    if (x.diag)
+        tpoll += gemm_cols(lu, p, &u, lc0, 0, nc, poll, pctx, &pending);
+    hpl_pair_finish(lu, &x);
+    lu->st->t[HPL_PH_BCAST] += tpoll;
+    lu->st->t[HPL_PH_UPDATE] += rmx_now() - t - tpoll - (lu->st->t[HPL_PH_SWAP] - sw0);
+}
+
 void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *work, hpl_poll_fn poll, void *pctx)
 {
     const int nc = lc1 - lc0, jb = p->jb;
     if (nc <= 0 || jb <= 0)
         return;
+    if (hpl_pair_active(lu)) {
+        update_pair(lu, p, lc0, lc1, work, poll, pctx);
+        return;
+    }
     const hpl_u u = hpl_u_of(lu, p, lc0, nc, work);
     double t = rmx_now();
     if (u.inplace)
@@ -122,26 +195,16 @@ void hpl_update(hpl_lu *lu, const hpl_panel *p, int lc0, int lc1, double *work, 
 
     hpl_solve_u(lu->prm->l1notran, u.notran, jb, nc, hpl_panel_l1(p), u.u, u.ld);
 
-    const int m = p->mrows;
-    if (m > 0) {
-        int pending = 0;
-        if (poll) {
-            const double tp = rmx_now();
-            pending = poll(pctx);
-            lu->st->t[HPL_PH_BCAST] += rmx_now() - tp;
-            t1 += rmx_now() - tp;
-        }
-        for (int c = 0, w; c < nc; c += w) {
-            w = pending && nc - c > CHUNK ? CHUNK : nc - c;
-            hpl_u_gemm(lu, p, &u, lc0, c, w, 0, m);
-            if (pending && c + w < nc) {
-                double tp = rmx_now();
-                pending = poll(pctx);
-                lu->st->t[HPL_PH_BCAST] += rmx_now() - tp;
-                t1 += rmx_now() - tp;
-            }
-        }
+    int pending = 0;
+    if (poll && p->mrows > 0) {
+        const double tp = rmx_now();
+        pending = poll(pctx);
+        lu->st->t[HPL_PH_BCAST] += rmx_now() - tp;
+        t1 += rmx_now() - tp;
     }
+    const double tp = gemm_cols(lu, p, &u, lc0, 0, nc, poll, pctx, &pending);
+    lu->st->t[HPL_PH_BCAST] += tp;
+    t1 += tp;
     hpl_u_store(lu, p, &u, lc0, 0, nc);
     lu->st->t[HPL_PH_UPDATE] += rmx_now() - t1;
 }
