@@ -33,7 +33,6 @@ import io
 import os
 import re
 import shlex
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
