@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from cliutil import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "ARCHITECTURE.md"
 # What the copy needs to build rmax-node and run rmax: the build's and the package's sources, the doc.
 COPIED = ("CMakeLists.txt", "native", "src", "docs/ARCHITECTURE.md")

@@ -38,11 +38,10 @@ from pathlib import Path
 
 import click
 import pytest
-from cliutil import run_in_process
+from cliutil import ROOT, run_in_process
 
 from rmax.errors import RmaxError
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL_BLOCKS = {"", "sh", "shell", "bash", "console"}
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$")
