@@ -49,10 +49,19 @@ def test_help_refusals_and_reading_import_no_numerics(argv, tmp_path):
                     run.update(summary={"schema": f"rmax.{kind}/0"})
     code = ("import sys, runpy; sys.argv = ['rmax', *sys.argv[1:]]\n"
             "try:\n    runpy.run_module('rmax', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "print('NUMERICS', sorted(m for m in ('numpy', 'scipy') if m in sys.modules), file=sys.stderr)")
-    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "RMAX_DB": str(tmp_path / "r.db")})
-    assert "NUMERICS []" in proc.stderr, proc.stderr
+            "print('NUMERICS', sorted(m for m in ('numpy', 'scipy') if m in sys.modules), file=sys.stderr)\n"
+            "print('FAMILIES', 'rmax.families' in sys.modules, file=sys.stderr)")
+
+    def started():
+        return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "RMAX_DB": str(tmp_path / "r.db")}).stderr
+
+    err = started()
+    assert "NUMERICS []" in err, err
+    if argv == ["runs", "list"]:
+        # the runs were stored without their list lines (as before the store's migration 6): the
+        # first listing made and kept them, so the next one imports no family module at all
+        assert "FAMILIES False" in started()
 
 
 def test_usage_errors_exit_2():
@@ -77,6 +86,12 @@ def test_bench_peakflops_is_stored_and_shown(db):
 
     listed = json.loads(run_cli("runs", "list", "--json", check=True).stdout)
     assert [r["id"] for r in listed] == [rec["id"]]
+    # the list's line was stored with the summary: its headline figure, as `runs show` has it
+    from rmax.families import get
+
+    fam = get("peakflops")
+    assert "GFLOPS (maximum" in rec["headline"] and rec["headline"] == fam.list_line(fam.Summary.load(rec["summary"]))
+    assert listed[0]["headline"] == rec["headline"]
     shown = json.loads(run_cli("runs", "show", rec["id"][:8], "--json", check=True).stdout)
     assert shown["summary"] == rec["summary"]
     table = run_cli("runs", "show", "latest", check=True).stdout

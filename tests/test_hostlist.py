@@ -10,7 +10,8 @@ from rmax.errors import RmaxError
 from rmax.launch import LaunchSpec, get_launcher, local_slots, parse_hosts, read_hostfile
 from rmax.launch.allocation import allocation_hosts
 from rmax.launch.base import OVERSUBSCRIBED
-from rmax.launch.hosts import MAX_HOSTS, Host, expand, fill, hostfile_hosts
+from rmax.hostlist import MAX_HOSTS, expand
+from rmax.launch.hosts import Host, fill, hostfile_hosts
 from rmax.launch.request import spec_from_options
 
 
@@ -151,6 +152,6 @@ def test_every_launching_command_refuses_a_conflicting_launcher(fake_cluster, db
     (["a", "b"], "a,b"),
 ])
 def test_compress_is_the_inverse_of_expand(names, text):
-    from rmax.launch.hosts import compress
+    from rmax.hostlist import compress
 
     assert compress(names) == text and sorted(expand(text, "x")) == sorted(names)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -186,7 +185,7 @@ def _create_temp(folder: int, name: str, mode: int) -> tuple[int, str]:
     O_EXCL|O_NOFOLLOW, so that nothing planted there is ever opened."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     for _ in range(TEMP_TRIES):
-        tmp = f".{name.encode()[:64].decode(errors='ignore')}.{secrets.token_hex(8)}.tmp"   # within NAME_MAX
+        tmp = f".{name.encode()[:64].decode(errors='ignore')}.{os.urandom(8).hex()}.tmp"   # within NAME_MAX
         try:
             return os.open(tmp, flags, mode, dir_fd=folder), tmp
         except FileExistsError:

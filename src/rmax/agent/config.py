@@ -113,7 +113,7 @@ def _probes(name, v):
 
 
 def _peers(name, v):
-    from rmax.launch.hosts import expand
+    from rmax.hostlist import expand
 
     # a text is one host list in Slurm's syntax, whose commas may sit inside brackets: node[01-04,07]
     peers: list[str] = []

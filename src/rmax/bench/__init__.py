@@ -1,1 +1,2 @@
-"""Benchmark families: each module builds a kernel's argv and turns its JSON lines into a stored run."""
+"""The framework benchmark families are built on (rmax.families holds the families): Family and its
+options, views, the runner, the kernels' launchers."""

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
 from rmax.bench.runner import Parsed
-from rmax.bench.view import Figure, Plot, View
+from rmax.bench.view import Figure, Plot, View, plain
 from rmax.registry import Registry
 
 MISSING = dataclasses.MISSING
@@ -244,13 +245,23 @@ class Family:
         """The parse of one run (a family whose summary needs facts of where it ran overrides this)."""
         return self.parse
 
+    def reading(self, o, ctx: RunContext) -> Callable[[list[dict]], Parsed]:
+        """The parser of one run with the list view's line of its summary added: made when the run
+        is stored, so that listing runs imports no family module."""
+        parse = self.parser(o, ctx)
+
+        def read(records: list[dict]) -> Parsed:
+            got = parse(records)
+            return dataclasses.replace(got, headline=self.list_line(got.summary))
+        return read
+
     def execute(self, o, ctx: RunContext):
         """Run the kernel once as one stored run (families of several runs override this)."""
         timeout = ctx.timeout if ctx.timeout is not None else self.timeout(o)
         if self.scope == "node":
             from rmax.bench.node_kernel import run_node
 
-            return run_node(self.name, self.argv(o), self.params(o, ctx), self.parser(o, ctx), env=self.env(o),
+            return run_node(self.name, self.argv(o), self.params(o, ctx), self.reading(o, ctx), env=self.env(o),
                             blas_threads=self.blas_threads(o), store=ctx.store, parent=ctx.parent,
                             label=ctx.label, spec=ctx.spec, launcher=ctx.launcher, timeout=timeout,
                             on_stdout=ctx.on_stdout)
@@ -259,7 +270,7 @@ class Family:
         spec = with_program(ctx.spec, self.argv(o), self.ranks(ctx), ctx.launcher)
         params = {**self.params(o, ctx), "np": spec.np, "launcher": ctx.launcher,
                   "hosts": [h.name for h in spec.hosts] if spec.hosts else None}
-        return launch(self.name, spec, params, self.parser(o, ctx), launcher=ctx.launcher, timeout=timeout,
+        return launch(self.name, spec, params, self.reading(o, ctx), launcher=ctx.launcher, timeout=timeout,
                       store=ctx.store, parent=ctx.parent, on_stdout=ctx.on_stdout, label=ctx.label)
 
     def load(self, run) -> Any:
@@ -273,6 +284,13 @@ class Family:
     def metrics(self, s) -> list[Figure]:
         """Every figure worth comparing between runs or nodes (the headline's and more)."""
         return self.headline(s)
+
+    def list_line(self, s) -> str:
+        """A summary's line in `runs list`: its first two headline figures (else metrics), each with
+        its statistic's first words (median, best, maximum of N blocks); `runs show` has the rest."""
+        figs = self.headline(s) or self.metrics(s)[:2]
+        return "; ".join(f"{f.metric} {plain(f.value)} {f.unit} ({re.split('[;,(]', f.statistic)[0].strip()})"
+                         for f in figs[:2])
 
     def view(self, s) -> View:
         """The tables and notes of one run: the terminal prints them, the report renders them."""

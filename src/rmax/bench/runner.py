@@ -33,6 +33,7 @@ class Parsed:
     samples: dict
     status: str = "ok"          # or "invalid" when the kernel's own validation failed
     error: str | None = None
+    headline: str | None = None   # the list view's line of the summary (Family.reading adds it)
 
 
 def parse_json_lines(text: str) -> list[dict]:
@@ -91,7 +92,7 @@ def keep_measured(run, parse: Callable[[list[dict]], Parsed], stdout: str, err: 
     if parsed is None or not parsed.samples:
         run.finish("failed", str(err))
         return
-    run.update(summary=_summary_dict(parsed), samples=parsed.samples)
+    run.update(summary=_summary_dict(parsed), samples=parsed.samples, headline=parsed.headline)
     run.finish("partial", f"{err}; what was measured until then is kept")
 
 
@@ -103,7 +104,7 @@ def finish_from_output(run, kind: str, parse: Callable[[list[dict]], Parsed], st
         run.finish("failed", str(err))
         raise err
     parsed = parse(records)
-    run.update(summary=_summary_dict(parsed), samples=parsed.samples)
+    run.update(summary=_summary_dict(parsed), samples=parsed.samples, headline=parsed.headline)
     if parsed.status != "ok":
         run.finish(parsed.status, parsed.error)
 

@@ -6,6 +6,7 @@ number printed in both places is the same number from the same field."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +88,15 @@ def sweep_at(sizes: list[int]) -> str:
     from rmax.sizes import human_bytes
 
     return f"{human_bytes(min(sizes))}-{human_bytes(max(sizes))}, {len(sizes)} sizes"
+
+
+def plain(value: float) -> str:
+    """Four significant digits without an exponent for everyday magnitudes (112700, not 1.127e+05)."""
+    if value == 0 or not math.isfinite(value) or not 1e-3 <= abs(value) < 1e15:
+        return f"{value:.4g}"
+    if abs(value) < 1e4:
+        return f"{value:.4g}"
+    return f"{round(value, 3 - math.floor(math.log10(abs(value)))):.0f}"
 
 
 def cell(value: float | None, spec: str = ".2f") -> str:

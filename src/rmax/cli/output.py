@@ -87,15 +87,6 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def plain(value: float) -> str:
-    """Four significant digits without an exponent for everyday magnitudes (112700, not 1.127e+05)."""
-    if value == 0 or not math.isfinite(value) or not 1e-3 <= abs(value) < 1e15:
-        return f"{value:.4g}"
-    if abs(value) < 1e4:
-        return f"{value:.4g}"
-    return f"{round(value, 3 - math.floor(math.log10(abs(value)))):.0f}"
-
-
 def fmt(value, spec: str = ".2f", none: str = "—") -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return none

@@ -5,17 +5,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import sys
 
 import click
 from rich.text import Text
 
-from rmax.cli.output import console, json_option, plain, print_json, printable
+from rmax.bench.view import plain
+from rmax.cli.output import console, json_option, print_json, printable
 from rmax.params import Count, OutputFile
 from rmax.textfile import write_atomic
 from rmax.errors import RmaxError
 from rmax.store import STATUSES, open_store
+from rmax.store.runs import FINAL
 from rmax.store.db import NoStore
 
 
@@ -24,18 +25,18 @@ def command():
     """List, show, export and delete stored runs."""
 
 
-def _headline(run) -> str:
-    """A short text of a run's summary for the list view: a family's headline figures (else its
-    first metrics), or the first plain values of any other run's summary."""
+def _line(run) -> str:
+    """The list view's line of a finished run stored without one: a family's (Family.list_line,
+    which imports the family's module: kept with the summary since the store's migration 6), or
+    the plain values of any other run's summary, or of one of an older shape."""
     from rmax.families import loaded
 
     got = loaded(run)
-    if got is not None:
-        fam, s = got
-        figs = fam.headline(s) or fam.metrics(s)[:2]
-        # the statistic's first words (median, best, maximum of N blocks): `runs show` has the rest
-        return "; ".join(f"{f.metric} {plain(f.value)} {f.unit} ({re.split('[;,(]', f.statistic)[0].strip()})"
-                         for f in figs[:2])
+    return got[0].list_line(got[1]) if got is not None else _values_line(run)
+
+
+def _values_line(run) -> str:
+    """The first plain values of a run's summary, for a run of no family (a survey, one HPL test)."""
     t = run.summary
     if run.kind == "hpl-test" and isinstance(t.get("gflops"), (int, float)):
         return f"{t.get('code')} N={t.get('n')} NB={t.get('nb')} {t.get('p')}x{t.get('q')}: {plain(t['gflops'])} GFLOPS (one test)"
@@ -57,18 +58,27 @@ def list_cmd(kind, status, limit, as_json):
     """List stored runs, newest first.
 
     Example: rmax runs list --kind peakflops --status ok"""
+    made: dict[str, str] = {}
     try:
         with open_store(reading=True) as store:
             runs = store.list(kind=kind, status=status, limit=limit)
+            # A finished run stored without its line (before migration 6, or of no family): the
+            # line is made once here, and kept where the store may be written.
+            made = {r.id: _line(r) for r in runs if r.headline is None and r.status in FINAL}
+            if made and not store.readonly:
+                store.keep_headlines(made)
     except NoStore:
         runs = []
+    for r in runs:
+        if r.headline is None:
+            r.headline = made[r.id] if r.id in made else _values_line(r)
     if as_json:
         print_json([r.as_dict() for r in runs])
         return
     if not runs:
         console.print("no runs stored yet")
         return
-    from rmax.launch.hosts import compress
+    from rmax.hostlist import compress
     from rmax.terminal import Table
 
     t = Table()
@@ -78,7 +88,7 @@ def list_cmd(kind, status, limit, as_json):
              "running": "cyan"}
     for r in runs:
         t.add_row(r.id[:8], r.kind, Text(r.status, style=style[r.status]), r.started_at[:19].replace("T", " "),
-                  f"{r.duration:.1f}" if r.duration is not None else "—", compress(r.hosts), _headline(r))
+                  f"{r.duration:.1f}" if r.duration is not None else "—", compress(r.hosts), r.headline)
     console.print(t)
 
 
@@ -137,7 +147,7 @@ def export(run_ids, fmt, kind, out):
     if fmt == "json":
         text = json.dumps([r.as_dict() for r in runs], indent=2, default=str) + "\n"
     else:
-        from rmax.launch.hosts import compress
+        from rmax.hostlist import compress
 
         buf = io.StringIO()
         w = csv.writer(buf)

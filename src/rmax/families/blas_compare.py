@@ -218,7 +218,7 @@ class BlasCompare(Family):
                 fastest, versus = significance(rows, max(o.sizes))
                 summary = BlasSummary(rows, list(o.sizes), 1, max(o.sizes), fastest, versus,
                                       o.hpl_n if has_hpl else None, hpl_note, o.rounds)
-                top.update(summary=summary.to_dict(), samples=samples)
+                top.update(summary=summary.to_dict(), samples=samples, headline=self.list_line(summary))
                 if all(r.status != "ok" for r in rows):
                     top.finish("failed", "no BLAS library ran DGEMM successfully")
             return store.get(top.id)

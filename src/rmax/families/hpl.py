@@ -132,7 +132,7 @@ class Hpl(Family):
                     t.run = tr.id
                 summary = HplSummary(eng.label, spec.np, got.tests, sum(t.verdict == "PASSED" for t in got.tests),
                                      sum(t.verdict == "FAILED" for t in got.tests), cfg.threshold, got.hpcc_summary)
-                run.update(summary=summary.to_dict(), samples={"output": got.text})
+                run.update(summary=summary.to_dict(), samples={"output": got.text}, headline=self.list_line(summary))
                 if not job.ok:
                     why = job.failure(f"HPL ({eng.label})")
                     if job.timed_out and extra:

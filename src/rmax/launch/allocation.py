@@ -2,7 +2,7 @@
 
 Inside an allocation a multi-node command's default hosts are the allocation's
 nodes, not this node: SLURM_JOB_NODELIST in Slurm's hostlist syntax, expanded
-as every host list is (rmax.launch.hosts.expand, no scontrol); slots per node
+as every host list is (rmax.hostlist.expand, no scontrol); slots per node
 from --ntasks-per-node when the job gave it, else the CPUs Slurm allocated on
 each node (SLURM_JOB_CPUS_PER_NODE, "2(x3),1" meaning 2,2,2,1), divided by
 --cpus-per-task (sbatch's manual)."""
@@ -13,7 +13,8 @@ import os
 import re
 
 from rmax.errors import RmaxError
-from rmax.launch.hosts import Host, expand
+from rmax.hostlist import expand
+from rmax.launch.hosts import Host
 
 _COUNTS = re.compile(r"^(\d+)(?:\(x(\d+)\))?$")
 

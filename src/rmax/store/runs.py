@@ -73,6 +73,7 @@ class RunRecord:
     scratch: list = field(default_factory=list)
     lease_until: float | None = None    # Unix time; renewed while the run's process runs
     load: dict = field(default_factory=dict)   # this host's load readings, "start" and "end" (inventory/load.py)
+    headline: str | None = None   # a family run's figures in a line, for `runs list` (Family.list_line)
 
     @classmethod
     def from_row(cls, row) -> "RunRecord":
@@ -111,7 +112,7 @@ class Run:
         self.id = record.id
 
     def update(self, **fields: Any) -> None:
-        """Store fields now (summary, samples, params, hosts, argv, environment, fingerprint)."""
+        """Store fields now (summary, samples, headline, params, hosts, argv, environment, fingerprint)."""
         for k, v in fields.items():
             setattr(self.record, k, v)
         cols = ", ".join(f"{k} = ?" for k in fields)

@@ -117,6 +117,12 @@ class Store:
             sql += f" LIMIT {int(limit)}"
         return [self._record(r) for r in self.con.execute(sql, args)]
 
+    def keep_headlines(self, lines: dict[str, str]) -> None:
+        """Store the list view's lines of runs (id -> line) stored without one, in one commit."""
+        with self.batch():
+            self.con.executemany("UPDATE runs SET headline = ? WHERE id = ? AND headline IS NULL",
+                                 [(line, i) for i, line in lines.items()])
+
     def hostnames(self, label: str) -> list[str]:
         """The hosts that stored runs with this label, in name order."""
         rows = self.con.execute("SELECT DISTINCT hostname FROM runs WHERE label = ? ORDER BY hostname", (label,))

@@ -275,7 +275,7 @@ class NodeSteps:
         def parser(res: NodeResult):
             # The parser of the node's own run: a family may read that node's facts (peakflops its
             # CPU), from the survey's runs as read at the launch.
-            return family.parser(o, dataclasses.replace(base, store=self.runs, spec=LaunchSpec(
+            return family.reading(o, dataclasses.replace(base, store=self.runs, spec=LaunchSpec(
                 program=spec.program, np=1, hosts=[Host(res.host, 1)])))
 
         def fill(run: Run, res: NodeResult) -> None:

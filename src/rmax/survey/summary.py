@@ -17,7 +17,7 @@ def render_inventory(rec: RunRecord, console) -> None:
     """The nodes' inventories, as `rmax info` shows them: one for each set of alike nodes (one
     fingerprint), naming them, so that hundreds of identical nodes print one inventory."""
     from rmax.inventory.render import render
-    from rmax.launch.hosts import compress
+    from rmax.hostlist import compress
 
     with open_store() as store:
         infos = [r for r in store.children(rec.id) if r.kind == "info" and r.status == "ok"]
