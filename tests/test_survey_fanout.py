@@ -216,6 +216,32 @@ def test_the_worker_reports_each_step_and_goes_on_after_a_failing_or_hung_one():
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
+def test_a_waiting_worker_takes_the_steps_that_follow_from_its_file(tmp_path):
+    """The "next" step: a node that sees the folder (its marker) waits there for the steps that
+    follow, and runs them in the same launch; one that does not see it ends; [] ends the wait."""
+    import threading
+
+    worker = [sys.executable, "-I", "-S", node_worker.__file__]
+    path = tmp_path / "next.json"
+    (tmp_path / "next.json.wait").write_text("")
+    plan = [{"step": "a", "timeout": 5, "argv": ["sh", "-c", "echo first"]},
+            {"step": "next", "timeout": 20, "next": str(path)}]
+    then = [{"step": "b", "timeout": 5, "argv": ["sh", "-c", "echo then"]}]
+    later = threading.Timer(0.5, lambda: path.write_text(json.dumps(then)))
+    later.start()
+    done = subprocess.run([*worker, "--plan", plan_arg(plan)], capture_output=True, text=True, timeout=60)
+    got = {step: r for (_, step), r in decode(done.stderr)[0].items()}
+    assert [got[i]["stdout"] for i in range(3)] == ["first\n", "waiting", "then\n"]
+    path.write_text("[]")
+    done = subprocess.run([*worker, "--plan", plan_arg(plan)], capture_output=True, text=True, timeout=60)
+    assert sorted(step for (_, step) in decode(done.stderr)[0]) == [0, 1]
+    (tmp_path / "next.json.wait").unlink()   # the folder is not the surveying process's: no wait at all
+    path.unlink()
+    done = subprocess.run([*worker, "--plan", plan_arg(plan)], capture_output=True, text=True, timeout=10)
+    got = {step: r for (_, step), r in decode(done.stderr)[0].items()}
+    assert sorted(got) == [0, 1] and got[1]["stdout"] == ""
+
+
 def test_the_per_node_steps_share_one_launch():
     from types import SimpleNamespace
 

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from cliutil import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, run_cli, run_in_process
 from rmax.families import get
 from vcutil import cluster, parse_rankfile  # noqa: F401  (cluster: the module's 4-node, 2-switch cluster)
 
@@ -313,13 +313,19 @@ def test_topology_from_the_mpi_matrix_benchmark(cluster, db):
     assert sorted(map(sorted, summary["groups"])) == sorted(map(sorted, cluster.plan.groups()))
 
 
-def test_survey_spans_the_nodes(cluster, db):
+def test_survey_spans_the_nodes(cluster, db, monkeypatch):
     # The survey's multi-node path: inventory and a node benchmark on every node, and their spread.
+    from rmax.survey.fanout import FanOut
+
+    launched, start = [], FanOut.start
+    monkeypatch.setattr(FanOut, "start", lambda fan: launched.append(fan) or start(fan))
     two = sorted(n.name for n in cluster.plan.nodes)[:2]
-    proc = run_cli("survey", "--quick", "--launcher", "vcluster", "--hosts", ",".join(f"{n}:1" for n in two),
-                   "--steps", "inventory,peakflops", "--json", timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    rec = json.loads(proc.stdout)
+    code, out, err = run_in_process(["survey", "--quick", "--launcher", "vcluster", "--hosts",
+                                     ",".join(f"{n}:1" for n in two), "--steps", "inventory,peakflops", "--json"])
+    assert code == 0, err
+    # the nodes are on this machine: they took peakflops in the inventory's launch, waiting there
+    assert [fan.steps for fan in launched] == [["inventory", "next", "peakflops"]]
+    rec = json.loads(out)
     assert {s["step"]: s["status"] for s in rec["summary"]["steps"]} == {"inventory": "ok", "peakflops": "ok"}
     assert sorted(rec["summary"]["nodes"]) == two
     spread = [v for k, v in rec["summary"]["spread"].items() if k.startswith("peakflops:")]

@@ -267,9 +267,9 @@ def _check_program(argv: list[str], env: dict[str, str], cwd: str | None) -> Non
     raise RmaxError(f"cannot run {argv[0]}: not found")
 
 
-def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, cwd: str | None = None,
-            on_stdout: Callable[[str], None] | None = None, on_step: Callable[[str], None] | None = None,
-            tail_lines: int = 40, spec: "LaunchSpec | None" = None,
+def run_job(argv: list[str], timeout: float | Callable[[], float], env: dict[str, str] | None = None,
+            cwd: str | None = None, on_stdout: Callable[[str], None] | None = None,
+            on_step: Callable[[str], None] | None = None, tail_lines: int = 40, spec: "LaunchSpec | None" = None,
             on_stderr: Callable[[str], bool] | None = None) -> JobResult:
     """Run argv (never through a shell) under the supervisor and the watchdog; stdout is returned whole.
 
@@ -277,9 +277,11 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
     True for is its own (a progress line) and stays out of the tail a failure's cause is read from.
 
     spec, when given, is what argv launches: its rank count lets a timeout name the ranks never
-    heard from, and a native program gets the start-up deadline (start_timeout)."""
-    if timeout <= 0:
-        raise RmaxError(f"timeout must be positive, not {timeout}")
+    heard from, and a native program gets the start-up deadline (start_timeout). `timeout` may be a
+    function, read as the job runs: a job given more work on its way (fanout.FanOut.extend)."""
+    limit = timeout if callable(timeout) else (lambda: timeout)
+    if limit() <= 0:
+        raise RmaxError(f"timeout must be positive, not {limit()}")
     deadline = start_timeout(spec)
     lost_limit = lost_after()
     full_env = dict(os.environ)
@@ -360,7 +362,7 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
             now = time.monotonic()
             if lost_limit and (lost := {r.rank: now - r.heard for r in list(ranks.values()) if r.lost(now, lost_limit)}):
                 _stop(proc)
-            elif now - start > timeout:
+            elif now - start > limit():
                 timed_out = True
                 silent = sorted((r for r in list(ranks.values()) if r.silent(now)), key=lambda r: r.rank)
                 _stop(proc)
@@ -369,7 +371,7 @@ def run_job(argv: list[str], timeout: float, env: dict[str, str] | None = None, 
                 _stop(proc)
             else:
                 try:
-                    proc.wait(min(0.25, max(0.01, start + timeout - now)))
+                    proc.wait(min(0.25, max(0.01, start + limit() - now)))
                 except subprocess.TimeoutExpired:
                     pass
     except BaseException:  # Ctrl-C, SIGTERM: take the ranks down with us

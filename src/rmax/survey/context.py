@@ -26,6 +26,8 @@ class SurveyContext:
     steps: tuple[str, ...] = ()                 # the names of the steps this survey runs
     on_progress: Callable[[str, str], None] | None = None   # (step, short text) while a step runs: "hpl: 45% ..."
     plan: Plan | None = None                    # each step's seconds and sizes (plan.py), made after the inventory
+    waiting: object | None = None               # fanout.Waiting: nodes still in the inventory's launch, for the
+                                                # per-node steps that follow it
 
     def step_timeout(self, step: str) -> float:
         """A step's watchdog: its planned seconds with a margin (plan.StepPlan.timeout), at most --timeout."""

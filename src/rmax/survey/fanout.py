@@ -6,7 +6,9 @@ in frames (frames.py) as soon as the node finishes it, and is stored as that nod
 the survey while the nodes go on with the next step. A node that fails, hangs or is lost in a step
 is stored failed under its name for that step, and the others' results are kept; it still runs
 the next step. So the per-node steps cost a launch per group, not per step: starting a daemon and
-a worker on every node is what grows with the node count."""
+a worker on every node is what grows with the node count. Nodes on the surveying machine (a
+virtual cluster's, whose daemons and workers share its cores with the nodes' measurements) wait in
+the inventory's launch for the group that follows it (Waiting): one launch in all there."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from rmax.launch import Host, LaunchSpec, prepare, run_job
@@ -102,7 +105,8 @@ class FanOut:
 
         def launch():
             try:
-                job = run_job(self.argv, self.limits[-1], env=self.spec.rank_env(), spec=self.spec, on_stderr=frame)
+                job = run_job(self.argv, lambda: self.limits[-1], env=self.spec.rank_env(), spec=self.spec,
+                              on_stderr=frame)
             except Exception as e:   # a launch that could not start: every step's result is missing
                 job = e
             with self._changed:
@@ -114,6 +118,16 @@ class FanOut:
         self._thread = threading.Thread(target=launch, daemon=True)
         self._thread.start()
         return self
+
+    def extend(self, plan: list[dict]) -> int:
+        """Steps for nodes that wait in this launch's last step ("next", node_worker.py), with their
+        limits from now; the index of the first. The job's own limit grows with them."""
+        first, spent = len(self.steps), time.monotonic() - self._start + SLACK_S
+        for p in plan:
+            spent += float(p["timeout"]) + node_worker.GRACE + 1.0
+            self.limits.append(spent)
+        self.steps += [p["step"] for p in plan]
+        return first
 
     def results(self, i: int) -> dict[str, NodeResult]:
         """Step i's result on every host: once every host sent it, the job ended, or step i's time is up."""
@@ -237,7 +251,14 @@ class NodeSteps:
         self.fields: dict[str, dict] = {}
         self._prepared = threading.Thread(target=self._prepare, name="rmax-node-steps")
         self._prepared.start()
-        self.fan = FanOut(plan, hosts, launcher=ctx.launcher).start() if plan else None
+        # Nodes still in the inventory's launch, waiting, take the steps there; else a launch of their own.
+        waiting, ctx.waiting, self.first = ctx.waiting, None, 0
+        if waiting and plan:
+            self.first, self.fan = waiting.extend(plan), waiting.fan
+        else:
+            if waiting:
+                waiting.release()
+            self.fan = FanOut(plan, hosts, launcher=ctx.launcher).start() if plan else None
 
     def _fields(self, name: str) -> dict:
         """The columns of step `name`'s runs besides their own results."""
@@ -287,12 +308,14 @@ class NodeSteps:
             keep_measured(run, parser(res), res.stdout, RunFailed(f"{res.host}: {res.error}"))
 
         return store_per_node(self.ctx.store, self.ctx.survey_id, family.name, self.fan.hosts,
-                              lambda: self.fan.results(i), fields, fill, keep)
+                              lambda: self.fan.results(self.first + i), fields, fill, keep)
 
 
-def inventory_on_every_node(ctx, measure: bool, unmeasured: str) -> list[RunRecord]:
+def inventory_on_every_node(ctx, measure: bool, unmeasured: str, then: bool = False) -> list[RunRecord]:
     """The inventory on every node of the survey at once (rmax installed at the same path there), the
-    sections that are the same on every node of one machine read once there (inventory/shared.py)."""
+    sections that are the same on every node of one machine read once there (inventory/shared.py).
+    `then`: per-node steps follow; nodes that see this process's folder wait in the launch for them
+    (ctx.waiting, Waiting)."""
     import json
 
     from rmax.errors import RunFailed
@@ -300,6 +323,9 @@ def inventory_on_every_node(ctx, measure: bool, unmeasured: str) -> list[RunReco
 
     plan = [{"step": "inventory", "timeout": ctx.timeout,
              "inventory": {"measure": measure, "unmeasured": unmeasured, "survey": ctx.survey_id}}]
+    waiting = Waiting.prepared() if then else None
+    if waiting:
+        plan.append({"step": "next", "timeout": ctx.timeout, "next": str(waiting.path)})
     fan = FanOut(plan, [h.name for h in ctx.nodes], launcher=ctx.launcher)
 
     def fill(run: Run, res: NodeResult) -> None:
@@ -309,9 +335,72 @@ def inventory_on_every_node(ctx, measure: bool, unmeasured: str) -> list[RunReco
             raise RunFailed("the inventory printed nothing readable") from None
         run.update(summary=inv, fingerprint=fingerprint(inv))
 
-    records = store_per_node(ctx.store, ctx.survey_id, "info", fan.hosts, lambda: fan.start().results(0), {}, fill)
+    try:
+        records = store_per_node(ctx.store, ctx.survey_id, "info", fan.hosts, lambda: fan.start().results(0), {}, fill)
+    except BaseException:
+        if waiting:
+            waiting.release()
+        raise
+    if waiting:   # every node waits for the steps that follow (each said so right after its inventory), or none
+        if all(r.status == "ok" for r in records) and all(r.stdout == "waiting" for r in fan.results(1).values()):
+            ctx.waiting = waiting.held(fan)
+        else:
+            waiting.release()
     ctx.facts["sharing"] = fan.sharing
     return records
+
+
+class Waiting:
+    """The per-node steps that follow a survey's inventory, for nodes still in its launch: the file
+    they wait for (node_worker.py's "next" step), in this user's private folder (inventory/shared.py),
+    and its marker, by which a node knows that folder is this process's, made before the launch.
+    Nodes that see it (nodes on this machine: a virtual cluster's) save a second launch, whose
+    daemons and workers would take its cores from the nodes' measurements; elsewhere a second launch
+    starts them (NodeSteps)."""
+
+    def __init__(self, path: Path):
+        self.path, self.fan = path, None
+
+    @classmethod
+    def prepared(cls) -> "Waiting | None":
+        import secrets
+
+        from rmax.inventory.shared import folder
+        from rmax.textfile import write_atomic
+
+        d = folder()
+        if d is None:
+            return None
+        got = cls(d / f"next-{secrets.token_hex(16)}.json")
+        try:
+            write_atomic(Path(f"{got.path}.wait"), "", mode=0o600, folder_is_ours=True)
+        except Exception:   # no marker: the nodes take a second launch
+            return None
+        return got
+
+    def held(self, fan: "FanOut") -> "Waiting":
+        self.fan = fan
+        return self
+
+    def extend(self, plan: list[dict]) -> int:
+        """Give the waiting nodes `plan`; the index of its first step in the launch."""
+        first = self.fan.extend(plan)
+        self._write(plan)
+        return first
+
+    def release(self) -> None:
+        """No steps follow: the waiting nodes end."""
+        self._write([])
+
+    def _write(self, plan: list[dict]) -> None:
+        import json
+
+        from rmax.textfile import write_atomic
+
+        try:
+            write_atomic(self.path, json.dumps(plan), mode=0o600, folder_is_ours=True)
+        finally:
+            Path(f"{self.path}.wait").unlink(missing_ok=True)
 
 
 def fit_shared_memory(o, ctx):

@@ -9,7 +9,11 @@ nodes' results would be lost.
 
 PLAN is a JSON list, zlib-compressed and base64-encoded (plan_arg) so that no launcher's remote
 shell reads it: [{"step": NAME, "timeout": S, "argv": [...], "env": {...}, "spread": BOOL} or
-{"step": "inventory", "timeout": S, "inventory": {...}}] (the keywords of inventory.shared.collect_node).
+{"step": "inventory", "timeout": S, "inventory": {...}} (the keywords of inventory.shared.collect_node)
+or, last, {"step": "next", "timeout": S, "next": PATH}]: the steps that follow come later, as a
+plan in the file PATH, when this node sees PATH's folder (the surveying machine's: nodes on it, a
+virtual cluster's, need no second launch, whose daemons and workers take its shared cores); the
+step's result says whether it waits ("waiting"), and PATH holding [] ends the wait.
 
 The programs' stderr passes through line by line, so the watchdog still hears every node's step
 markers and heartbeats. Only the standard library is imported at start-up, and without site
@@ -22,6 +26,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import stat
 import subprocess
 import sys
 import threading
@@ -34,6 +39,7 @@ from rmax.survey.frames import encode, stream  # noqa: E402
 
 RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID")
 GRACE = 2.0     # seconds between SIGTERM and SIGKILL for a program past its time
+POLL_S = 0.05   # how often a waiting node looks for the steps that follow
 STEP = "rmax-step: "
 MARKERS = (STEP, "rmax-alive: ", "rmax-exit: ")
 
@@ -44,11 +50,42 @@ def plan_arg(plan: list[dict]) -> str:
 
 
 def read_plan(arg: str) -> list[dict]:
-    plan = json.loads(zlib.decompress(base64.urlsafe_b64decode(arg.encode())))
+    return checked(json.loads(zlib.decompress(base64.urlsafe_b64decode(arg.encode()))))
+
+
+def checked(plan) -> list[dict]:
     if not isinstance(plan, list) or not all(isinstance(s, dict) and float(s.get("timeout", 0)) > 0
-                                             and ("argv" in s or "inventory" in s) for s in plan):
-        raise ValueError("not a list of steps, each with a positive timeout and argv or inventory")
+                                             and ("argv" in s or "inventory" in s or "next" in s) for s in plan):
+        raise ValueError("not a list of steps, each with a positive timeout and argv, inventory or next")
     return plan
+
+
+def wait_for_plan(path: str, timeout: float) -> list[dict]:
+    """The steps in the file `path` once it is there (written whole: write_atomic), [] at the
+    timeout. Only a file of this user's, not through a link, is read."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            time.sleep(POLL_S)
+            continue
+        with os.fdopen(fd, "rb") as f:
+            if os.fstat(f.fileno()).st_uid != os.getuid():
+                return []
+            return checked(json.loads(f.read()))
+    return []
+
+
+def sees(path: str) -> bool:
+    """Whether the folder of `path` is the surveying process's: this user's, not a link, and holding
+    its marker (PATH's name with .wait), made before the launch."""
+    folder = os.path.dirname(path)
+    try:
+        st = os.lstat(folder)
+        return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and os.path.isfile(path + ".wait")
+    except OSError:
+        return False
 
 
 def rank() -> int:
@@ -151,15 +188,29 @@ def main(args: list[str]) -> int:
         return 2
     me, host, boot = rank(), os.uname().nodename, boot_id()
     stuck = False
-    for i, item in enumerate(plan):
+    i = 0
+    while i < len(plan):
+        item = plan[i]
         timeout = float(item["timeout"])
         # "spread": the nodes share a machine; each starts its threads from its own CPU (rmx_threads.c)
         env = {**item.get("env", {}), "RMAX_CPU_OFFSET": str(me)} if item.get("spread") else item.get("env")
-        result = inventory(item["inventory"], timeout) if "inventory" in item else \
-            run([str(a) for a in item["argv"]], timeout, env)
+        waits = "next" in item and not stuck and sees(str(item["next"]))
+        if "next" in item:
+            result = {"rc": 0, "stdout": "waiting" if waits else "", "error": None, "timed_out": False,
+                      "last_step": None, "seconds": 0.0}
+        elif "inventory" in item:
+            result = inventory(item["inventory"], timeout)
+        else:
+            result = run([str(a) for a in item["argv"]], timeout, env)
         stuck = stuck or (result["timed_out"] and "inventory" in item)
         for frame in stream(encode(me, host, {**result, "boot_id": boot}, step=i)):
             os.write(2, frame)   # stderr (frames.py says why); one write each: never split by this process
+        if waits:
+            try:
+                plan = plan[:i + 1] + wait_for_plan(str(item["next"]), timeout)
+            except (ValueError, TypeError, OSError):
+                break    # a plan that is no plan: the surveying process times these steps out
+        i += 1
     if stuck:   # an inventory thread still hangs in a probe: nothing may wait for it
         os._exit(0)
     return 0

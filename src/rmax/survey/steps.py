@@ -55,7 +55,7 @@ class Inventory(Step):
         measure = "peakflops" not in ctx.steps
         unmeasured = "not measured here: the survey's peakflops step measures the FMA peak"
         if ctx.hosts:
-            records = inventory_on_every_node(ctx, measure, unmeasured)
+            records = inventory_on_every_node(ctx, measure, unmeasured, then=per_node_follows(ctx))
         else:
             with ctx.store.start_run("info", parent=ctx.survey_id, hosts=[ctx.nodes[0].name]) as run:
                 inv = collect(measure=measure, unmeasured=unmeasured)
@@ -136,6 +136,17 @@ def node_group(steps: list[Step], ctx: SurveyContext) -> list["FamilyStep"]:
             break
         group.append(s)
     return group
+
+
+def per_node_follows(ctx: SurveyContext) -> bool:
+    """Whether the survey's step after the inventory is a per-node family step (a node group)."""
+    from rmax.families import families
+
+    names = list(ctx.steps)
+    if "inventory" not in names[:-1]:
+        return False
+    fam = families().get(names[names.index("inventory") + 1])
+    return bool(fam and fam.survey and fam.survey.ranks == "node")
 
 
 def start_node_group(ctx: SurveyContext, group: list["FamilyStep"]):

@@ -58,6 +58,14 @@ def partial_line(steps: list[dict]) -> str:
                                                           for m in missing_steps(steps))
 
 
+def release_waiting(ctx: SurveyContext) -> None:
+    """Nodes still waiting in the inventory's launch for per-node steps that did not come to them
+    (no node group next, or its start failed) end now, not at their timeout."""
+    if ctx.waiting:
+        ctx.waiting.release()
+        ctx.waiting = None
+
+
 def plan_steps(ctx: SurveyContext, steps: list[Step], net_budget: float = 0.0) -> Plan:
     """The survey's plan (plan.py) for the steps that apply here, from the node count, the nodes
     that share a machine and its cores (the inventory's findings) and the options; a tuning session
@@ -115,8 +123,10 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
             before = store.child_ids(survey.id)
             try:
                 if isinstance(step, FamilyStep) and step.per_node and ctx.hosts and step.node_group is None:
-                    # this step and the per-node steps after it: one launch on every node
+                    # this step and the per-node steps after it: one launch on every node (or the
+                    # inventory's, where its nodes wait for them: fanout.Waiting)
                     start_node_group(ctx, node_group(steps[i:], ctx))
+                release_waiting(ctx)
                 records = step.run(ctx)
             except RmaxError as e:
                 # A job stopped at its time keeps what it measured (a partial run): the step is partial.
@@ -134,6 +144,7 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
             note(entry)
             on_step and on_step(step.name, entry["status"], entry)
 
+        release_waiting(ctx)
         missing = missing_steps(report)
         summary = {"steps": report, "missing": missing, "nodes": [h.name for h in ctx.nodes], "ranks": ctx.ranks,
                    "spread": node_spread(store.children(survey.id), ctx.facts.get("sharing", 1)),
