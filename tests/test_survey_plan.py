@@ -20,7 +20,8 @@ def plan(nodes, sharing=1, quick=True, budget=60.0, names=None, cores=0, net_bud
     steps = [s for s in all_steps() if s.name != "tune" and (names is None or s.name in names)]
     defaults = {s.name: s.family.options(quick) for s in steps if isinstance(s, FamilyStep)}
     return make_plan([(s.name, s.share, s.where) for s in steps], defaults, nodes=nodes, sharing=sharing,
-                     quick=quick, budget=budget, cores=cores, net_budget=net_budget)
+                     quick=quick, budget=budget, cores=cores, net_budget=net_budget,
+                     per_core={s.name: s.plan.per_core for s in steps if isinstance(s, FamilyStep)})
 
 
 def test_same_inputs_same_plan():
@@ -50,6 +51,16 @@ def test_shared_machine_cuts_fixed_work_not_time():
     assert shared.get("stream").sizes["size"] < plan(4, 4).get("stream").sizes["size"]
     # no all-core row where nodes share the cores: their threads would wait at its start line
     assert shared.get("peakflops").sizes["threads"] == 1 and "threads" not in alone.get("peakflops").sizes
+
+
+def test_hpc_challenge_steps_keep_to_eight_ranks_a_core_of_a_shared_machine():
+    # 48 virtual nodes on 2 cores: PTRANS's and RandomAccess's polling ranks stopped over TCP at 40
+    crowded, apart = plan(48, 48, cores=2), plan(48, 1, cores=2)
+    for name in ("gups", "ptrans"):
+        assert crowded.get(name).nodes == 16 and crowded.get(name).as_dict(48)["nodes"] == 16
+        assert apart.get(name).nodes == 0 and plan(16, 16, cores=2).get(name).nodes == 0
+    assert any("on 16 of 48 nodes" in line for line in crowded.lines())
+    assert all(crowded.get(n).nodes == 0 for n in ("coll", "ring", "matrix", "mbw"))
 
 
 def test_network_sizes_shrink_with_nodes():

@@ -178,7 +178,8 @@ class SurveyPlan:
     order among the steps, and where it runs: "node" (one process on every node, all nodes at
     once: survey/fanout.py), "pair" (the first two nodes) or "all" (one rank on every node; with `even`, on
     the largest even number of nodes, for families of sender/receiver pairs); `on_request`: not in a
-    survey of every step, only when its steps are named."""
+    survey of every step, only when its steps are named; `per_core`: where the nodes share a
+    machine, at most this many of its ranks per core of it (0: no bound)."""
 
     title: str
     share: float
@@ -186,6 +187,7 @@ class SurveyPlan:
     ranks: str = "node"
     even: bool = False
     on_request: bool = False   # only when `rmax survey --steps` names it
+    per_core: int = 0
 
 
 class Family:

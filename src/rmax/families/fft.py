@@ -55,7 +55,8 @@ class Fft(HpccFamily):
     Options = FftOptions
     Summary = FftSummary
     native = ("rmax-hpcc", "fft")
-    survey = SurveyPlan("FFT over the nodes (on request: --steps fft)", 0.03, 53, ranks="all", on_request=True)
+    survey = SurveyPlan("FFT over the nodes (on request: --steps fft)", 0.03, 53, ranks="all", on_request=True,
+                        per_core=8)
     example = "rmax bench fft --np 2 --n 1048576"
     UNIT = "GFLOPS"
     CHECK = ("error", "maxerr / ln(n) / eps")

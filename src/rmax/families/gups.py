@@ -49,7 +49,7 @@ class Gups(HpccFamily):
     Options = GupsOptions
     Summary = GupsSummary
     native = ("rmax-hpcc", "gups")
-    survey = SurveyPlan("RandomAccess (GUPS) over the nodes", 0.01, 51, ranks="all")
+    survey = SurveyPlan("RandomAccess (GUPS) over the nodes", 0.01, 51, ranks="all", per_core=8)
     example = "rmax bench gups --np 2 --table-size 1048576"
     UNIT = "GUP/s"
     CHECK = ("error_fraction", "wrong words / table")

@@ -43,7 +43,7 @@ class Ptrans(HpccFamily):
     Options = PtransOptions
     Summary = PtransSummary
     native = ("rmax-hpcc", "ptrans")
-    survey = SurveyPlan("PTRANS (parallel transpose) over the nodes", 0.01, 52, ranks="all")
+    survey = SurveyPlan("PTRANS (parallel transpose) over the nodes", 0.01, 52, ranks="all", per_core=8)
     example = "rmax bench ptrans --np 4 --n 4000 --nb 64"
     UNIT = "GB/s"
     CHECK = ("residual", "residual / (eps n)")

@@ -36,17 +36,18 @@ class StepPlan:
     seconds: float        # its share of the budget
     sizes: dict = field(default_factory=dict)   # option name -> value: what bounds its time
     before: bool = False  # it ran before the plan (the inventory, whose facts the plan reads): its share only
+    nodes: int = 0        # "all": the first this many nodes only (SurveyPlan.per_core); 0: every node
 
     def timeout(self, nodes: int) -> float:
         """Its watchdog: the planned seconds with a margin, and the launch's time over `nodes`."""
         # fanout.py adds its own launch time to a per-node step's; a pair's job starts on two nodes
-        ranks = 0 if self.where == "node" else min(2, nodes) if self.where == "pair" else nodes
+        ranks = 0 if self.where == "node" else min(2, nodes) if self.where == "pair" else self.nodes or nodes
         launch = LAUNCH_PER_NODE_S * ranks
         return round(self.seconds * MARGIN + SLACK_S + launch, 1)
 
     def as_dict(self, nodes: int) -> dict:
         return {"step": self.step, "where": self.where, "seconds": self.seconds,
-                "timeout_s": None if self.before else self.timeout(nodes),
+                "timeout_s": None if self.before else self.timeout(nodes), **({"nodes": self.nodes} if self.nodes else {}),
                 "sizes": {k: list(v) if isinstance(v, tuple) else v for k, v in self.sizes.items()}}
 
 
@@ -71,6 +72,7 @@ class Plan:
                 + (f", {self.sharing} per machine" if self.sharing > 1 else ""))
         rows = [f"  {s.step:<10} {s.seconds:>6.1f} s, "
                 + ("ran before the plan  " if s.before else f"stop at {s.timeout(self.nodes):g} s  ")
+                + (f"on {s.nodes} of {self.nodes} nodes, " if s.nodes else "")
                 + ", ".join(f"{k}={shown(v)}" for k, v in s.sizes.items()) for s in self.steps]
         return [head, *rows]
 
@@ -86,11 +88,13 @@ def seconds_of(steps: list[tuple[str, float]], budget: float) -> dict[str, float
 
 
 def make_plan(steps: list[tuple[str, float, str]], defaults: dict, *, nodes: int, sharing: int, quick: bool,
-              budget: float, net_budget: float = 0.0, done: tuple[str, ...] = (), cores: int = 0) -> Plan:
+              budget: float, net_budget: float = 0.0, done: tuple[str, ...] = (), cores: int = 0,
+              per_core: dict[str, int] | None = None) -> Plan:
     """The plan of `steps` ((name, share, where) of the steps that run, in order) over `nodes` nodes,
     `sharing` of them per machine of `cores` CPUs (0: unknown), within `budget` seconds, and
     `net_budget` more for the network steps alone; defaults: each family step's default options
-    (family.options(quick)), which its sizes replace; `done`: steps that ran before the plan."""
+    (family.options(quick)), which its sizes replace; `done`: steps that ran before the plan;
+    `per_core`: a step's bound on the ranks per core where nodes share a machine (SurveyPlan)."""
     secs = seconds_of([(n, share) for n, share, _ in steps], budget)
     extra = seconds_of([(n, share) for n, share, where in steps if where in ("pair", "all")], net_budget)
     secs = {n: round(v + extra.get(n, 0.0), 1) for n, v in secs.items()}
@@ -98,11 +102,22 @@ def make_plan(steps: list[tuple[str, float, str]], defaults: dict, *, nodes: int
     crowd = Crowd(max(1, sharing), cores)
     for name, _, where in steps:
         sizer, net_sizer = SIZERS.get(name), NET_SIZERS.get(name)
+        bound = bounded_nodes(nodes, crowd, (per_core or {}).get(name, 0)) if where == "all" else 0
         sizes = {} if name not in defaults else \
-            net_sizer(defaults[name], secs[name], nodes, crowd, quick) if net_sizer else \
+            net_sizer(defaults[name], secs[name], bound or nodes, crowd, quick) if net_sizer else \
             sizer(defaults[name], secs[name], nodes, max(1, sharing), quick) if sizer else {}
-        planned.append(StepPlan(name, where, secs[name], sizes, before=name in done))
+        planned.append(StepPlan(name, where, secs[name], sizes, before=name in done, nodes=bound))
     return Plan(budget + net_budget, nodes, max(1, sharing), quick, tuple(planned))
+
+
+def bounded_nodes(nodes: int, crowd: "Crowd", per_core: int) -> int:
+    """The nodes an "all" step runs on where it bounds its ranks per core and the nodes share a
+    machine with fewer cores than that allows them (0: every node). HPC Challenge's kernels wait in
+    MPI calls that poll: 40 or 48 ranks polling on 2 cores over a virtual cluster's TCP links stopped
+    making progress (PTRANS at n=1000 did not end in 200 s; 32 ranks took 6 s, 16 took 3 s)."""
+    if not per_core or crowd.sharing <= 1 or nodes <= per_core * max(1, crowd.cores):
+        return 0
+    return max(2, per_core * max(1, crowd.cores))
 
 
 # -- sizing each family's options to its seconds:

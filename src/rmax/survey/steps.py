@@ -117,6 +117,9 @@ class FamilyStep(Step):
         if self.per_node:
             return [run(self.family, o, base)]
         nodes = ctx.nodes[:2] if self.plan.ranks == "pair" else ctx.nodes
+        planned = ctx.plan.get(self.name) if ctx.plan else None
+        if planned and planned.nodes:   # a bound on the ranks per core of a shared machine
+            nodes = nodes[:planned.nodes]
         if self.plan.even:
             nodes = nodes[:len(nodes) - len(nodes) % 2]
         spec = LaunchSpec(program=[], np=len(nodes), hosts=[Host(h.name, 1) for h in nodes])
