@@ -66,7 +66,7 @@ def test_the_temporary_name_is_unguessable_and_never_opened_when_taken(tmp_path,
     import rmax.textfile as tf
 
     names = iter(["planted", "fresh"])
-    monkeypatch.setattr(tf.secrets, "token_hex", lambda n: next(names))
+    monkeypatch.setattr(tf, "_token", lambda: next(names))
     target = tmp_path / "out.csv"
     _plant(tmp_path / ".out.csv.planted.tmp", victim)
     _plant(target, victim)
@@ -74,7 +74,7 @@ def test_the_temporary_name_is_unguessable_and_never_opened_when_taken(tmp_path,
     assert victim.read_text() == VICTIM_TEXT
     assert _regular(target) and target.read_text() == "a,b\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".out.csv.planted.tmp", "out.csv", "victim.txt"]
-    monkeypatch.setattr(tf.secrets, "token_hex", lambda n: "planted")     # every name taken: refused
+    monkeypatch.setattr(tf, "_token", lambda: "planted")     # every name taken: refused
     with pytest.raises(RmaxError, match="cannot write"):
         tf.write_atomic(target, "x")
     assert victim.read_text() == VICTIM_TEXT and target.read_text() == "a,b\n"

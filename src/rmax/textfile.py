@@ -180,12 +180,17 @@ def make_folders(path: str | Path, what: str, mode: int) -> Path:
 TEMP_TRIES = 16
 
 
+def _token() -> str:
+    """16 random hex digits: a temporary name's unguessable part (os.urandom, as the secrets module's)."""
+    return os.urandom(8).hex()
+
+
 def _create_temp(folder: int, name: str, mode: int) -> tuple[int, str]:
     """A new file beside `name` in the open folder: a name no one can guess in advance, created
     O_EXCL|O_NOFOLLOW, so that nothing planted there is ever opened."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     for _ in range(TEMP_TRIES):
-        tmp = f".{name.encode()[:64].decode(errors='ignore')}.{os.urandom(8).hex()}.tmp"   # within NAME_MAX
+        tmp = f".{name.encode()[:64].decode(errors='ignore')}.{_token()}.tmp"   # within NAME_MAX
         try:
             return os.open(tmp, flags, mode, dir_fd=folder), tmp
         except FileExistsError:
