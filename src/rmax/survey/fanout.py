@@ -74,7 +74,7 @@ class FanOut:
     launches it, and results(i) waits for step i's results while the nodes go on."""
 
     def __init__(self, plan: list[dict], hosts: list[str], *, launcher: str | None):
-        self.hosts, self.steps = hosts, [p["step"] for p in plan]
+        self.hosts, self.steps, self.limits = hosts, [], []
         self.sharing = 1     # after results(): the most nodes that share one machine (one boot id)
         # -I -S: no site (its .pth files and editable-install hooks); the worker is stdlib only and
         # puts its own package root on the path. Its start-up is paid on every node.
@@ -84,10 +84,7 @@ class FanOut:
         self.argv = prepare(self.spec, launcher)
         # Step i is over on every node by the launch's time (a daemon, then Python, on every node, as
         # the plan counts it) plus its own and the earlier steps' limits.
-        launch, spent, self.limits = SLACK_S + LAUNCH_PER_NODE_S * len(hosts), 0.0, []
-        for p in plan:
-            spent += float(p["timeout"]) + node_worker.GRACE + 1.0
-            self.limits.append(launch + spent)
+        self._add(plan, SLACK_S + LAUNCH_PER_NODE_S * len(hosts))
         self._frames = Reassembly()
         self._changed = threading.Condition()
         self._job = None
@@ -122,12 +119,17 @@ class FanOut:
     def extend(self, plan: list[dict]) -> int:
         """Steps for nodes that wait in this launch's last step ("next", node_worker.py), with their
         limits from now; the index of the first. The job's own limit grows with them."""
-        first, spent = len(self.steps), time.monotonic() - self._start + SLACK_S
-        for p in plan:
-            spent += float(p["timeout"]) + node_worker.GRACE + 1.0
-            self.limits.append(spent)
-        self.steps += [p["step"] for p in plan]
+        first = len(self.steps)
+        self._add(plan, time.monotonic() - self._start + SLACK_S)
         return first
+
+    def _add(self, plan: list[dict], since: float) -> None:
+        """The plan's steps and their limits (seconds from the launch): each step over by `since`
+        plus its own and the earlier steps' timeouts, each with the worker's grace to end it."""
+        for p in plan:
+            since += float(p["timeout"]) + node_worker.GRACE + 1.0
+            self.steps.append(p["step"])
+            self.limits.append(since)
 
     def results(self, i: int) -> dict[str, NodeResult]:
         """Step i's result on every host: once every host sent it, the job ended, or step i's time is up."""
@@ -343,7 +345,7 @@ def inventory_on_every_node(ctx, measure: bool, unmeasured: str, then: bool = Fa
         raise
     if waiting:   # every node waits for the steps that follow (each said so right after its inventory), or none
         if all(r.status == "ok" for r in records) and all(r.stdout == "waiting" for r in fan.results(1).values()):
-            ctx.waiting = waiting.held(fan)
+            waiting.fan, ctx.waiting = fan, waiting
         else:
             waiting.release()
     ctx.facts["sharing"] = fan.sharing
@@ -359,7 +361,8 @@ class Waiting:
     starts them (NodeSteps)."""
 
     def __init__(self, path: Path):
-        self.path, self.fan = path, None
+        self.path = path
+        self.fan: FanOut | None = None   # the inventory's launch, once every node waits in it
 
     @classmethod
     def prepared(cls) -> "Waiting | None":
@@ -377,10 +380,6 @@ class Waiting:
         except Exception:   # no marker: the nodes take a second launch
             return None
         return got
-
-    def held(self, fan: "FanOut") -> "Waiting":
-        self.fan = fan
-        return self
 
     def extend(self, plan: list[dict]) -> int:
         """Give the waiting nodes `plan`; the index of its first step in the launch."""

@@ -142,14 +142,10 @@ def node_group(steps: list[Step], ctx: SurveyContext) -> list["FamilyStep"]:
 
 
 def per_node_follows(ctx: SurveyContext) -> bool:
-    """Whether the survey's step after the inventory is a per-node family step (a node group)."""
-    from rmax.families import families
-
+    """Whether the survey's steps after the inventory start with a node group (node_group)."""
     names = list(ctx.steps)
-    if "inventory" not in names[:-1]:
-        return False
-    fam = families().get(names[names.index("inventory") + 1])
-    return bool(fam and fam.survey and fam.survey.ranks == "node")
+    after = names[names.index("inventory") + 1:] if "inventory" in names else []
+    return bool(after) and bool(node_group(by_name(after[:1]), ctx))
 
 
 def start_node_group(ctx: SurveyContext, group: list["FamilyStep"]):
