@@ -95,6 +95,9 @@ static void local_run(const void *args, void *result)
         ran[j] = stream_at((int64_t)(updates / LOOKAHEAD * (uint64_t)j));
     double t0 = rmx_now();
     for (uint64_t i = 0; i < updates / LOOKAHEAD; i++)
+        /* Unrolled, as HPCC's builds compile this loop (-funroll-loops): more updates in flight
+         * for the out-of-order core, 10-16 % more GUP/s here than the rolled loop (bench/RESULTS.md). */
+#pragma GCC unroll 8
         for (int j = 0; j < LOOKAHEAD; j++) {
             ran[j] = step(ran[j]);
             t[ran[j] & mask] ^= ran[j];
@@ -441,10 +444,11 @@ int cmd_gups(int argc, char **argv)
         printf("# RandomAccess: tables of 64-bit words, 4 updates a word; passes with <= 1%% of words wrong\n");
     gups_result r;
     const gups_args local = {size, corrupt};
-    if (forms & HC_SINGLE) {
-        rmx_step("gups single");
-        int pick = hc_single(local_run, &local, &r, sizeof r);
-        point(&run, "single", 1, size, &r, passed(r.errors, size), -1, -1, pick);
+    /* HPCC's order: the MPI form first, then star, then single. */
+    if (forms & HC_MPI) {
+        rmx_step("gups mpi");
+        mpi_run(mpi_size, corrupt, &r);
+        point(&run, "mpi", run.n, mpi_size, &r, passed(r.errors, mpi_size), -1, -1, -1);
     }
     if (forms & HC_STAR) {
         rmx_step("gups star");
@@ -461,10 +465,10 @@ int cmd_gups(int argc, char **argv)
         r.check_seconds = hc_max(r.check_seconds);
         point(&run, "star", run.n, size, &r, all_ok, lo, hi, -1);
     }
-    if (forms & HC_MPI) {
-        rmx_step("gups mpi");
-        mpi_run(mpi_size, corrupt, &r);
-        point(&run, "mpi", run.n, mpi_size, &r, passed(r.errors, mpi_size), -1, -1, -1);
+    if (forms & HC_SINGLE) {
+        rmx_step("gups single");
+        int pick = hc_single(local_run, &local, &r, sizeof r);
+        point(&run, "single", 1, size, &r, passed(r.errors, size), -1, -1, pick);
     }
     return hc_finish(&run);
 }

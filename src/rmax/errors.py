@@ -35,3 +35,10 @@ class RunFailed(RmaxError):
     """A measurement ran and failed (crashed, timed out, wrong answer): exit status 1."""
 
     exit_code = 1
+
+
+def unfinished(kind: str, rec) -> RmaxError:
+    """The error a command ends with when its stored run (a survey, an experiment) is not ok:
+    exit status 3 when it is partial (what it measured is stored, a planned part is missing;
+    README's exit codes), else 1."""
+    return RmaxError(f"{kind} {rec.id[:8]} {rec.status}: {rec.error}", exit_code=3 if rec.status == "partial" else 1)

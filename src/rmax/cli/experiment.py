@@ -6,7 +6,7 @@ import click
 
 from rmax.cli.output import console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Count
-from rmax.errors import RmaxError
+from rmax.errors import RmaxError, unfinished
 from rmax.launch import REGISTRY
 from rmax.nic.mtu_results import REPEATS
 
@@ -52,10 +52,12 @@ def _print_table(title: str, rows: list[dict], repeats: int) -> None:
 @click.option("--timeout", type=TIMEOUT, default=300.0, show_default=True,
               help="Seconds per HPL run (and, with --interface, per latency/bandwidth run).")
 @click.option("--repeats", type=Count(1, 100), default=REPEATS, show_default=True,
-              help="Measurements per MTU, the MTUs taking turns; medians, 95% CIs and Welch's t-test use them.")
+              help="Measurements per MTU, the MTUs taking turns; medians, their ranges and Welch's t-test use them.")
 @json_option
 def mtu_cmd(mtus, vcluster_name, interfaces, hosts, hostfile, launcher, yes, hpl_n, size, timeout, repeats, as_json):
     """Latency, bandwidth and a short HPL under each MTU; the MTUs are restored afterwards.
+
+    Exit status 3: the experiment is partial (a repeat measured nothing; the error names it).
 
     Example: rmax experiment mtu 1500,9000
     (real NICs: rmax experiment mtu 1500,9000 --interface eth1 --hostfile nodes --yes)"""
@@ -82,5 +84,8 @@ def mtu_cmd(mtus, vcluster_name, interfaces, hosts, hostfile, launcher, yes, hpl
     rec = mtu_experiment.run(links, values, hpl_n, timeout, repeats)
     if as_json:
         print_json(rec.as_dict())   # the stored run, as every command's --json shows it
-        return
-    _print_table(f"MTU experiment on {links.where} (run {rec.id[:8]}; MTUs restored)", rec.summary["results"], repeats)
+    else:
+        _print_table(f"MTU experiment on {links.where} (run {rec.id[:8]}; MTUs restored)", rec.summary["results"],
+                     repeats)
+    if rec.status != "ok":
+        raise unfinished("experiment", rec)

@@ -7,12 +7,11 @@ from rich.text import Text
 
 from rmax.cli.output import console, err_console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Duration, Label, OutputDir, Seconds
-from rmax.errors import RmaxError
+from rmax.errors import RmaxError, unfinished
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
 from rmax.cli.launch_options import use_vcluster
 from rmax.launch.allocation import allocation_hosts
 
-PARTIAL_EXIT = 3    # the survey is partial: a planned step did not run or finish (README's exit codes)
 
 
 @click.command("survey")
@@ -108,6 +107,4 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
         else:
             console.print(f"report: rmax report {rec.id[:8]} --out rmax-report")
     if rec.status != "ok":
-        # 3: partial, what it measured is stored but a planned step is missing; 1: nothing measured
-        raise RmaxError(f"survey {rec.id[:8]} {rec.status}: {rec.error}",
-                        exit_code=PARTIAL_EXIT if rec.status == "partial" else 1)
+        raise unfinished("survey", rec)

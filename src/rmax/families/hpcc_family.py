@@ -87,6 +87,7 @@ class HpccFamily(Family):
         points = [HpccPoint(r["form"], r["ranks"], r["size"], r.get("value"), r["seconds"], bool(r["validated"]),
                             r.get(self.CHECK[0]), r.get("value_min"), r.get("value_max"), list(r.get("repeats", [])),
                             r.get("rank")) for r in recs]
+        points.sort(key=lambda p: FORMS.index(p.form))   # shown in one order, whichever order the kernel ran them
         summary = self.Summary(points, (header or {}).get("ranks", 0), **header_summary(header))
         samples = {p.form: p.repeats or ([p.value] if p.value is not None else []) for p in points}
         bad = [p.form for p in points if not p.validated]

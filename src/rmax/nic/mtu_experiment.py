@@ -2,7 +2,8 @@
 turn is set, the links probed and a short HPL run on every slot, each a child run of one
 `experiment-mtu` run; the original MTUs come back at the end whatever happens. A probe whose traffic
 fails at an MTU (a switch port that drops frames of that size) names it, and that MTU is measured no
-further; the other MTUs go on."""
+further; the other MTUs go on. A probe that fails at an MTU whose traffic passed in an earlier repeat
+is a lost repeat, not a finding; it and any figure that came back empty leave the experiment partial."""
 
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ def run(links: Links, mtus: list[int], hpl_n: int, timeout: float, repeats: int)
                             continue   # traffic already failed at this MTU: no point in stalling again
                         _step(store, exp.id, links, col, m, rep + 1, apply, hpl_n, grid, engine, timeout)
                         exp.update(summary=_summary(col, repeats, engine, grid, links.summary))
+            if col.gaps():
+                exp.finish("partial", "repeats that measured nothing: " + "; ".join(col.gaps()))
         return store.get(exp.id)
 
 
@@ -61,6 +64,9 @@ def _step(store, parent: str, links: Links, col: Collector, mtu: int, repeat: in
     try:
         metrics = links.probe(store, parent, mtu, repeat, runs)
     except RmaxError as e:   # RunFailed too: e.g. a switch port that drops frames of mtu bytes
+        if col.measured(mtu):
+            col.lose(mtu, repeat, e.message, runs)
+            return
         between = links.between
         names = f"{', '.join(between[:-1])} and {between[-1]}"
         col.fail(mtu, f"traffic failed at MTU {mtu} between {names} ({e.message}); check that every switch "
