@@ -42,3 +42,23 @@ def test_the_report_shows_the_experiment_as_the_terminal_does(db, tmp_path):
     assert "MTU experiment" in html and "101.0 [100.0-102.0]" in html and "p=" in html and "Holm" in html
     data = json.loads((out / "data" / "experiment_mtu.json").read_text())
     assert [d["mtu"] for d in data] == [1500, 9000] and data[1]["bandwidth_MBps"] == 201.0
+
+
+def test_the_report_says_a_partial_experiment(db, tmp_path):
+    from cliutil import run_cli
+    from rmax.store import open_store
+
+    c = Collector([1500, 9000])
+    for i in range(2):
+        c.add(1500, ["a"], latency_us=10 + i, bandwidth_MBps=100 + i)
+        c.add(9000, ["b"], latency_us=None if i else 10.0, bandwidth_MBps=200 + i)
+    assert c.gaps() == ["MTU 9000: no latency_us in 1 repeat(s)"]
+    with open_store() as s:
+        with s.start_run("experiment-mtu", params={"repeats": 2}) as run:
+            run.update(summary={"results": c.rows(), "repeats": 2, "baseline_mtu": 1500})
+            run.finish("partial", "repeats that measured nothing: " + "; ".join(c.gaps()))
+    out = tmp_path / "rep"
+    run_cli("report", run.id, "--out", str(out), check=True)
+    html = (out / "index.html").read_text()
+    assert "partial: repeats that measured nothing: MTU 9000: no latency_us in 1 repeat(s)" in html
+    assert "10.0 (1 of 2 repeats)" in html

@@ -20,6 +20,8 @@ def experiment(runs: list[RunRecord]) -> list[Section]:
         columns, cells, caption = table(rows, r.summary.get("repeats") or 0)
         sec.tables.append(Table(columns, cells, f"run {r.id[:8]}: {caption}"))
         sec.notes += [f"MTU {x['mtu']}: {x['error']}" for x in rows if x.get("error")]
+        if r.status != "ok":   # partial: a repeat measured nothing (nic/mtu_results.Collector.gaps)
+            sec.notes.append(f"run {r.id[:8]} {r.status}: {r.error}")
         data += [{"run": r.id, **{k: v for k, v in x.items() if not isinstance(v, (dict, list))}} for x in rows]
     if data:
         sec.data["experiment_mtu"] = data
