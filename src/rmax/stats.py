@@ -276,3 +276,31 @@ def spread(values) -> dict:
     return {"n": s.n, "median": s.median, "min": s.min, "max": s.max, "iqr": [q1, q3], "ci95": list(s.ci95),
             "spread": rel, "stable": rel <= STABLE_SPREAD if s.n > 1 else None}
 
+
+
+def median_interval(values, level: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval of the median: the order statistics k and n-1-k (0-based) whose
+    sign-test coverage is at least `level`; (nan, nan) when there are too few values for it (5 or
+    fewer at 95 %). For noisy paired comparisons of tools, where no shape of the noise can be assumed."""
+    x = sorted(float(v) for v in values)
+    n = len(x)
+
+    def cover(k: int) -> float:
+        return 1 - 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+
+    k = -1
+    while k + 1 < n - 2 - k and cover(k + 1) >= level:
+        k += 1
+    return (x[k], x[n - 1 - k]) if k >= 0 else (math.nan, math.nan)
+
+
+def band_verdict(lo: float, hi: float, low: float, high: float) -> str:
+    """Whether an interval [lo, hi] shows a figure inside the band [low, high] ("within"), outside
+    it ("outside"), or neither ("undecided": more data decides)."""
+    if math.isnan(lo):
+        return "undecided"
+    if low <= lo and hi <= high:
+        return "within"
+    if hi < low or lo > high:
+        return "outside"
+    return "undecided"
