@@ -296,9 +296,9 @@ def median_interval(values, level: float = 0.95) -> tuple[float, float]:
 
 def band_verdict(lo: float, hi: float, low: float, high: float) -> str:
     """Whether an interval [lo, hi] shows a figure inside the band [low, high] ("within"), outside
-    it ("outside"), or neither ("undecided": more data decides)."""
+    it ("outside"), or neither ("undecided": more data decides; "too few" without an interval)."""
     if math.isnan(lo):
-        return "undecided"
+        return "too few"
     if low <= lo and hi <= high:
         return "within"
     if hi < low or lo > high:
