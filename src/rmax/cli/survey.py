@@ -13,7 +13,6 @@ from rmax.cli.launch_options import use_vcluster
 from rmax.launch.allocation import allocation_hosts
 
 
-
 @click.command("survey")
 @click.option("--hosts", type=HOSTS, default=None, help="Nodes and their slots (default: this node).")
 @click.option("--hostfile", type=HOSTFILE, default=None, help="Hostfile ('host slots=N' lines).")

@@ -21,6 +21,10 @@ from rmax.params import Names
 
 FORMS = ("single", "star", "mpi")
 FORMS_TYPE = Names(FORMS, "form")
+# Where nodes share a machine, at most this many of a kernel's ranks per core of it in a survey: its MPI
+# waits poll, and more polling ranks than that over a virtual cluster's TCP stopped progressing
+# (plan.bounded_nodes).
+RANKS_PER_CORE = 8
 GIGA = 1e-9    # records carry base units (updates/s, bytes/s, flop/s); figures show 10^9 of them
 
 

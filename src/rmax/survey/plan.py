@@ -47,7 +47,8 @@ class StepPlan:
 
     def as_dict(self, nodes: int) -> dict:
         return {"step": self.step, "where": self.where, "seconds": self.seconds,
-                "timeout_s": None if self.before else self.timeout(nodes), **({"nodes": self.nodes} if self.nodes else {}),
+                "timeout_s": None if self.before else self.timeout(nodes),
+                **({"nodes": self.nodes} if self.nodes else {}),
                 "sizes": {k: list(v) if isinstance(v, tuple) else v for k, v in self.sizes.items()}}
 
 
