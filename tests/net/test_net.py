@@ -198,14 +198,16 @@ def test_buffers_placed_past_a_page_boundary_still_validate():
 
 def test_large_messages_keep_at_most_window_bytes_in_flight_and_few_samples_are_kept_few():
     """--window-bytes shortens a large message's window (the time per message stays per message);
-    --min-samples 2 stops a point that met no confidence target after 2 samples, not 5."""
-    recs = records(mpirun(2, "p2p", "--json", "-", "--layers", "mpi-stream", "--sizes", "8,1M", "--window", "64",
+    --min-samples 2 stops a point that met no confidence target after 2 samples, not 5. The 32 MiB
+    point's one message outlasts the 1 ms budget, so its budget has surely ended after 2 samples
+    (a fast machine fits three 1 MiB batches into 1 ms: CI saw 3)."""
+    recs = records(mpirun(2, "p2p", "--json", "-", "--layers", "mpi-stream", "--sizes", "8,1M,32M", "--window", "64",
                           "--window-bytes", "4M", "--min-samples", "2", "--max-samples", "5", "--budget", "0.001",
                           "--repeats", "1"))
-    small, large = [r for r in recs if r["record"] == "point"]
+    small, large, huge = [r for r in recs if r["record"] == "point"]
     assert (small["window"], small["messages_per_op"]) == (64, 64)
-    assert (large["window"], large["messages_per_op"]) == (4, 4)
-    assert large["summary"]["n"] == 2 and large["validated"]
+    assert (large["window"], large["messages_per_op"]) == (4, 4) and large["validated"]
+    assert huge["window"] == 1 and huge["summary"]["n"] == 2 and huge["validated"]
     assert recs[0]["window_bytes"] == 4 << 20 and recs[0]["min_samples"] == 2
 
 
