@@ -81,22 +81,39 @@ def test_file_then_options():
 
 def test_drift_is_relative_to_the_noise():
     steady = [100.0, 101.5, 99.0, 100.7, 98.9, 100.2, 101.1, 99.4, 100.3, 99.8]
-    # 3% below a baseline whose spread is about 1%: flagged
-    v = judge(steady + [97.0, 96.8, 97.3], True, recent=3, history=50, min_history=5, alpha=0.01)
+    # 3% below a baseline whose spread is about 1%: flagged when 3% counts
+    v = judge(steady + [97.0, 96.8, 97.3], True, recent=3, history=50, min_history=5, alpha=0.01, min_change=0.02)
     assert v.state == "drift" and v.p_value < 0.01 and v.deviation < 0
     # the same 3% drop against a baseline that spreads by 10% is noise
     noisy = [100.0, 112.0, 91.0, 105.0, 88.0, 109.0, 95.0, 115.0, 86.0, 102.0]
-    assert judge(noisy + [97.0, 96.8, 97.3], True, 3, 50, 5, 0.01).state == "steady"
+    assert judge(noisy + [97.0, 96.8, 97.3], True, 3, 50, 5, 0.01, 0.02).state == "steady"
     # a latency (lower is better) drifts upwards; a faster node is not flagged
-    assert judge(steady + [103.0, 103.5, 104.0], False, 3, 50, 5, 0.01).drift
-    assert not judge(steady + [103.0, 103.5, 104.0], True, 3, 50, 5, 0.01).drift
+    assert judge(steady + [103.0, 103.5, 104.0], False, 3, 50, 5, 0.01, 0.02).drift
+    assert not judge(steady + [103.0, 103.5, 104.0], True, 3, 50, 5, 0.01, 0.02).drift
     # too little history: no verdict yet; the baseline is the earlier values' alone, or none
-    v = judge(steady[:4] + [50.0], True, 3, 50, 5, 0.01)
+    v = judge(steady[:4] + [50.0], True, 3, 50, 5, 0.01, 0.02)
     assert v.state == "learning" and v.n_baseline == 2 and v.baseline == pytest.approx(100.75)
     assert v.deviation == pytest.approx(50.0 / 100.75 - 1)
-    first = judge([50.0, 60.0], True, 3, 50, 5, 0.01)
+    first = judge([50.0, 60.0], True, 3, 50, 5, 0.01, 0.02)
     assert first.state == "learning" and first.n_baseline == 0
     assert math.isnan(first.baseline) and math.isnan(first.noise) and math.isnan(first.deviation)
+
+
+def test_a_significant_shift_smaller_than_min_change_is_not_drift():
+    """A baseline from a few quiet minutes is tight: 7% lower in every recent value reaches the rank
+    test's smallest p, yet a shared node wanders that much. At least min_change worse, or steady."""
+    base = [27.6, 27.9, 27.8, 27.7, 28.0, 27.85, 27.75, 27.9]
+    now = [25.8, 25.9, 25.7]
+    small = judge(base + now, True, 3, 50, 8, 0.01, 0.10)
+    assert small.p_value < 0.01 and small.state == "steady"
+    assert judge(base + now, True, 3, 50, 8, 0.01, 0.05).state == "drift"
+    assert judge(base + [2.1, 2.2, 2.0], True, 3, 50, 8, 0.01, 0.10).drift
+    # lower is better: 7% higher latencies likewise
+    assert judge(base + [29.8, 29.9, 29.7], False, 3, 50, 8, 0.01, 0.10).state == "steady"
+    assert build({}).min_change == 10.0 and build({"min_change": 0}).min_change == 0.0
+    for bad in (-1, 100, float("nan"), "5", True):
+        with pytest.raises(RmaxError, match="min_change must be a percentage"):
+            build({"min_change": bad})
 
 
 def test_install_writes_a_quoted_unit(tmp_path):

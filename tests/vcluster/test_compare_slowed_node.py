@@ -52,7 +52,10 @@ def table(changes: list[dict]) -> str:
 
 
 def compare(a: list[str], b: list[str]) -> list[dict]:
-    return json.loads(run_cli("compare", ",".join(a), ",".join(b), "--json", check=True).stdout)["changes"]
+    # Changes under 10 % are this shared guest's drift between surveys minutes apart (5 % is the
+    # default); the competitor halves node 2's STREAM.
+    return json.loads(run_cli("compare", ",".join(a), ",".join(b), "--json", "--min-change", "10",
+                              check=True).stdout)["changes"]
 
 
 @needs_root
@@ -63,20 +66,17 @@ def test_compare_flags_only_the_slowed_node(db):
         nodes = [n.name for n in state.plan.nodes]
         # The three sets taken in turn, so that a slowdown of the whole guest lands on all of them
         # (taken one set after the other, two identical sets once differed significantly: STREAM
-        # 19 -> 10-12 GB/s on both nodes), and in a rotating order, so that a survey's place in the
-        # round does not fall on one set: in a fixed order (a, same, slowed), the surveys just after
-        # the competitor's were 20 % faster on both nodes than the next ones, in a suite run.
+        # 19 -> 10-12 GB/s on both nodes). The slowed survey opens every round and the two identical
+        # sets take the other places in turn, so each follows the competitor's survey as often as the
+        # other: the surveys just after it were 20 % faster on both nodes than the next ones in a suite
+        # run, and a rotation of all three (a after it twice, same once) made the identical sets differ
+        # in another (both nodes' STREAM 12-19 % lower in `same`, p(Holm) 0.01-0.04 on node 2).
         a, same, slowed = [], [], []
-
-        def slowed_survey():
-            with competitor(state, nodes[1]):
-                return survey(state.name, nodes)
-
-        sets = [(a, lambda: survey(state.name, nodes)), (same, lambda: survey(state.name, nodes)),
-                (slowed, slowed_survey)]
         for i in range(REPEATS):
-            for got, take in sets[i % 3:] + sets[:i % 3]:
-                got.append(take())
+            with competitor(state, nodes[1]):
+                slowed.append(survey(state.name, nodes))
+            for got in (a, same) if i % 2 == 0 else (same, a):
+                got.append(survey(state.name, nodes))
 
     unchanged = compare(a, same)
     # every STREAM kernel of both nodes paired, each decided on REPEATS surveys a side

@@ -77,11 +77,15 @@ class _OthersJobs(SlurmCheck):
         return [j for j in ids if j != own], why
 
 
-def _rate_text(r: dict, alpha: float) -> str:
+def _rate_text(r: dict, cfg: AgentConfig) -> str:
     """The measurement first (sinfo -R shows a reason's first 20 characters), then its baseline, how far
     off, and which statistic: each probe's own (median of timed blocks, STREAM's best), its median
-    over the check's values and over the baseline's."""
-    p = f"p={r['p_value']:.2g}" + (f" < {alpha:g}" if r["state"] == "drift" else "")
+    over the check's values and over the baseline's. A significant shift too small to be drift says so."""
+    p = f"p={r['p_value']:.2g}"
+    if r["state"] == "drift":
+        p += f" < {cfg.alpha:g}"
+    elif r["p_value"] < cfg.alpha:
+        p += f", under the {cfg.min_change:g}% that counts"
     return (f"{r['probe']} {shown(r['now'], r['unit'])} {100 * r['deviation']:+.0f}% against baseline "
             f"{shown(r['baseline'], r['unit'])} ({r['statistic']}; {len(r['values'])} values now, {r['n_baseline']} "
             f"before; {p})")
@@ -136,7 +140,8 @@ def check(cfg: AgentConfig, store: Store, probes: tuple[str, ...], timeout: floa
         s = judged.get(key)
         if s is None or len(s.values) < cfg.min_history:
             continue
-        v = judge(s.values + values, s.higher_is_better, len(values), cfg.history, cfg.min_history, cfg.alpha)
+        v = judge(s.values + values, s.higher_is_better, len(values), cfg.history, cfg.min_history, cfg.alpha,
+                  cfg.min_change / 100)
         now = statistics.median(values)
         rates.append({"probe": s.probe, "statistic": s.statistic, "unit": s.unit, "values": values, "now": now,
                       "baseline": v.baseline, "n_baseline": v.n_baseline, "deviation": now / v.baseline - 1,
@@ -146,7 +151,7 @@ def check(cfg: AgentConfig, store: Store, probes: tuple[str, ...], timeout: floa
     drifted = [r for r in rates if r["state"] == "drift"]
     shown_rates = drifted or rates
     state = "drift" if drifted else "ok"
-    return Outcome(state, f"{state}: " + "; ".join(_rate_text(r, cfg.alpha) for r in shown_rates), node, rates)
+    return Outcome(state, f"{state}: " + "; ".join(_rate_text(r, cfg) for r in shown_rates), node, rates)
 
 
 def reason(outcome: Outcome) -> str:

@@ -35,6 +35,7 @@ class AgentConfig:
     history: int = 50              # earlier values that form the baseline
     min_history: int = 8           # fewer baseline values than this: no verdict yet
     alpha: float = 0.01            # significance level of the drift test
+    min_change: float = 10.0       # percent: a significant shift smaller than this is not drift
     slurm: str = "auto"            # auto: ask squeue when Slurm is configured here; on: must answer; off
     sets: int = 0                  # stop after this many complete probe sets (0: never)
     probe_timeout: float = 120.0   # seconds before a hung probe is killed
@@ -82,6 +83,12 @@ def _count(least, most):
 def _alpha(name, v):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 0.5:
         raise RmaxError(f"{name} must be a significance level between 0 and 0.5, not {_shown(v)}")
+    return float(v)
+
+
+def _percent(name, v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 100:   # NaN fails too
+        raise RmaxError(f"{name} must be a percentage from 0 to below 100, not {_shown(v)}")
     return float(v)
 
 
@@ -151,12 +158,12 @@ def _choice(choices):
 CHECKS = {"interval": _positive(31 * DAY), "max_load": _positive(1e6), "window": _positive(600.0),
           "retry": _positive(DAY), "listen": _listen, "probes": _probes, "peers": _peers, "launcher": _launcher,
           "recent": _count(1, 1000), "history": _count(2, 10000), "min_history": _count(2, 10000), "alpha": _alpha,
-          "slurm": _choice(SLURM_MODES), "sets": _count(0, 1 << 31), "probe_timeout": _positive(DAY),
+          "min_change": _percent,          "slurm": _choice(SLURM_MODES), "sets": _count(0, 1 << 31), "probe_timeout": _positive(DAY),
           "textfile": _folder}
 assert set(CHECKS) == {f.name for f in fields(AgentConfig)}
 
 
-FLOATS = ("interval", "max_load", "window", "retry", "alpha", "probe_timeout")
+FLOATS = ("interval", "max_load", "window", "retry", "alpha", "min_change", "probe_timeout")
 INTEGERS = ("recent", "history", "min_history", "sets")
 
 

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 from rmax.agent.config import AgentConfig
+from rmax.agent.drift import worse_by
 from rmax.agent.view import SCHEMA, hosts_in, node_view
 from rmax.errors import MissingData, RmaxError
 from rmax.stats import shifted
@@ -82,9 +83,10 @@ def load(sources: list[str], cfg: AgentConfig, timeout: float = 10.0) -> list[di
     return views
 
 
-def rank(views: list[dict], alpha: float) -> list[dict]:
-    """Per rate: the nodes best first by the median of their recent values, and which are outliers.
-    A ping-pong rate pools a node's values to all its peers."""
+def rank(views: list[dict], alpha: float, min_change: float) -> list[dict]:
+    """Per rate: the nodes best first by the median of their recent values, and which are outliers:
+    significantly worse than the other nodes' pooled values, and by at least `min_change` percent of
+    their median (drift.judge's rule). A ping-pong rate pools a node's values to all its peers."""
     by_probe: dict[str, dict] = {}
     for v in views:
         for r in v["rates"]:
@@ -99,6 +101,8 @@ def rank(views: list[dict], alpha: float) -> list[dict]:
         for host, vals in values.items():
             others = [x for h, xs in values.items() if h != host for x in xs]
             flagged, pv = shifted(vals, others, "lower" if p["higher_is_better"] else "higher", alpha)
+            flagged = flagged and worse_by(statistics.median(vals), statistics.median(others),
+                                           p["higher_is_better"]) >= min_change / 100
             rows.append({"host": host, "median": statistics.median(vals), "n": len(vals),
                          "p_value": None if pv != pv else pv, "outlier": flagged})
         rows.sort(key=lambda r: r["median"], reverse=p["higher_is_better"])

@@ -21,14 +21,15 @@ def node_view(store: Store, cfg: AgentConfig, host: str | None = None) -> dict:
     host = host or socket.gethostname()
     rates = []
     for (probe, peer), s in sorted(node_series(store, host, cfg.recent + cfg.history).items()):
-        v = judge(s.values, s.higher_is_better, cfg.recent, cfg.history, cfg.min_history, cfg.alpha)
+        v = judge(s.values, s.higher_is_better, cfg.recent, cfg.history, cfg.min_history, cfg.alpha, cfg.min_change / 100)
         rates.append({"probe": probe, "peer": peer, "unit": s.unit, "statistic": s.statistic,
                       "higher_is_better": s.higher_is_better, "latest": v.latest, "baseline": _number(v.baseline),
                       "noise": _number(v.noise), "deviation": _number(v.deviation), "p_value": _number(v.p_value),
                       "state": v.state,
                       "drift": v.drift, "n_baseline": v.n_baseline, "recent": s.values[-cfg.recent:],
                       "last_probe_at": s.times[-1], "last_run": s.run_ids[-1]})
-    return {"schema": SCHEMA, "host": host, "generated_at": time.time(), "alpha": cfg.alpha, "rates": rates}
+    return {"schema": SCHEMA, "host": host, "generated_at": time.time(), "alpha": cfg.alpha,
+            "min_change": cfg.min_change, "rates": rates}
 
 
 def _number(x: float) -> float | None:

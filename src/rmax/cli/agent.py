@@ -27,6 +27,8 @@ analysis_options = [
     click.option("--history", default=None, metavar="N", help="Earlier values that form the baseline [50]."),
     click.option("--min-history", default=None, metavar="N", help="Baseline values needed for a verdict [8]."),
     click.option("--alpha", default=None, metavar="P", help="Significance level of the drift test [0.01]."),
+    click.option("--min-change", default=None, metavar="PCT",
+                 help="The smallest worsening (percent of the baseline) called drift, however small its p [10]."),
 ]
 
 
@@ -113,7 +115,8 @@ def status_cmd(config_path, host, as_json, **options):
         return
     from rmax.terminal import Table
 
-    t = Table(title=f"rmax agent: {view['host']} against its own history (alpha {cfg.alpha:g})")
+    t = Table(title=f"rmax agent: {view['host']} against its own history (alpha {cfg.alpha:g}, "
+                f"drift from {cfg.min_change:g}% worse)")
     for c in ("rate (statistic)", "latest", "baseline", "change", "p", "state", "last probe"):
         t.add_column(c)
     for r in view["rates"]:
@@ -189,9 +192,10 @@ def fleet_cmd(sources, config_path, as_json, **options):
 
     cfg = load_config(config_path, options)
     views = load(list(sources), cfg)
-    ranking = rank(views, cfg.alpha)
+    ranking = rank(views, cfg.alpha, cfg.min_change)
     if as_json:
-        print_json({"nodes": [v["host"] for v in views], "alpha": cfg.alpha, "rates": ranking})
+        print_json({"nodes": [v["host"] for v in views], "alpha": cfg.alpha, "min_change": cfg.min_change,
+                    "rates": ranking})
         return
     from rmax.terminal import Table
 
