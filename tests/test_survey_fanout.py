@@ -10,7 +10,7 @@ import sys
 
 from rmax.errors import RmaxError
 from rmax.store import open_store
-from rmax.survey.fanout import NodeResult, SurveyRuns, assign, store_per_node
+from rmax.survey.fanout import FanOut, NodeResult, SurveyRuns, assign, store_per_node
 from rmax.survey.frames import BLANK, BLOCK, FRAME, Reassembly, encode, stream
 from rmax.survey import node_worker
 from rmax.survey.node_worker import plan_arg
@@ -303,3 +303,21 @@ def test_the_cli_exits_3_on_a_partial_survey_and_says_so_first(db, tmp_path, mon
     assert first < got.output.index("; partial")    # above the summary's own title line
     html = (out / "index.html").read_text()
     assert html.index("PARTIAL: planned steps missing: net") < html.index("What limits this cluster")
+
+
+def test_the_file_of_the_steps_that_follow_goes_when_the_launch_ends(tmp_path):
+    """The waiting nodes' file (Waiting) is removed once the launch is over: every node read it."""
+    import socket
+
+    host = socket.gethostname()
+    path = tmp_path / "next-1.json"
+    (tmp_path / "next-1.json.wait").write_text("")
+    plan = [{"step": "a", "timeout": 5, "argv": ["sh", "-c", "echo first"]},
+            {"step": "next", "timeout": 20, "next": str(path)}]
+    fan = FanOut(plan, [host], launcher="mpirun").start()
+    assert fan.results(1)[host].stdout == "waiting"
+    first = fan.extend([{"step": "b", "timeout": 5, "argv": ["sh", "-c", "echo then"]}])
+    path.write_text(json.dumps([{"step": "b", "timeout": 5, "argv": ["sh", "-c", "echo then"]}]))
+    assert fan.results(first)[host].stdout == "then\n"
+    fan._thread.join(30)
+    assert not fan._thread.is_alive() and not path.exists()

@@ -29,6 +29,7 @@ from rmax.survey.frames import MAGIC, Reassembly
 from rmax.survey import node_worker
 from rmax.survey.plan import LAUNCH_PER_NODE_S, SLACK_S
 
+RELEASE_WAIT_S = 10.0   # released nodes see [] within node_worker.POLL_S; then the launcher's teardown
 
 
 @dataclass
@@ -85,6 +86,9 @@ class FanOut:
         # Step i is over on every node by the launch's time (a daemon, then Python, on every node, as
         # the plan counts it) plus its own and the earlier steps' limits.
         self._add(plan, SLACK_S + LAUNCH_PER_NODE_S * len(hosts))
+        # The file a waiting node reads its next steps from (Waiting), and that step's index: every
+        # node has read it once each sent a later step's result, or the job is over.
+        self._handoffs = [(i, Path(p["next"])) for i, p in enumerate(plan) if p["step"] == "next"]
         self._frames = Reassembly()
         self._changed = threading.Condition()
         self._job = None
@@ -106,6 +110,7 @@ class FanOut:
                               on_stderr=frame)
             except Exception as e:   # a launch that could not start: every step's result is missing
                 job = e
+            self._read(len(self.steps))
             with self._changed:
                 self._job = job
                 self._changed.notify_all()
@@ -131,6 +136,17 @@ class FanOut:
             self.steps.append(p["step"])
             self.limits.append(since)
 
+    def _read(self, i: int) -> None:
+        """Every node is past step i: the hand-off files of the steps before it are read."""
+        for k, f in self._handoffs:
+            if k < i:
+                f.unlink(missing_ok=True)
+
+    def wait(self, timeout: float) -> None:
+        """The launch's end, for at most `timeout` seconds."""
+        if self._thread:
+            self._thread.join(timeout)
+
     def results(self, i: int) -> dict[str, NodeResult]:
         """Step i's result on every host: once every host sent it, the job ended, or step i's time is up."""
         deadline = self._start + self.limits[i]
@@ -143,6 +159,8 @@ class FanOut:
             got = {rank: r for (rank, s), r in self._frames.results.items() if s == i}
             broken = {rank: h for (rank, s), h in self._frames.broken().items() if s == i} if self._job else {}
             job = self._job
+        if len(got) == len(self.hosts):
+            self._read(i)
         boots = Counter(r["boot_id"] for r in got.values() if r.get("boot_id"))
         self.sharing = max(boots.values(), default=1)
         if job is None:
@@ -388,8 +406,11 @@ class Waiting:
         return first
 
     def release(self) -> None:
-        """No steps follow: the waiting nodes end."""
+        """No steps follow: the waiting nodes end (their launch, when it is this one's, is waited for:
+        its end removes the file)."""
         self._write([])
+        if self.fan:
+            self.fan.wait(RELEASE_WAIT_S)
 
     def _write(self, plan: list[dict]) -> None:
         import json
