@@ -158,8 +158,8 @@ def _choice(choices):
 CHECKS = {"interval": _positive(31 * DAY), "max_load": _positive(1e6), "window": _positive(600.0),
           "retry": _positive(DAY), "listen": _listen, "probes": _probes, "peers": _peers, "launcher": _launcher,
           "recent": _count(1, 1000), "history": _count(2, 10000), "min_history": _count(2, 10000), "alpha": _alpha,
-          "min_change": _percent,          "slurm": _choice(SLURM_MODES), "sets": _count(0, 1 << 31), "probe_timeout": _positive(DAY),
-          "textfile": _folder}
+          "min_change": _percent, "slurm": _choice(SLURM_MODES), "sets": _count(0, 1 << 31),
+          "probe_timeout": _positive(DAY), "textfile": _folder}
 assert set(CHECKS) == {f.name for f in fields(AgentConfig)}
 
 

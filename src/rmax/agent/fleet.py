@@ -85,8 +85,8 @@ def load(sources: list[str], cfg: AgentConfig, timeout: float = 10.0) -> list[di
 
 def rank(views: list[dict], alpha: float, min_change: float) -> list[dict]:
     """Per rate: the nodes best first by the median of their recent values, and which are outliers:
-    significantly worse than the other nodes' pooled values, and by at least `min_change` percent of
-    their median (drift.judge's rule). A ping-pong rate pools a node's values to all its peers."""
+    significantly worse than the other nodes' pooled values, and by at least `min_change` (a fraction)
+    of their median (drift.judge's rule). A ping-pong rate pools a node's values to all its peers."""
     by_probe: dict[str, dict] = {}
     for v in views:
         for r in v["rates"]:
@@ -102,7 +102,7 @@ def rank(views: list[dict], alpha: float, min_change: float) -> list[dict]:
             others = [x for h, xs in values.items() if h != host for x in xs]
             flagged, pv = shifted(vals, others, "lower" if p["higher_is_better"] else "higher", alpha)
             flagged = flagged and worse_by(statistics.median(vals), statistics.median(others),
-                                           p["higher_is_better"]) >= min_change / 100
+                                           p["higher_is_better"]) >= min_change
             rows.append({"host": host, "median": statistics.median(vals), "n": len(vals),
                          "p_value": None if pv != pv else pv, "outlier": flagged})
         rows.sort(key=lambda r: r["median"], reverse=p["higher_is_better"])

@@ -152,7 +152,8 @@ class AgentCollector(Collector):
         }
         verdict = GaugeMetricFamily("rmax_probe_state", "1 for the rate's drift verdict: learning (fewer baseline "
                                     "values than a verdict needs), steady, or drift (recent values significantly "
-                                    "worse than the node's own baseline, by min_change percent or more)", labels=[*keys, "state"])
+                                    "worse than the node's own baseline, by min_change percent or more)",
+                                    labels=[*keys, "state"])
         for r in view["rates"]:
             k = [r["probe"], r["peer"]]
             for fam, field in zip(measured[r["unit"]], ("latest", "baseline", "noise")):

@@ -21,7 +21,8 @@ def node_view(store: Store, cfg: AgentConfig, host: str | None = None) -> dict:
     host = host or socket.gethostname()
     rates = []
     for (probe, peer), s in sorted(node_series(store, host, cfg.recent + cfg.history).items()):
-        v = judge(s.values, s.higher_is_better, cfg.recent, cfg.history, cfg.min_history, cfg.alpha, cfg.min_change / 100)
+        v = judge(s.values, s.higher_is_better, cfg.recent, cfg.history, cfg.min_history, cfg.alpha,
+                  cfg.min_change / 100)
         rates.append({"probe": probe, "peer": peer, "unit": s.unit, "statistic": s.statistic,
                       "higher_is_better": s.higher_is_better, "latest": v.latest, "baseline": _number(v.baseline),
                       "noise": _number(v.noise), "deviation": _number(v.deviation), "p_value": _number(v.p_value),
