@@ -277,7 +277,6 @@ def spread(values) -> dict:
             "spread": rel, "stable": rel <= STABLE_SPREAD if s.n > 1 else None}
 
 
-
 def median_interval(values, level: float = 0.95) -> tuple[float, float]:
     """A distribution-free interval of the median: the order statistics k and n-1-k (0-based) whose
     sign-test coverage is at least `level`; (nan, nan) when there are too few values for it (5 or

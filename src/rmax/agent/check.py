@@ -141,7 +141,7 @@ def check(cfg: AgentConfig, store: Store, probes: tuple[str, ...], timeout: floa
         if s is None or len(s.values) < cfg.min_history:
             continue
         v = judge(s.values + values, s.higher_is_better, len(values), cfg.history, cfg.min_history, cfg.alpha,
-                  cfg.min_change / 100)
+                  cfg.min_shift)
         now = statistics.median(values)
         rates.append({"probe": s.probe, "statistic": s.statistic, "unit": s.unit, "values": values, "now": now,
                       "baseline": v.baseline, "n_baseline": v.n_baseline, "deviation": now / v.baseline - 1,

@@ -42,6 +42,11 @@ class AgentConfig:
     textfile: str | None = None    # node_exporter's textfile folder: the metrics also written there as rmax.prom
 
     @property
+    def min_shift(self) -> float:
+        """min_change as a fraction of the baseline, as drift.judge and fleet.rank take it."""
+        return self.min_change / 100
+
+    @property
     def address(self) -> tuple[str, int]:
         return parse_listen(self.listen)
 

@@ -101,9 +101,9 @@ def rank(views: list[dict], alpha: float, min_change: float) -> list[dict]:
         for host, vals in values.items():
             others = [x for h, xs in values.items() if h != host for x in xs]
             flagged, pv = shifted(vals, others, "lower" if p["higher_is_better"] else "higher", alpha)
-            flagged = flagged and worse_by(statistics.median(vals), statistics.median(others),
-                                           p["higher_is_better"]) >= min_change
-            rows.append({"host": host, "median": statistics.median(vals), "n": len(vals),
+            median = statistics.median(vals)
+            flagged = flagged and worse_by(median, statistics.median(others), p["higher_is_better"]) >= min_change
+            rows.append({"host": host, "median": median, "n": len(vals),
                          "p_value": None if pv != pv else pv, "outlier": flagged})
         rows.sort(key=lambda r: r["median"], reverse=p["higher_is_better"])
         out.append({**p, "nodes": rows, "outliers": [r["host"] for r in rows if r["outlier"]]})

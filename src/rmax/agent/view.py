@@ -22,7 +22,7 @@ def node_view(store: Store, cfg: AgentConfig, host: str | None = None) -> dict:
     rates = []
     for (probe, peer), s in sorted(node_series(store, host, cfg.recent + cfg.history).items()):
         v = judge(s.values, s.higher_is_better, cfg.recent, cfg.history, cfg.min_history, cfg.alpha,
-                  cfg.min_change / 100)
+                  cfg.min_shift)
         rates.append({"probe": probe, "peer": peer, "unit": s.unit, "statistic": s.statistic,
                       "higher_is_better": s.higher_is_better, "latest": v.latest, "baseline": _number(v.baseline),
                       "noise": _number(v.noise), "deviation": _number(v.deviation), "p_value": _number(v.p_value),

@@ -192,7 +192,7 @@ def fleet_cmd(sources, config_path, as_json, **options):
 
     cfg = load_config(config_path, options)
     views = load(list(sources), cfg)
-    ranking = rank(views, cfg.alpha, cfg.min_change / 100)
+    ranking = rank(views, cfg.alpha, cfg.min_shift)
     if as_json:
         print_json({"nodes": [v["host"] for v in views], "alpha": cfg.alpha, "min_change": cfg.min_change,
                     "rates": ranking})
