@@ -10,7 +10,7 @@ import sys
 
 from rmax.errors import RmaxError
 from rmax.store import open_store
-from rmax.survey.fanout import FanOut, NodeResult, SurveyRuns, assign, store_per_node
+from rmax.survey.fanout import FanOut, NodeResult, SurveyRuns, Waiting, assign, store_per_node
 from rmax.survey.frames import BLANK, BLOCK, FRAME, Reassembly, encode, stream
 from rmax.survey import node_worker
 from rmax.survey.node_worker import plan_arg
@@ -321,3 +321,22 @@ def test_the_file_of_the_steps_that_follow_goes_when_the_launch_ends(tmp_path):
     assert fan.results(first)[host].stdout == "then\n"
     fan._thread.join(30)
     assert not fan._thread.is_alive() and not path.exists()
+
+
+def test_a_release_after_the_launch_ended_leaves_no_file(tmp_path):
+    """Nodes that gave up waiting (or died) ended their launch before the release wrote its file:
+    nothing is left to remove it, so the release does."""
+    import socket
+
+    host = socket.gethostname()
+    path = tmp_path / "next-2.json"
+    (tmp_path / "next-2.json.wait").write_text("")
+    plan = [{"step": "a", "timeout": 5, "argv": ["sh", "-c", "echo first"]},
+            {"step": "next", "timeout": 0.5, "next": str(path)}]
+    waiting = Waiting(path)
+    waiting.fan = FanOut(plan, [host], launcher="mpirun").start()
+    assert waiting.fan.results(1)[host].stdout == "waiting"
+    waiting.fan.wait(30)
+    assert waiting.fan.ended()
+    waiting.release()
+    assert not path.exists() and not (tmp_path / "next-2.json.wait").exists()

@@ -72,7 +72,9 @@ def test_fleet_names_the_slowed_node(cluster, tmp_path):
         assert dgemm["nodes"][-1]["host"] == slow                      # ranked last
         ping = {r["probe"]: r for r in fleet["rates"]}
         assert ping["pingpong_latency"]["nodes"][0]["host"] == first   # measured to its peer
-        assert 0 < ping["pingpong_latency"]["nodes"][0]["median"] < 0.01
+        # Seconds, and a ping-pong's: under its 0.4-core quota a node's ranks may wait out a CFS period
+        # (100 ms) when throttled: the median read 13 ms in one fresh clone's suite.
+        assert 0 < ping["pingpong_latency"]["nodes"][0]["median"] < 0.1
     finally:
         for a in agents.values():
             a.terminate()           # all at once: each ends the probe under way

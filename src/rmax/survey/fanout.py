@@ -110,10 +110,10 @@ class FanOut:
                               on_stderr=frame)
             except Exception as e:   # a launch that could not start: every step's result is missing
                 job = e
-            self._read(len(self.steps))
             with self._changed:
                 self._job = job
                 self._changed.notify_all()
+            self._read(len(self.steps))   # after: a hand-off file written once ended() holds is Waiting's
 
         self._start = time.monotonic()
         # a daemon: an interrupted survey exits, and the supervisor takes the job down with it
@@ -146,6 +146,10 @@ class FanOut:
         """The launch's end, for at most `timeout` seconds."""
         if self._thread:
             self._thread.join(timeout)
+
+    def ended(self) -> bool:
+        """No launch runs: it ended, or it never started."""
+        return self._thread is None or self._job is not None
 
     def results(self, i: int) -> dict[str, NodeResult]:
         """Step i's result on every host: once every host sent it, the job ended, or step i's time is up."""
@@ -347,6 +351,8 @@ def inventory_on_every_node(ctx, measure: bool, unmeasured: str, then: bool = Fa
     if waiting:
         plan.append({"step": "next", "timeout": ctx.timeout, "next": str(waiting.path)})
     fan = FanOut(plan, [h.name for h in ctx.nodes], launcher=ctx.launcher)
+    if waiting:
+        waiting.fan = fan
 
     def fill(run: Run, res: NodeResult) -> None:
         try:
@@ -359,11 +365,11 @@ def inventory_on_every_node(ctx, measure: bool, unmeasured: str, then: bool = Fa
         records = store_per_node(ctx.store, ctx.survey_id, "info", fan.hosts, lambda: fan.start().results(0), {}, fill)
     except BaseException:
         if waiting:
-            waiting.release()
+            waiting.release(wait=False)
         raise
     if waiting:   # every node waits for the steps that follow (each said so right after its inventory), or none
         if all(r.status == "ok" for r in records) and all(r.stdout == "waiting" for r in fan.results(1).values()):
-            waiting.fan, ctx.waiting = fan, waiting
+            ctx.waiting = waiting
         else:
             waiting.release()
     ctx.facts["sharing"] = fan.sharing
@@ -380,7 +386,7 @@ class Waiting:
 
     def __init__(self, path: Path):
         self.path = path
-        self.fan: FanOut | None = None   # the inventory's launch, once every node waits in it
+        self.fan: FanOut | None = None   # the inventory's launch, in whose last step the nodes wait
 
     @classmethod
     def prepared(cls) -> "Waiting | None":
@@ -405,12 +411,16 @@ class Waiting:
         self._write(plan)
         return first
 
-    def release(self) -> None:
-        """No steps follow: the waiting nodes end (their launch, when it is this one's, is waited for:
-        its end removes the file)."""
+    def release(self, wait: bool = True) -> None:
+        """No steps follow: the waiting nodes end. Their launch is waited for (`wait`): its end
+        removes the file; one that ended before the file was written (its nodes gave up or died)
+        cannot, so the file goes here."""
         self._write([])
         if self.fan:
-            self.fan.wait(RELEASE_WAIT_S)
+            if wait:
+                self.fan.wait(RELEASE_WAIT_S)
+            if self.fan.ended():
+                self.path.unlink(missing_ok=True)
 
     def _write(self, plan: list[dict]) -> None:
         import json
