@@ -113,7 +113,7 @@ class FanOut:
             with self._changed:
                 self._job = job
                 self._changed.notify_all()
-            self._read(len(self.steps))   # after: a hand-off file written once ended() holds is Waiting's
+            self._read(len(self.steps))   # after ended() holds: a hand-off file written later, Waiting removes
 
         self._start = time.monotonic()
         # a daemon: an interrupted survey exits, and the supervisor takes the job down with it
