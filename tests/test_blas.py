@@ -91,6 +91,29 @@ def test_openblas_reports_its_config():
     assert isinstance(got["threads"], int)
 
 
+@pytest.mark.skipif(not _have("openblas") or "avx2" not in blas._cpu_flags(), reason="needs OpenBLAS and AVX2")
+def test_narrow_kernels_the_user_chose_are_named_as_the_users_choice_and_kept():
+    # Sandybridge: OpenBLAS's AVX kernels, narrower than any CPU with AVX2 can run. A value the user
+    # set is never overridden, so the warning must not claim that rmax fixes it.
+    env = {**blas.env_for(blas.resolve("openblas")), "OPENBLAS_CORETYPE": "Sandybridge"}
+    got = blas.loaded(env)
+    assert got["config"].endswith("(core Sandybridge)"), got["config"]
+    (why,) = got["warnings"]
+    assert "OPENBLAS_CORETYPE=Sandybridge is set in the environment, and rmax keeps it" in why, why
+    assert "rmax sets it" not in why
+    assert "OPENBLAS_CORETYPE" not in blas.kernel_env(env)
+
+
+@pytest.mark.skipif("avx2" not in blas._cpu_flags(), reason="needs AVX2")
+def test_narrow_kernels_an_old_openblas_picks_itself_are_set_right_by_rmax(monkeypatch):
+    # What the probe reports for an OpenBLAS too old to know the CPU, with nothing set by the user.
+    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    ((env, why),) = blas._kernel_fixes("openblas", {"openblas_core": "Sandybridge"})
+    assert env == {"OPENBLAS_CORETYPE": "SkylakeX" if "avx512f" in blas._cpu_flags() else "Haswell"}
+    assert "it does not know this CPU model" in why and "rmax sets it for the jobs it launches" in why
+    assert blas._kernel_fixes("openblas", {"openblas_core": "SkylakeX"}) == []
+
+
 def test_default_environment_loads_a_blas():
     got = blas.loaded()
     assert got["name"] and got["path"]

@@ -251,11 +251,14 @@ def loaded(env: dict | None = None) -> dict:
     return {"name": name, "path": path, "version": version, "config": config, "threads": info.get("threads"),
             "version_source": version_source, "package": package, "package_version": package_version, "dgemm_ok": info.get("dgemm_ok"),
             "libraries": info.get("libraries", []), "identified_by": how,
-            "warnings": _warnings(name, info), "reasons": reasons}
+            "warnings": _warnings(name, info, env), "reasons": reasons}
 
 
-def _kernel_fixes(name: str | None, info: dict) -> list[tuple[dict, str]]:
-    """(variables, reason) for a BLAS that picked kernels narrower than this CPU can run."""
+def _kernel_fixes(name: str | None, info: dict, env: dict | None = None) -> list[tuple[dict, str]]:
+    """(variables, reason) for a BLAS that picked kernels narrower than this CPU can run. Where the
+    variable is already set (in `env` over os.environ) it is the user's choice, which rmax keeps:
+    the reason then says that the setting, not the library, holds the kernels back."""
+    merged = {**os.environ, **(env or {})}
     fixes = []
     flags = _cpu_flags()
     core = (info.get("openblas_core") or "").lower()
@@ -265,21 +268,27 @@ def _kernel_fixes(name: str | None, info: dict) -> list[tuple[dict, str]]:
         good = wide if avx512 else wide | {"haswell", "zen"}
         if core not in good:
             width, hint = ("AVX-512", "SkylakeX") if avx512 else ("AVX2", "Haswell")
-            fixes.append(({"OPENBLAS_CORETYPE": hint},
-                          f"OpenBLAS picked core '{info['openblas_core']}', which does not use this CPU's {width} "
-                          f"(it does not know this CPU model); OPENBLAS_CORETYPE={hint} selects the right kernels, "
-                          "and rmax sets it for the jobs it launches"))
+            picked = f"OpenBLAS runs its '{info['openblas_core']}' kernels, which do not use this CPU's {width}"
+            fixes.append(({"OPENBLAS_CORETYPE": hint}, _fix_reason(
+                merged, "OPENBLAS_CORETYPE", hint, picked, "it does not know this CPU model")))
     if name == "blis" and info.get("blis_note") and "avx512f" in flags:
-        fixes.append(({"BLIS_ARCH_TYPE": "skx"},
-                      f"BLIS: {info['blis_note'].rstrip('.')}; BLIS_ARCH_TYPE=skx selects the AVX-512 kernels, "
-                      "and rmax sets it for the jobs it launches"))
+        fixes.append(({"BLIS_ARCH_TYPE": "skx"}, _fix_reason(
+            merged, "BLIS_ARCH_TYPE", "skx", f"BLIS: {info['blis_note'].rstrip('.')}", None)))
     return fixes
 
 
-def _warnings(name: str | None, info: dict) -> list[str]:
+def _fix_reason(merged: dict, var: str, hint: str, picked: str, cause: str | None) -> str:
+    if var in merged:
+        # The user's value is never overridden (kernel_env), so rmax's jobs run these kernels too.
+        return (f"{picked}: {var}={merged[var]} is set in the environment, and rmax keeps it for the jobs it "
+                f"launches; unset it, or set {var}={hint}, for the widest kernels")
+    return f"{picked}{f' ({cause})' if cause else ''}; {var}={hint} selects the right kernels, and rmax sets it for the jobs it launches"
+
+
+def _warnings(name: str | None, info: dict, env: dict | None = None) -> list[str]:
     """Things about the loaded BLAS that cost performance or correctness, said plainly."""
     out = ["a 2x2 dgemm_ gave a wrong answer"] if info.get("dgemm_ok") is False else []
-    return out + [why for _, why in _kernel_fixes(name, info)]
+    return out + [why for _, why in _kernel_fixes(name, info, env)]
 
 
 @functools.lru_cache(maxsize=8)
