@@ -278,6 +278,7 @@ def _kernel_fixes(name: str | None, info: dict, env: dict | None = None) -> list
 
 
 def _fix_reason(merged: dict, var: str, hint: str, picked: str, cause: str | None) -> str:
+    """The warning for one variable: the fix rmax applies, or the user's value it keeps."""
     if var in merged:
         # The user's value is never overridden (kernel_env), so rmax's jobs run these kernels too.
         return (f"{picked}: {var}={merged[var]} is set in the environment, and rmax keeps it for the jobs it "
