@@ -23,7 +23,7 @@ exec {executable("rmax-hpl")} "$@"
     xhpl.chmod(0o755)
     out = tmp_path / "best.dat"
     proc = run_cli("tune", "--np", "2", "--n", "800", "--trials", str(MIN_TRIALS), "--engine", f"xhpl:{xhpl}",
-                   "--strategy", "coordinate", "--timeout", "8", "--out", str(out), timeout=240)
+                   "--strategy", "coordinate", "--timeout", "5", "--out", str(out), timeout=240)
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout
     for col in ("#", "N", "NB", "P x Q", "T/V", "BLAS", "% Rpeak", "GFLOPS", "Time (s)", "vs start"):
