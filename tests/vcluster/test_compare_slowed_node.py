@@ -59,9 +59,11 @@ def table(changes: list[dict]) -> str:
 
 
 def compare(a: list[str], b: list[str]) -> list[dict]:
-    # Changes under 10 % are this shared guest's drift between surveys minutes apart (5 % is the
-    # default); the cap cuts node 2's STREAM to a fraction.
-    return json.loads(run_cli("compare", ",".join(a), ",".join(b), "--json", "--min-change", "10",
+    # Changes under 25 % are this shared guest's drift between surveys minutes apart (5 % is the
+    # default): two nodes on one memory bus read 24-28 GB/s each, or 43 when one runs alone; identical
+    # sets drifted by up to 17.5 % in 5 runs, and by 10.2 % with p(Holm) 0.045 once. The cap cuts node
+    # 2's STREAM kernels by 31-67 %, the most-cut one by 52 % or more.
+    return json.loads(run_cli("compare", ",".join(a), ",".join(b), "--json", "--min-change", "25",
                               check=True).stdout)["changes"]
 
 
