@@ -14,6 +14,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from cpucap import set_cap
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -132,19 +134,13 @@ class CpuBudget:
         self.v1 = (v1 / "cpu.cfs_quota_us").exists()
         self.path = (v1 if self.v1 else Path("/sys/fs/cgroup")) / name
         self.path.mkdir()
-        if self.v1:
-            (self.path / "cpu.cfs_period_us").write_text(str(period_us))
         knob = "cpu.shares" if self.v1 else "cpu.weight"
         (self.path / knob).write_text(self.HIGH_WEIGHT[knob])
         self.limit(fraction)
 
     def limit(self, fraction: float | None) -> None:
         """Cap the group at `fraction` of one CPU (None: no cap)."""
-        quota = int(self.period_us * fraction) if fraction else -1
-        if self.v1:
-            (self.path / "cpu.cfs_quota_us").write_text(str(quota))
-        else:
-            (self.path / "cpu.max").write_text(f"{quota if quota > 0 else 'max'} {self.period_us}")
+        set_cap(self.path, fraction, self.period_us)
 
     @staticmethod
     def available() -> bool:

@@ -11,6 +11,7 @@ import os
 import pytest
 
 from cliutil import run_cli
+from cpucap import has_cap, set_cap
 from vcutil import needs_mpi, needs_root, temporary_cluster
 
 # STREAM's figure is its best repetition. peakflops is left out: its peak is the fastest 5 ms block,
@@ -33,23 +34,16 @@ def survey(name: str, nodes: list[str]) -> str:
 
 @contextlib.contextmanager
 def capped(state, node: str):
-    """The node's CPU time capped at CAP of one CPU (its cgroup's CFS quota, v2 or v1)."""
-    knobs = [d / "cpu.max" for d in state.cgroups(node) if (d / "cpu.max").exists()] or \
-            [d / "cpu.cfs_quota_us" for d in state.cgroups(node) if (d / "cpu.cfs_quota_us").exists()]
-    if not knobs:
+    """The node's CPU time capped at CAP of one CPU (its cgroup's CFS quota)."""
+    dirs = [d for d in state.cgroups(node) if has_cap(d)]
+    if not dirs:
         pytest.skip("no cpu controller for the node's cgroup: nothing to cap its CPU time with")
-    (knob,) = knobs
-    quota = int(CAP * PERIOD_US)
-    if knob.name == "cpu.max":
-        set_to, back = f"{quota} {PERIOD_US}", f"max {PERIOD_US}"
-    else:
-        (knob.parent / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-        set_to, back = str(quota), "-1"
-    knob.write_text(set_to)
+    (d,) = dirs
+    set_cap(d, CAP, PERIOD_US)
     try:
         yield
     finally:
-        knob.write_text(back)
+        set_cap(d, None, PERIOD_US)
 
 
 def table(changes: list[dict]) -> str:
