@@ -3,6 +3,7 @@ oversubscribed ranks, validates its messages, and refuses bad input."""
 
 import json
 import math
+import os
 
 import pytest
 from cliutil import assert_one_line_error, run_cli
@@ -115,6 +116,19 @@ def test_matrix(db, ranks):
                 assert best["bandwidth_best"][i][j] >= bw[i][j] > 0
     assert s.design == "full" and s.pairs == s.pairs_total == np_ * (np_ - 1) // 2
     assert s.retest_status == "done" and {c.kind for c in s.class_stats} == {"latency", "bandwidth"}
+    # sized for the cores its ranks crowd, as the survey's plan would (matrix.crowded_sizes)
+    cores = len(os.sched_getaffinity(0))
+    crowded = np_ > cores
+    assert s.pairs_at_once == (matrix.PAIRS_PER_CORE * cores if crowded else 0) == rec["params"]["pairs_at_once"]
+    assert s.bw_size == (matrix.CROWDED_BW_SIZE if crowded else 256 << 10) == rec["params"]["bw_size"]
+    assert s.sizing.startswith(f"pairs at once {s.pairs_at_once or 'every pair'}") and s.sizing in get("matrix").view(s).notes
+
+
+def test_matrix_keeps_the_sizes_the_user_set(db):
+    rec = bench(db, "matrix", "--np", "4", "--oversubscribe", "--bw-size", "128K", "--pairs-at-once", "0")
+    s = typed("matrix", rec)
+    assert s.bw_size == 128 << 10 and s.pairs_at_once == 0
+    assert "set by the user: pairs-at-once, bw-size" in s.sizing, s.sizing
 
 
 @pytest.mark.parametrize("np_,at_once,rounds", [(3, 0, 3), (4, 1, 6)])

@@ -76,6 +76,61 @@ def auto_design(ranks: int, quick: bool) -> str:
     return "sampled" if ranks > (QUICK_SAMPLE_ABOVE if quick else SAMPLE_ABOVE) else "full"
 
 
+# Where the ranks crowd the cores (a virtual cluster's nodes share this host's), a round's pairs all
+# at once measure their share of the cores, not their links: 48 ranks on 2 cores gave same-switch
+# 3.3 against across-switch 1.7 MB/s (1 Gbit/s links, 100 Mbit/s trunks); two pairs a core at once,
+# the round's other ranks asleep, gave 19.9 against 11.5. A virtual link's tbf moves messages from
+# 64 KiB up at its rate, and 3 samples still give a median and a spread (no warm-up batch).
+PAIRS_PER_CORE = 2
+CROWDED_BW_SIZE = 64 << 10
+CROWDED_SAMPLES = 3
+SIZED = ("pairs_at_once", "bw_size", "min_samples")   # what crowded_sizes chooses
+
+
+def crowded_sizes(o, per_core: float, cores: int, given: tuple[str, ...] = ()) -> dict:
+    """The sizes of a matrix whose ranks are `per_core` to each of `cores` cores (per_core <= 1: the
+    options as they are): at most PAIRS_PER_CORE pairs a core at once, CROWDED_BW_SIZE messages at
+    most, CROWDED_SAMPLES samples at least. Options named in `given` (the user's) are kept.
+    The one owner of this knowledge: `bench matrix` applies it (Matrix.execute), and the survey's
+    plan starts from it before fitting the rounds to its seconds (survey/plan.py, matrix)."""
+    out = {k: getattr(o, k) for k in SIZED}
+    if per_core <= 1:
+        return out
+    if "pairs_at_once" not in given and not o.pairs_at_once:
+        out["pairs_at_once"] = max(1, PAIRS_PER_CORE * cores)
+    if "bw_size" not in given:
+        out["bw_size"] = min(o.bw_size, CROWDED_BW_SIZE)
+    if "min_samples" not in given:
+        out["min_samples"] = min(o.min_samples, CROWDED_SAMPLES)
+    return out
+
+
+def _sizing_line(o, sized: dict, per_core: float, cores: int) -> str:
+    """What the run measures with and why: the line `bench matrix` prints and stores."""
+    mine = [k for k in SIZED if sized[k] != getattr(o, k)]
+    kept = [k for k in SIZED if k in o.given]
+    at_once = sized["pairs_at_once"] or "every pair of a round"
+    why = (f"{per_core:.3g} ranks per core of {cores}: sized for crowded cores" if mine else
+           f"{per_core:.3g} ranks per core of {cores}" + (": not crowded" if per_core <= 1 else ""))
+    return (f"pairs at once {at_once}, bandwidth message {_kib(sized['bw_size'])}, {sized['min_samples']} samples "
+            f"at least, shifts {o.shifts or 'all'} ({why}"
+            + (f"; set by the user: {', '.join(k.replace('_', '-') for k in kept)}" if kept else "") + ")")
+
+
+def _kib(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n >> 10} KiB" if not n % 1024 else f"{n} B"
+
+
+def ranks_per_core(ctx, ranks: int) -> tuple[float, int]:
+    """(ranks per core, cores) of the machine this run's ranks crowd: a virtual cluster's all share
+    this host's cores; elsewhere the ranks on this host, if any (the others' hosts assumed alike)."""
+    from rmax.launch import local_slots
+
+    cores = local_slots()
+    here = ranks if ctx.launcher == "vcluster" else (ctx.spec.ranks_on_this_host() if ctx.spec else ranks)
+    return max(1.0, here / max(1, cores)), cores
+
+
 @dataclass
 class MatrixOptions:
     lat_size: int = option(8, "Latency message size.", type=MESSAGE)
@@ -106,6 +161,9 @@ class MatrixOptions:
     # the switch groups found for the run (rmax.topology.sources.known_groups), and where from
     groups: tuple[tuple[str, ...], ...] | None = option(None, "Switch groups of hosts.", cli=False)
     groups_source: str | None = option(None, "Where the switch groups came from.", cli=False)
+    # the options the user set (Matrix.options): crowded_sizes keeps them; what it chose, in words
+    given: tuple[str, ...] = option((), "Options the user set.", cli=False)
+    sizing: str = option("", "How the crowded sizes were chosen.", cli=False)
 
 
 @dataclass
@@ -169,6 +227,9 @@ class MatrixSummary(Summary):
     class_stats: list[ClassStat] = ()
     retest_budget: float | None = None     # s
     retest_status: str = ""                # off | done | budget used up | not finished
+    pairs_at_once: int | None = None       # pairs measured at once at most (0: every pair of a round)
+    shifts: int | None = None              # the sampled design's shifts at most (0: all)
+    sizing: str = ""                       # how pairs at once, message size and samples were chosen
 
     @property
     def flagged(self) -> list[Suspect]:
@@ -375,6 +436,12 @@ class Matrix(Family):
     survey = SurveyPlan("all-pairs latency and bandwidth", 0.05, 43, ranks="all")
     example = "rmax bench matrix --hostfile hosts"
 
+    def options(self, quick: bool = False, **given):
+        """As every family's, with the names of the options given kept, so that the crowded sizes
+        (crowded_sizes) replace only the others."""
+        o = super().options(quick, **given)
+        return dataclasses.replace(o, given=tuple(sorted(k for k, v in given.items() if v is not None)))
+
     def check(self, o, ctx):
         np_ = self.ranks(ctx)
         require_ranks(np_, "the all-pairs matrix", minimum=2)
@@ -385,8 +452,20 @@ class Matrix(Family):
     def execute(self, o, ctx):
         found, source = known_groups(o.topology, ctx.launcher)
         groups = tuple(tuple(g) for g in found) if found else None
-        design = o.design if o.design != "auto" else auto_design(self.ranks(ctx), ctx.quick)
-        return super().execute(dataclasses.replace(o, groups=groups, groups_source=source, design=design), ctx)
+        n = self.ranks(ctx)
+        design = o.design if o.design != "auto" else auto_design(n, ctx.quick)
+        per_core, cores = ranks_per_core(ctx, n)
+        sized = crowded_sizes(o, per_core, cores, o.given)
+        o = dataclasses.replace(o, groups=groups, groups_source=source, design=design, **sized,
+                                sizing=_sizing_line(o, sized, per_core, cores))
+        return super().execute(o, ctx)
+
+    def parser(self, o, ctx):
+        def parse(records):
+            got = self.parse(records)
+            got.summary.sizing = o.sizing
+            return got
+        return parse
 
     def argv(self, o):
         a = [executable("rmax-net"), "matrix", "--json", "-", "--lat-size", str(o.lat_size), "--bw-size",
@@ -411,7 +490,7 @@ class Matrix(Family):
             bw_size=h.get("bw_size"), rounds=h.get("rounds"), retests=h.get("retests"),
             classes="same switch / across switches" if group_of else "all pairs (switch groups unknown)",
             group_of=group_of, design=h.get("design", "full"), pairs=h.get("pairs"), pairs_total=h.get("pairs_total"),
-            retest_budget=h.get("retest_budget"))
+            retest_budget=h.get("retest_budget"), pairs_at_once=h.get("pairs_at_once"), shifts=h.get("shifts"))
         if m is None:
             m = _from_rounds(records, len(hosts), group_of)
             if m is None:
@@ -490,7 +569,7 @@ class Matrix(Family):
                                       "disjoint pairs, in turn with a control pair of their class; p: Welch's test "
                                       f"against the control (else the class) (latency us, bandwidth MB/s){more}",
                                 left=4))
-        notes = []
+        notes = [s.sizing] if s.sizing else []
         if s.design == "sampled":
             notes.append(f"sampled: {s.pairs} of {s.pairs_total} pairs (every pair inside a switch when the switches "
                          "are known, and O(log N) shifts); the others were not measured")

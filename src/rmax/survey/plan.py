@@ -426,7 +426,7 @@ MIN_SHIFTS = 3         # nearest, middle and farthest shift: every two switches 
 
 
 def matrix(o, s, n, crowd, quick):
-    from rmax.families.matrix import auto_design
+    from rmax.families.matrix import auto_design, crowded_sizes
 
     design = o.design if o.design != "auto" else auto_design(n, quick)
     c = crowd.per_core(n)
@@ -441,8 +441,8 @@ def matrix(o, s, n, crowd, quick):
     # and a gather of the whole world. Cut the bandwidth message (to 64 KiB), then the sampled
     # design's shifts (to 3), until the rounds' fixed work fits 60 % of the seconds (the retests
     # have the rest's budget).
-    samples, bw, shifts = min(o.min_samples, CROWDED_SAMPLES), o.bw_size, o.shifts
-    at_once = o.pairs_at_once or max(1, 2 * crowd.cores)
+    start = crowded_sizes(o, c, crowd.cores)     # the family's own: pairs at once, message, samples
+    samples, bw, shifts, at_once = start["min_samples"], start["bw_size"], o.shifts, start["pairs_at_once"]
     busy = max(1.0, 2 * at_once / max(1, crowd.cores))
     parts = math.ceil(max(1, n // 2) / at_once)
 
