@@ -153,7 +153,7 @@ def test_bad_run_ids_and_stores(db, tmp_path):
     assert_one_line_error(run_cli("runs", "show", "deadbeef"), 2, "no run with id deadbeef")
     bad = tmp_path / "corrupt.db"
     bad.write_bytes(b"garbage" * 1000)
-    assert_one_line_error(run_cli("runs", "list", env={"RMAX_DB": str(bad)}), 2, "damaged", "mv ")
+    assert_one_line_error(run_cli("runs", "list", env={"RMAX_DB": str(bad)}), 1, "damaged", "mv ")
     assert bad.read_bytes() == b"garbage" * 1000
     # a store under a regular file cannot be created; one under /dev is refused outright
     assert_one_line_error(run_cli("bench", "oslat", "--quick", env={"RMAX_DB": str(bad / "x.db")}), 2, "cannot create")

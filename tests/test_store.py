@@ -16,7 +16,6 @@ from cliutil import assert_one_line_error, run_cli
 
 from rmax.errors import RmaxError
 from rmax.store import open_store, schema
-from rmax.store.db import migrate
 
 
 def test_run_row_exists_from_start_and_completes(db):
@@ -69,21 +68,93 @@ def test_sigkilled_process_leaves_interrupted_row(db):
     assert str(proc.pid) in rec.error
 
 
-def test_migrations_bring_an_old_store_forward(tmp_path):
-    path = tmp_path / "old.db"
+def _old_store(path, version):
+    """A store as an rmax from before the application_id made it: its migrations, application_id 0."""
     con = sqlite3.connect(path, isolation_level=None)
-    migrate(con, target=1)
+    for script in schema.MIGRATIONS[:version]:
+        con.executescript(script)
+    con.execute(f"PRAGMA user_version = {version}")
     con.execute("INSERT INTO runs (id, kind, status, started_at) VALUES ('abc-1', 'old', 'ok', '2020-01-01T00:00:00+00:00')")
     con.close()
+    return path
+
+
+@pytest.mark.parametrize("version", [1, schema.LATEST])
+def test_migrations_bring_an_old_store_forward_and_mark_it_rmax(tmp_path, version):
+    path = _old_store(tmp_path / "old.db", version)
     with open_store(path) as s:
         assert s.con.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
+        assert s.con.execute("PRAGMA application_id").fetchone()[0] == schema.APPLICATION_ID
         rec = s.get("abc-1")
         assert rec.kind == "old" and rec.environment == {} and rec.parent is None
+
+
+@pytest.mark.parametrize("start", ["new path", "empty file", "empty database"])
+def test_a_new_path_or_an_empty_file_becomes_a_store(tmp_path, start):
+    path = tmp_path / "x.db"
+    if start == "empty file":
+        path.touch()
+    elif start == "empty database":
+        sqlite3.connect(path).execute("VACUUM").connection.close()
+        assert path.stat().st_size > 0
+    with open_store(path) as s:
+        with s.start_run("demo"):
+            pass
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA application_id").fetchone()[0] == schema.APPLICATION_ID == 0x524D4158
+    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+
+
+def _foreign(path, kind):
+    """Another application's SQLite file: a rollback journal and a high user_version, WAL mode with
+    changes still in its log, or an application_id of its own."""
+    if kind == "wal with a live log":
+        code = ("import os, sqlite3; c = sqlite3.connect(%r); c.execute('PRAGMA journal_mode=WAL'); "
+                "c.execute('PRAGMA wal_autocheckpoint=0'); c.execute('CREATE TABLE t (x)'); c.commit(); "
+                "c.execute('INSERT INTO t VALUES (2)'); c.commit(); os._exit(0)") % str(path)
+        subprocess.run([sys.executable, "-c", code], check=True)   # exits without a checkpoint
+        return
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE notes (x)")
+    con.execute("INSERT INTO notes VALUES (1)")
+    con.execute("PRAGMA user_version = 7" if kind == "user_version 7" else "PRAGMA application_id = 1234")
+    con.commit()
+    con.close()
+
+
+def _files(folder):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize("kind", ["user_version 7", "wal with a live log", "application_id of its own"])
+def test_another_programs_sqlite_file_is_refused_untouched(tmp_path, kind):
+    path = tmp_path / "other-app.db"
+    _foreign(path, kind)
+    mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
+    before = _files(tmp_path)
+    for reading in (False, True):
+        with pytest.raises(RmaxError, match="is not an rmax store") as e:
+            open_store(path, reading=reading)
+        assert e.value.exit_code == 1 and "upgrade" not in str(e.value)
+    if kind == "user_version 7":    # what a user meets: one line, exit 1, by a reader and a writer alike
+        for args in (["runs", "list"], ["bench", "oslat", "--quick", "--tests", "null"]):
+            assert_one_line_error(run_cli(*args, env={"RMAX_DB": str(path)}, timeout=120), 1,
+                                  "is not an rmax store", "user_version 7", "tables notes")
+    assert _files(tmp_path) == before
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == mode
+
+
+def test_an_old_store_with_a_table_of_another_program_is_not_taken(tmp_path):
+    path = _old_store(tmp_path / "old.db", schema.LATEST)
+    sqlite3.connect(path, isolation_level=None).execute("CREATE TABLE extra (x)").connection.close()
+    with pytest.raises(RmaxError, match="not an rmax store"):
+        open_store(path)
 
 
 def test_store_from_a_newer_rmax_is_refused(tmp_path):
     path = tmp_path / "new.db"
     con = sqlite3.connect(path)
+    con.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
     con.execute(f"PRAGMA user_version = {schema.LATEST + 1}")
     con.close()
     with pytest.raises(RmaxError, match="newer"):
@@ -180,7 +251,7 @@ def test_damaged_store_is_refused_by_every_command_and_never_written(tmp_path, d
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     env = {"RMAX_DB": str(path)}
     for args in (["runs", "list"], ["runs", "show", "latest"], ["bench", "oslat"]):
-        assert_one_line_error(run_cli(*args, env=env, timeout=120), 2, "is damaged", f"mv {path}")
+        assert_one_line_error(run_cli(*args, env=env, timeout=120), 1, "is damaged", f"mv {path}")
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.db"]
 
@@ -193,9 +264,9 @@ def test_malformed_stored_json_is_one_line(db):
         with s.start_run("demo") as other:
             pass
         s.con.execute("UPDATE runs SET hosts = '7' WHERE id = ?", (other.id,))
-    assert_one_line_error(run_cli("runs", "list"), 2, "is damaged", "malformed stored field")
-    assert_one_line_error(run_cli("runs", "show", run.id), 2, "is damaged", run.id)
-    assert_one_line_error(run_cli("runs", "show", other.id), 2, "column hosts")
+    assert_one_line_error(run_cli("runs", "list"), 1, "is damaged", "malformed stored field")
+    assert_one_line_error(run_cli("runs", "show", run.id), 1, "is damaged", run.id)
+    assert_one_line_error(run_cli("runs", "show", other.id), 1, "column hosts")
 
 
 def test_database_errors_on_any_query_become_rmax_errors(db):
@@ -323,7 +394,7 @@ def test_a_full_disk_is_named_and_the_runs_on_it_stay_readable(tmp_path):
                     f.flush()
             except OSError:
                 pass
-        assert_one_line_error(run_cli("bench", "oslat", "--quick", "--tests", "null", env=env), 2, "no space left")
+        assert_one_line_error(run_cli("bench", "oslat", "--quick", "--tests", "null", env=env), 1, "no space left")
         listed = run_cli("runs", "list", "--json", env=env)
         assert listed.returncode == 0 and [r["kind"] for r in json.loads(listed.stdout)] == ["oslat"], listed.stderr
     finally:

@@ -21,7 +21,14 @@ _ERROR, _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _CONSTRAI
     1, 5, 6, 8, 10, 11, 13, 14, 19, 26
 
 
-class StoreBusy(RmaxError):
+class StoreUnusable(RmaxError):
+    """The store cannot be used as it is (damaged, another program's, locked, unwritable, a full disk):
+    exit status 1 (README's exit codes), not 2, which is kept for usage errors."""
+
+    exit_code = 1
+
+
+class StoreBusy(StoreUnusable):
     """Another process holds a lock on the store longer than the busy timeout allows."""
 
 
@@ -32,7 +39,7 @@ def recover_hint(path: Path) -> str:
 
 def damaged(path: Path, detail: str) -> RmaxError:
     detail = " ".join(detail.split())  # one line, whatever SQLite's message holds
-    return RmaxError(f"results store {path} is damaged ({detail})", hint=recover_hint(path))
+    return StoreUnusable(f"results store {path} is damaged ({detail})", hint=recover_hint(path))
 
 
 def _disk_full(path: Path) -> bool:
@@ -51,23 +58,23 @@ def store_error(path: Path, e: sqlite3.DatabaseError) -> RmaxError:
                          hint="wait for the other rmax to finish, or set RMAX_DB to another file")
     if code == _FULL or (code == _IOERR and _disk_full(path)):
         # SQLite reports a full disk met while growing its WAL index as an I/O error
-        return RmaxError(f"no space left to write the results store {path}", hint="free disk space and retry")
+        return StoreUnusable(f"no space left to write the results store {path}", hint="free disk space and retry")
     if code in (_READONLY, _IOERR, _CANTOPEN):
-        return RmaxError(f"cannot read or write the results store {path} ({e})", hint="set RMAX_DB to a writable path")
+        return StoreUnusable(f"cannot read or write the results store {path} ({e})", hint="set RMAX_DB to a writable path")
     if code == _CONSTRAINT:  # a sound file: what this write refers to is gone (a run deleted meanwhile)
-        return RmaxError(f"cannot store into {path}: the run this result belongs to is no longer there ({e})",
-                         hint="was it deleted (rmax runs delete) while it ran? The store itself is sound")
+        return StoreUnusable(f"cannot store into {path}: the run this result belongs to is no longer there ({e})",
+                             hint="was it deleted (rmax runs delete) while it ran? The store itself is sound")
     problem = quick_check_problem(path)
     if problem is not None:
         return damaged(path, f"{e}; PRAGMA quick_check: {problem}")
     # A sound file: advice to move it aside would make the user throw away good results.
     text = " ".join(str(e).split())
     if code == _ERROR and text.startswith(("no such table", "no such column")):
-        return RmaxError(f"results store {path} does not hold the tables rmax made ({text})",
-                         hint="was it changed by another program? rmax leaves it as it is; set RMAX_DB to another file")
-    return RmaxError(f"the results store {path} refused a statement ({text}); PRAGMA quick_check finds the "
-                     "store sound", exit_code=1,
-                     hint="a value rmax should have refused, or a bug in rmax: please report the command")
+        return StoreUnusable(f"results store {path} does not hold the tables rmax made ({text})",
+                             hint="was it changed by another program? rmax leaves it as it is; set RMAX_DB to another file")
+    return StoreUnusable(f"the results store {path} refused a statement ({text}); PRAGMA quick_check finds the "
+                         "store sound",
+                         hint="a value rmax should have refused, or a bug in rmax: please report the command")
 
 
 def quick_check_problem(path: Path) -> str | None:

@@ -1,12 +1,14 @@
 """Opening the SQLite store: path, WAL, migrations, and refusing what it cannot trust.
 
 A store is checked before anything is written to it: the path must be a
-regular file, its header must be SQLite's with a size that matches, and
+regular file, its header must be SQLite's with a size that matches, it must be
+rmax's (its application_id, or an old store's exact tables: `check_ours`) and
 `PRAGMA quick_check` must pass. A store that fails is refused with one line and
 left exactly as it was."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import stat
@@ -17,7 +19,8 @@ from urllib.parse import quote
 from rmax.errors import MissingData, RmaxError
 from rmax.store import schema
 from rmax.textfile import file_kind, make_folders
-from rmax.store.connection import BUSY_TIMEOUT, StoreBusy, StoreConnection, damaged, open_connection, quick_check_findings
+from rmax.store.connection import (BUSY_TIMEOUT, StoreBusy, StoreConnection, StoreUnusable, damaged, open_connection,
+                                   quick_check_findings)
 
 # The file format (https://www.sqlite.org/fileformat.html): a 100-byte header.
 _MAGIC = b"SQLite format 3\x00"
@@ -38,14 +41,15 @@ def _check_location(path: Path) -> os.stat_result | None:
     except (FileNotFoundError, NotADirectoryError):
         st = None
     except OSError as e:
-        raise RmaxError(f"cannot use the results store {path}: {e.strerror}", hint="set RMAX_DB to a writable path")
+        raise StoreUnusable(f"cannot use the results store {path}: {e.strerror}", hint="set RMAX_DB to a writable path")
     if st is not None:
         kind = file_kind(st.st_mode)
         if not stat.S_ISREG(st.st_mode):
+            # a path that names no file to store into is a usage error (2), not an unusable store
             raise RmaxError(f"results store {path} is {kind}, not a regular file",
                             hint="set RMAX_DB (or --db) to a file path such as ~/rmax-results.db")
         if not os.access(path, os.R_OK | os.W_OK):
-            raise RmaxError(f"results store {path} is not readable and writable by this user",
+            raise StoreUnusable(f"results store {path} is not readable and writable by this user",
                             hint="set RMAX_DB to a writable path")
         return st
     mode = store_mode()
@@ -54,8 +58,8 @@ def _check_location(path: Path) -> os.stat_result | None:
     except RmaxError as e:
         raise RmaxError(e.message, hint="set RMAX_DB to a writable path") from None
     if not os.access(path.parent, os.W_OK):
-        raise RmaxError(f"cannot create the results store {path}: folder not writable",
-                        hint="set RMAX_DB to a writable path")
+        raise StoreUnusable(f"cannot create the results store {path}: folder not writable",
+                            hint="set RMAX_DB to a writable path")
     _create_private(path, mode)
     return None
 
@@ -96,8 +100,8 @@ def _create_private(path: Path, mode: int) -> None:
             raise RmaxError(f"results store {path} is a link to nothing", hint="remove the link or set RMAX_DB") from None
         return     # another process created it a moment ago: it is checked like any existing store
     except OSError as e:
-        raise RmaxError(f"cannot create the results store {path}: {e.strerror}",
-                        hint="set RMAX_DB to a writable path") from None
+        raise StoreUnusable(f"cannot create the results store {path}: {e.strerror}",
+                            hint="set RMAX_DB to a writable path") from None
     try:
         os.fchmod(fd, mode)
     finally:
@@ -130,11 +134,11 @@ def connect_readonly(path: Path) -> StoreConnection:
                       hint="measure first (`rmax survey --quick`), or set RMAX_DB (or --db) to the store "
                            "you measured into") from None
     except OSError as e:
-        raise RmaxError(f"cannot use the results store {path}: {e.strerror}") from None
+        raise StoreUnusable(f"cannot use the results store {path}: {e.strerror}") from None
     if not stat.S_ISREG(st.st_mode):
         raise RmaxError(f"results store {path} is {file_kind(st.st_mode)}, not a regular file")
     if not os.access(path, os.R_OK):
-        raise RmaxError(f"results store {path} is not readable by this user")
+        raise StoreUnusable(f"results store {path} is not readable by this user")
     if st.st_size > 0:
         _check_header(path, st.st_size)
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
@@ -151,13 +155,13 @@ def connect_readonly(path: Path) -> StoreConnection:
         wal = path.with_name(path.name + "-wal")
         if wal.exists() and wal.stat().st_size > 0:
             # immutable reads the main file only: runs still in the log would be missing, unsaid
-            raise RmaxError(f"results store {path} has runs in its write-ahead log ({wal.name}) that a read-only "
+            raise StoreUnusable(f"results store {path} has runs in its write-ahead log ({wal.name}) that a read-only "
                             "open cannot see", hint="open it once where it is writable, which folds the log in")
         con = open_connection(path, uri + "&immutable=1")
     try:
-        version = con.execute("PRAGMA user_version").fetchone()[0]
+        version = check_ours(con)
         if version != schema.LATEST:
-            raise RmaxError(f"results store {path} has schema version {version}, and this rmax reads "
+            raise StoreUnusable(f"results store {path} has schema version {version}, and this rmax reads "
                             f"{schema.LATEST}; it cannot change a store it may not write",
                             hint="open it once where it is writable (any rmax command that stores a run)")
         if st.st_size > 0:
@@ -185,6 +189,72 @@ def _check_header(path: Path, size: int) -> None:
         raise damaged(path, f"its size {size} is not a whole number of {page}-byte pages (truncated or appended to)")
 
 
+def _shape(con: sqlite3.Connection) -> frozenset:
+    """What a database holds, by name: its tables, indexes, views and triggers, and each table's columns."""
+    objects = [(r[0], r[1]) for r in con.execute(
+        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")]
+    columns = [("column", f"{name}.{c[0]}") for kind, name in objects if kind == "table"
+               for c in con.execute("SELECT name FROM pragma_table_info(?)", (name,))]
+    return frozenset(objects + columns)
+
+
+@functools.lru_cache(maxsize=None)
+def _shape_at(version: int) -> frozenset:
+    """What the first `version` migrations make: an rmax store of that version from before the
+    application_id holds exactly this."""
+    con = sqlite3.connect(":memory:")
+    try:
+        for number in range(1, version + 1):
+            for statement in _statements(schema.MIGRATIONS[number - 1]):
+                con.execute(statement)
+        return _shape(con)
+    finally:
+        con.close()
+
+
+def check_ours(con: StoreConnection) -> int:
+    """The store's schema version, once it is known to be rmax's: its application_id is rmax's, or
+    it is 0 and the file holds nothing (an empty database becomes a store) or exactly the tables of
+    its user_version's migrations (a store from before the id). Any other file is another
+    program's: refused, one line, nothing written."""
+    con.execute("BEGIN")   # one read transaction: a store being made meanwhile is seen before or after, whole
+    try:
+        app = con.execute("PRAGMA application_id").fetchone()[0]
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        shape = _shape(con) if app != schema.APPLICATION_ID else None
+    finally:
+        if con.in_transaction:   # an error (a full disk) may have ended it: that error is the one to tell
+            con.execute("COMMIT")
+    if shape is None:
+        return version
+    if app == 0 and 0 <= version <= schema.LATEST and shape == _shape_at(version):
+        return version
+    tables = sorted(name for kind, name in shape if kind == "table")
+    held = f"tables {', '.join(tables[:5])}{', ...' if len(tables) > 5 else ''}" if tables else "no tables"
+    raise StoreUnusable(f"{con.path} is not an rmax store (SQLite application_id {app:#x}, rmax's is "
+                        f"{schema.APPLICATION_ID:#x}; user_version {version}; {held}): rmax leaves it untouched",
+                        hint="set RMAX_DB (or --db) to an rmax store, or to a new path for a new one")
+
+
+def _check_ours_untouched(path: Path) -> None:
+    """check_ours before a writable connection exists, so that nothing (a journal mode, the
+    checkpoint a last writer makes at close, a -wal file) touches a file that is not rmax's. The
+    header's id is rmax's in every store but a new one whose first commit is still in its log; any
+    other file is read on a read-only connection, immutable unless its log holds changes, so that
+    no -wal or -shm file is made beside it either."""
+    with open(path, "rb") as f:
+        head = f.read(100)
+    if int.from_bytes(head[68:72], "big", signed=True) == schema.APPLICATION_ID:
+        return
+    wal = path.with_name(path.name + "-wal")
+    live = wal.exists() and wal.stat().st_size > 0
+    con = open_connection(path, f"file:{quote(str(path.resolve()))}?mode=ro" + ("" if live else "&immutable=1"))
+    try:
+        check_ours(con)
+    finally:
+        con.close()
+
+
 def _quick_check(con: StoreConnection) -> None:
     problem = quick_check_findings(con)
     if problem is not None:
@@ -210,11 +280,12 @@ def connect(path: Path) -> StoreConnection:
     st = _check_location(path)
     if st is not None and st.st_size > 0:
         _check_header(path, st.st_size)
+        _check_ours_untouched(path)
     con = open_connection(path)
     try:
-        version = con.execute("PRAGMA user_version").fetchone()[0]
+        version = check_ours(con)   # again on this connection: a file replaced meanwhile is checked too
         if version > schema.LATEST:
-            raise RmaxError(f"results store {path} has schema version {version}, newer than this rmax "
+            raise StoreUnusable(f"results store {path} has schema version {version}, newer than this rmax "
                             f"understands ({schema.LATEST})", hint="upgrade rmax, or set RMAX_DB to another file")
         if st is not None and st.st_size > 0:
             _quick_check(con)
@@ -241,12 +312,14 @@ def _statements(script: str) -> list[str]:
 
 
 def migrate(con: sqlite3.Connection, target: int | None = None) -> None:
-    """Bring the schema to target (default the latest) in one write transaction.
+    """Bring the schema to target (default the latest) and the application_id to rmax's in one
+    write transaction.
 
     The version is read again after the write lock is taken, so processes that
     open a new store at the same moment apply each migration exactly once."""
     target = schema.LATEST if target is None else target
-    if con.execute("PRAGMA user_version").fetchone()[0] >= target:
+    if con.execute("PRAGMA user_version").fetchone()[0] >= target and \
+            con.execute("PRAGMA application_id").fetchone()[0] == schema.APPLICATION_ID:
         return
     con.execute("BEGIN IMMEDIATE")
     try:
@@ -256,6 +329,8 @@ def migrate(con: sqlite3.Connection, target: int | None = None) -> None:
                 con.execute(statement)
         if target > current:
             con.execute(f"PRAGMA user_version = {int(target)}")
+        # a new store, or one from before the id, is marked rmax's in the same commit
+        con.execute(f"PRAGMA application_id = {schema.APPLICATION_ID}")
         con.execute("COMMIT")
     except BaseException:
         if con.in_transaction:

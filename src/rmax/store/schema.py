@@ -1,8 +1,16 @@
-"""The store's schema as a list of forward migrations.
+"""The store's schema as a list of forward migrations, and the mark that makes a file rmax's.
 
 The database's `PRAGMA user_version` is the number of migrations applied. A
 new release appends a migration; it never edits an old one, so any older
-store can be brought forward step by step."""
+store can be brought forward step by step.
+
+`PRAGMA application_id` (https://www.sqlite.org/fileformat.html#application_id,
+the header's bytes 68-71) is APPLICATION_ID in every store: another program's
+SQLite file is told from rmax's by it and refused untouched (db.check_ours).
+Stores made before rmax set it have 0 there and exactly the tables of their
+user_version's migrations; they get the id with their next write-open."""
+
+APPLICATION_ID = 0x524D4158   # "RMAX" in ASCII, big-endian as SQLite stores it
 
 MIGRATIONS: list[str] = [
     # 1: one row per run, written when the run starts.
