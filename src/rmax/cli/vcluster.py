@@ -39,8 +39,12 @@ def command():
               help="Give each node its own --slots CPUs (a cpuset cgroup per node, weighted far above other "
                    "processes where the cpu controller is at hand), as real nodes have their own cores; without it "
                    "the nodes share every CPU.")
+@click.option("--cpu-quota", "cpu_quota", multiple=True, metavar="NODE=FRACTION",
+              help="Slow NODE on purpose: every process of it (pinned or not) shares FRACTION of one CPU, a cgroup "
+                   "CPU quota enforced every 10 ms, e.g. --cpu-quota rmax-n3=0.4 (repeatable).")
 @json_option
-def up_cmd(nodes, switches, switch_sizes, link, trunk, trunk_kind, mtu, slots, subnet, name, slurm, pin_cpus, as_json):
+def up_cmd(nodes, switches, switch_sizes, link, trunk, trunk_kind, mtu, slots, subnet, name, slurm, pin_cpus, cpu_quota,
+           as_json):
     """Create the namespaces, bridges, links and trunks; write a hostfile and a launcher agent."""
     from rmax.vcluster import status, up
     from rmax.vcluster.plan import parse_sizes
@@ -49,7 +53,7 @@ def up_cmd(nodes, switches, switch_sizes, link, trunk, trunk_kind, mtu, slots, s
     if switches is None:
         switches = len(sizes) if sizes else 1
     state = up(name, nodes, switches, link=link, trunk=trunk, trunk_kind=trunk_kind, mtu=mtu, subnet=subnet,
-               slots=slots, slurm=slurm, pin_cpus=pin_cpus, sizes=sizes)
+               slots=slots, slurm=slurm, pin_cpus=pin_cpus, sizes=sizes, cpu_quota=parse_quotas(cpu_quota))
     info = status(state)
     if as_json:
         print_json(info)
@@ -58,6 +62,27 @@ def up_cmd(nodes, switches, switch_sizes, link, trunk, trunk_kind, mtu, slots, s
     console.print(f"launch through it: rmax launch check --launcher vcluster --vcluster {name} --np {nodes * slots}")
     if slurm:
         console.print(f"use its Slurm:     eval \"$(rmax vcluster env --name {name})\"; sinfo")
+
+
+def parse_quotas(given: tuple[str, ...]) -> dict[str, float]:
+    """NODE=FRACTION, each node once -> {node: fraction}; anything else one error line."""
+    import math
+
+    from rmax.errors import RmaxError
+
+    out: dict[str, float] = {}
+    for item in given:
+        node, sep, value = item.partition("=")
+        try:
+            fraction = float(value) if sep and node else math.nan
+        except ValueError:
+            fraction = math.nan
+        if not math.isfinite(fraction):
+            raise RmaxError(f"--cpu-quota '{item[:60]}' is not NODE=FRACTION", hint="e.g. --cpu-quota rmax-n3=0.4")
+        if node in out:
+            raise RmaxError(f"--cpu-quota names {node[:40]} twice")
+        out[node] = fraction
+    return out
 
 
 def _print_status(info: dict) -> None:
@@ -77,6 +102,12 @@ def _print_status(info: dict) -> None:
         console.print("  cpus     " + ", ".join(f"{n['name']} {','.join(map(str, n['cpus']))}" for n in info["nodes"])
                       + f" (own CPUs: cgroups with {' and '.join(used)}, v{info['cgroups'][0]['version']})"
                       + ("" if "cpu" in used else "; no cpu controller: other processes may still use them"))
+    quotas = [n for n in info.get("nodes", []) if n.get("cpu_quota")]
+    if quotas:
+        console.print("  quota    " + ", ".join(
+            f"{n['name']} {n['cpu_quota']:g} CPU" + (f" ({n['cpu_quota_us'][0]} us every {n['cpu_quota_us'][1]} us)"
+                                                     if n.get("cpu_quota_us") else " (not held: cgroup missing)")
+            for n in quotas))
     console.print(f"  hostfile {info['hostfile']}\n  agent    {info['agent']}\n  topology {info['cluster_toml']}")
     if "slurm" in info:
         nodes = ", ".join(f"{n['name']} {n['slurm']}" for n in info["nodes"])

@@ -14,6 +14,7 @@ import os
 import shlex
 from pathlib import Path
 
+from rmax.errors import RmaxError
 from rmax.textfile import write_atomic
 from rmax.vcluster import cgroups, daemons
 from rmax.vcluster import slurm as slurm_mod
@@ -30,10 +31,13 @@ CRASH_VARIABLE = "RMAX_VCLUSTER_CRASH_AFTER"
 
 def up(name: str, nodes: int, switches: int, *, link: str | None = None, trunk: str | None = None,
        trunk_kind: str = "chain", mtu: int = 1500, subnet: str | None = None, slots: int = 1,
-       slurm: bool = False, pin_cpus: bool = False, sizes: list[int] | None = None) -> State:
+       slurm: bool = False, pin_cpus: bool = False, sizes: list[int] | None = None,
+       cpu_quota: dict[str, float] | None = None) -> State:
     """pin_cpus: each node gets its own `slots` CPUs, from those this process may use, in cgroups of its own.
-    sizes: nodes per switch; None: as even as the counts allow."""
+    sizes: nodes per switch; None: as even as the counts allow. cpu_quota: node name -> the fraction of
+    one CPU its processes may use together (a CFS quota on its cgroup, cgroups.set_quota)."""
     check_counts(nodes, switches, trunk_kind, mtu, slots, sizes)
+    check_quotas(name, nodes, cpu_quota or {})
     cpus = sorted(os.sched_getaffinity(0)) if pin_cpus else None
     if cpus is not None:
         allot_cpus(nodes, slots, cpus)   # too few CPUs is bad input: refused before root is checked
@@ -44,6 +48,7 @@ def up(name: str, nodes: int, switches: int, *, link: str | None = None, trunk: 
     if slurm:
         slurm_mod.require_tools()
     hierarchies = cgroups.find_hierarchies() if pin_cpus else []   # refused here, before anything exists
+    quota_h = cgroups.find_cpu_hierarchy() if cpu_quota else None
     others = [s.plan.subnet for s in st_mod.load_all() if s.plan and s.name != name]
     net = choose_subnet(nodes, subnet, others)
     plan = make_plan(name, nodes, switches, net, trunk_kind=trunk_kind, link_rate=link_rate,
@@ -51,6 +56,9 @@ def up(name: str, nodes: int, switches: int, *, link: str | None = None, trunk: 
     plan.extra["slurm"] = slurm
     if hierarchies:
         plan.extra["cgroups"] = [h.as_dict() for h in hierarchies]
+    if cpu_quota:
+        plan.extra["cpu_quota"] = dict(cpu_quota)
+        plan.extra["quota_cgroups"] = quota_h.as_dict()
     state = st_mod.create(name)
     state.plan = plan
     state.save()
@@ -82,6 +90,14 @@ def _build(state: State) -> None:
                 d = cgroups.cgroup_dir(h, n.name)
                 b.record("cgroup", str(d), node=n.name)
                 cgroups.create(h, d, n.cpus)
+    for node, fraction in plan.extra.get("cpu_quota", {}).items():
+        # the node's cgroup in the cpu hierarchy: a pinned node's own, else one holding the quota alone
+        h = cgroups.Hierarchy.from_dict(plan.extra["quota_cgroups"])
+        d = cgroups.cgroup_dir(h, node)
+        if d not in state.cgroups(node):
+            b.record("cgroup", str(d), node=node)
+            cgroups.create(h, d, [], weight=False)
+        cgroups.set_quota(d, fraction)
     for br in plan.switches:
         b.record("link", br)
         sx.run(["ip", "link", "add", br, "mtu", m, "type", "bridge"], f"creating bridge {br}")
@@ -124,6 +140,20 @@ def _build(state: State) -> None:
     state.save()
 
 
+def check_quotas(name: str, nodes: int, quotas: dict[str, float]) -> None:
+    """--cpu-quota: each named node one of the cluster's (NAME-n1 ...), its fraction of one CPU at
+    least 0.001 (a quota of 1 ms a second, the kernel's least) and at most the CPUs this process may use."""
+    names = [f"{name}-n{i + 1}" for i in range(nodes)]
+    cpus = len(os.sched_getaffinity(0))
+    for node, fraction in quotas.items():
+        if node not in names:
+            raise RmaxError(f"--cpu-quota {node}: virtual cluster '{name}' has no node '{node}'",
+                            hint=f"nodes: {names[0]} ... {names[-1]}" if len(names) > 1 else f"node: {names[0]}")
+        if not 0.001 <= fraction <= cpus:
+            raise RmaxError(f"--cpu-quota {node}={fraction:g}: the fraction of one CPU must be 0.001 to {cpus} "
+                            f"(the CPUs this process may use)")
+
+
 def write_files(state: State) -> None:
     """The hostfile, the launcher agent and the declared topology (cluster.toml)."""
     plan = state.plan
@@ -157,6 +187,15 @@ exec nsenter --net=/run/netns/"$node" --uts={shlex.quote(str(state.directory / '
 def _procs(state: State, node: str) -> str:
     """The node's cgroup.procs files, space-separated (cgroup mount points and node names have no spaces)."""
     return " ".join(str(cgroups.procs_file(d)) for d in state.cgroups(node))
+
+
+def _quota_held(state: State, node: str) -> list[int] | None:
+    """[quota, period] in us of the node's CPU quota as the kernel holds it now; None: no quota."""
+    for d in state.cgroups(node):
+        held = cgroups.read_quota(d)
+        if held:
+            return list(held)
+    return None
 
 
 def _rate(bits):
@@ -229,7 +268,9 @@ def status(state: State) -> dict:
                     link_rate_bps=plan.link_rate, trunk_rate_bps=plan.trunk_rate,
                     switches=[{"name": br, "nodes": g} for br, g in zip(plan.leaves, plan.groups())], spine=plan.spine,
                     nodes=[{"name": n.name, "address": n.address, "switch": plan.switches[n.switch], "cpus": n.cpus,
-                            "cgroups": [str(d) for d in state.cgroups(n.name)]} for n in plan.nodes])
+                            "cgroups": [str(d) for d in state.cgroups(n.name)],
+                            "cpu_quota": plan.extra.get("cpu_quota", {}).get(n.name),
+                            "cpu_quota_us": _quota_held(state, n.name)} for n in plan.nodes])
         if plan.pinned:
             info["cgroups"] = plan.extra.get("cgroups")
         if slurm_mod.enabled(state):

@@ -1,0 +1,139 @@
+"""One acceptance: the surveys' figures gathered, every node and metric decided, and the decision
+stored as a run of kind `accept` (its params name the surveys; its summary holds every verdict,
+which `rmax report` shows); the drain list, and references written from an accepted run."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from rmax.accept import classes as cls_mod
+from rmax.accept.measured import Series, gather
+from rmax.accept.references import References, render
+from rmax.accept.verdicts import Verdict, decide, node_states
+from rmax.errors import RmaxError
+from rmax.store import Store
+from rmax.store.runs import RunRecord
+
+REASON_MAX = 160     # characters of a drain reason (as `rmax agent check`'s)
+
+
+def check_units(series: dict[tuple[str, str], Series], classes: dict[str, str], refs: References) -> None:
+    """A reference in another unit than its figure is refused (before anything is stored)."""
+    for (node, _), s in series.items():
+        ref = refs.find(s.metric, s.base, classes.get(node, ""))
+        if ref is not None and ref.unit != s.unit:
+            raise RmaxError(f"{ref.describe()} is in {ref.unit}, but {s.metric} is measured in {s.unit}",
+                            hint=f"give its value in {s.unit}")
+
+
+def surveys_of(store: Store, ids: str) -> list[RunRecord]:
+    """The surveys --from names (ids or prefixes, comma-separated), each once, each a survey."""
+    names = [i.strip() for i in ids.split(",") if i.strip()]
+    if not 1 <= len(names) <= 100:
+        raise RmaxError(f"--from '{ids[:40]}': name 1 to 100 surveys, separated by commas")
+    runs = [store.get(n) for n in names]
+    for r in runs:
+        if r.kind != "survey":
+            raise RmaxError(f"--from {r.id[:8]} is a {r.kind} run, not a survey", hint="rmax runs list --kind survey")
+    if len({r.id for r in runs}) < len(runs):
+        raise RmaxError("--from names a survey twice: each survey is one repeat")
+    return runs
+
+
+def evaluate(store: Store, surveys: list[RunRecord], refs: References) -> dict:
+    """Every verdict of the surveys' nodes: the accept run's summary (nothing stored)."""
+    series, infos = gather(store, surveys)
+    nodes = sorted({n for n, _ in series} | {h for s in surveys for h in (s.summary.get("nodes") or s.hosts)})
+    if not series:
+        raise RmaxError("the surveys hold no per-node figure to judge (no node benchmark ran ok)",
+                        hint="survey with node steps, e.g. rmax accept --steps inventory,peakflops,stream,dgemm")
+    classes = cls_mod.classes(infos, nodes)
+    check_units(series, classes, refs)
+    verdicts = decide(series, classes, refs)
+    states = node_states(verdicts, nodes)
+    return {"surveys": [s.id for s in surveys], "nodes": states, "classes": classes,
+            "fleet": {"lower": refs.fleet.lower, "upper": refs.fleet.upper, "confidence": refs.fleet.confidence},
+            "references": len(refs.references), "verdicts": [v.as_dict() for v in verdicts],
+            "counts": {st: sum(v.state == st for v in verdicts) for st in ("pass", "fail", "undecided")},
+            "failed_nodes": sorted(n for n, s in states.items() if s["state"] == "fail"),
+            "levels": _levels(series, classes)}
+
+
+def _levels(series: dict[tuple[str, str], Series], classes: dict[str, str]) -> list[dict]:
+    """Per class and metric: the median over the nodes of each node's geometric mean figure, for
+    --write-references."""
+    by: dict[tuple[str, str], list[Series]] = {}
+    for (node, metric), s in series.items():
+        by.setdefault((classes.get(node, ""), metric), []).append(s)
+    out = []
+    for (c, metric), group in sorted(by.items()):
+        means = {s.node: math.exp(statistics.mean(math.log(v) for v in s.values if v > 0))
+                 for s in group if any(v > 0 for v in s.values)}
+        if means:
+            out.append({"class": c, "metric": metric, "unit": group[0].unit, "lower_is_better": group[0].lower_is_better,
+                        "nodes": means})
+    return out
+
+
+def store_accept(store: Store, summary: dict, params: dict, label: str | None) -> RunRecord:
+    with store.start_run("accept", params=params, hosts=sorted(summary["nodes"]), label=label) as run:
+        run.update(summary=summary)
+    return store.get(run.id)
+
+
+def drain_reason(node: str, verdicts: list[dict]) -> str:
+    """What failed on the node, first figures first (sinfo -R shows the first 20 characters), in
+    printable ASCII without quotes, cut short."""
+    failed = [v for v in verdicts if v["node"] == node and v["state"] == "fail"]
+    parts = [f"{v['metric'].split(' at ')[0]} {100 * v['diff']:+.0f}% vs {v['against']}" for v in failed]
+    text = "".join(c if " " <= c <= "~" and c not in "\"'" else "?" for c in "; ".join(parts))
+    tail = " [rmax accept]"
+    return (text if len(text) + len(tail) <= REASON_MAX else text[:REASON_MAX - len(tail) - 3] + "...") + tail
+
+
+def reference_rows(summary: dict, lower: float) -> list[dict]:
+    """references.toml rows from an accepted run: each class and metric at the median of its nodes,
+    a tolerance of `lower` (a fraction, negative) in the metric's worse direction; nodes that failed
+    are left out of the median."""
+    failed = set(summary.get("failed_nodes", []))
+    rows = []
+    for lv in summary["levels"]:
+        values = [v for n, v in lv["nodes"].items() if n not in failed]
+        if not values:
+            continue
+        tol = {"upper": -lower} if lv["lower_is_better"] else {"lower": lower}
+        rows.append({"metric": lv["metric"], "class": lv["class"], "value": float(f"{statistics.median(values):.4g}"),
+                     "unit": lv["unit"], **tol, "note": f"median of {len(values)} node(s)"})
+    return rows
+
+
+def references_text(summary: dict, accept_id: str, lower: float, fleet) -> str:
+    return render(reference_rows(summary, lower), fleet,
+                  f"references written by `rmax accept --write-references` from accept run {accept_id[:8]}\n"
+                  f"(surveys {', '.join(s[:8] for s in summary['surveys'])}): each value the median of its class's "
+                  f"nodes; tolerance {100 * lower:g}%")
+
+
+def drain(node: str, reason: str) -> str:
+    """Drain the node in Slurm (`scontrol update ... State=DRAIN Reason=...`, as `rmax agent check
+    --drain` does); what happened, in a few words."""
+    import shutil
+    import subprocess
+
+    from rmax.agent.check import NODE_NAME
+
+    if not NODE_NAME.match(node):
+        return f"not drained: {node[:60]!r} is not a Slurm node name"
+    scontrol = shutil.which("scontrol")
+    if not scontrol:
+        return "not drained: scontrol not found"
+    try:
+        p = subprocess.run([scontrol, "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}"],
+                           capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return "not drained: scontrol did not answer within 30 s"
+    if p.returncode != 0:
+        said = next((line for line in reversed(p.stderr.splitlines()) if line.strip()), f"exit status {p.returncode}")
+        return f"not drained: {said.strip()}"
+    return f"drained {node}"
