@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "rmax"
 # layer and the layers below it. An entry with a dot is that module (or sub-package) apart from the
 # rest of its package, at its own height.
 LAYERS = [
-    "errors", "hostlist", "sizes", "stats", "textfile", "tomlconfig", "terminal", "native",
+    "errors", "units", "hostlist", "sizes", "stats", "textfile", "tomlconfig", "terminal", "native",
     "blas",                 # only names and loads BLAS libraries; launch sets their thread variables
     "registry",
     # cluster.toml's format: `vcluster up` declares a cluster's switches in it, params checks it

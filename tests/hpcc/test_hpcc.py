@@ -40,9 +40,9 @@ def test_each_kernel_passes_its_check_on_two_ranks(db, name):
         assert p.ranks == (1 if p.form == "single" else 2)
     figs = fam.metrics(s)
     assert {f.key for f in figs} == set(FORMS[name])
-    for f in figs:   # each figure is its stored field in hpcc's unit
+    for f in figs:   # each figure is its stored field, in its quantity's unit
         point = s.point(f.key)
-        assert f.value == pytest.approx(point.value * 1e-9) and f.unit == fam.UNIT and f.at
+        assert f.value == pytest.approx(point.value * fam.SCALE) and f.unit == fam.UNIT and f.at
     assert len(fam.view(s).tables[0].rows) == len(s.points)
     if name == "gups":   # the MPI form's table is the one asked for, the local ones each rank's
         assert s.point("mpi").size == 4096 and s.point("star").size == 1024 and s.point("mpi").check == 0

@@ -16,6 +16,7 @@ from rmax.launch.hosts import local_slots
 from rmax.registry import Registry
 from rmax.store import Store
 from rmax.store.runs import RunRecord
+from rmax.units import to_base
 
 LABEL = "agent"   # every probe run carries it; the node's history is its runs with this label
 CHECK_LABEL = "agent-check"   # `rmax agent check`'s probes: stored, but no part of the baseline they are judged by
@@ -103,8 +104,8 @@ class Stream(Probe):
 
     def rates(self, record):
         f = headline_figure(record, "triad")
-        # STREAM's rule: the best repetition (the figure is in GB/s, 10^9 B)
-        return [Rate("stream_triad", "", "bytes_per_second", "best", True, f.value * 1e9)] if f else []
+        # STREAM's rule: the best repetition, in bytes/s from the figure's unit
+        return [Rate("stream_triad", "", "bytes_per_second", "best", True, to_base(f.value, f.unit))] if f else []
 
 
 @register

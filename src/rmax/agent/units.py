@@ -1,10 +1,13 @@
-"""How a published rate is shown to a person: its unit's usual scale (GFLOPS, GB/s, us)."""
+"""How a published rate is shown to a person: in its quantity's one unit (rmax.units)."""
 
 from __future__ import annotations
 
 import math
 
-UNITS = {"flops_per_second": (1e9, "GFLOPS"), "bytes_per_second": (1e9, "GB/s"), "seconds": (1e-6, "us")}
+from rmax.units import BANDWIDTH, FLOP_RATE, LATENCY, SI
+
+UNITS = {"flops_per_second": (SI[FLOP_RATE], FLOP_RATE), "bytes_per_second": (SI[BANDWIDTH], BANDWIDTH),
+         "seconds": (SI[LATENCY], LATENCY)}
 
 
 def shown(value: float | None, unit: str) -> str:

@@ -125,66 +125,32 @@ def show(run_id, as_json):
                                                          f"{rec.id[:8]})"))
 
 
-# key: the figure's stable name (runs pair by it); metric: its name for people; point: what it
-# was measured at (a working set, a message size), when that can differ between runs.
-CSV_COLUMNS = ("run_id", "family", "status", "started_at", "hosts", "key", "metric", "point", "statistic", "value",
-               "unit")
-
-
 @command.command("export")
 @click.argument("run_ids", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True)
 @click.option("--kind", default=None, help="Only runs of this kind.")
 @click.option("--out", type=OutputFile(), default=None, help="File (default stdout).")
 def export(run_ids, fmt, kind, out):
-    """Export runs (all, or the ids given) as JSON or CSV (one row per summary metric).
+    """Export runs (all, or the ids given) as JSON or CSV (one row per number: its hosts and unit).
 
     Example: rmax runs export --format csv --out runs.csv"""
-    from rmax.families import loaded
+    from rmax.cli.export import COLUMNS, csv_rows, json_run
 
     with open_store(reading=True) as store:
         runs = [store.get(i) for i in run_ids] if run_ids else store.list(kind=kind)
     if fmt == "json":
-        text = json.dumps([r.as_dict() for r in runs], indent=2, default=str) + "\n"
+        text = json.dumps([json_run(r) for r in runs], indent=2, default=str) + "\n"
     else:
-        from rmax.hostlist import compress
-
         buf = io.StringIO()
         w = csv.writer(buf)
-        w.writerow(CSV_COLUMNS)
+        w.writerow(COLUMNS)
         for r in runs:
-            run = [r.id, r.kind, r.status, r.started_at, compress(r.hosts)]
-            got = loaded(r)
-            if got is not None:   # a family's run: its figures, each with its statistic and unit
-                fam, s = got
-                for f in fam.metrics(s):
-                    w.writerow([*run, f.key, f.metric, f.at or "", f.statistic, f.value, f.unit])
-                continue
-            for metric, v in _flatten(r.summary):
-                stat = metric.rsplit(".", 1)[-1] if "." in metric else ""
-                name = metric.rsplit(".", 1)[0] if stat else metric
-                w.writerow([*run, name, name, "", stat, v, _unit(r.summary, name)])
+            w.writerows(csv_rows(r))
         text = buf.getvalue()
     if out:
         write_atomic(out, text, "the export")
     else:
         sys.stdout.write(text)
-
-
-def _flatten(d: dict, prefix: str = ""):
-    for k, v in d.items():
-        name = f"{prefix}{k}"
-        if isinstance(v, dict):
-            yield from _flatten(v, name + ".")
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            yield name, v
-
-
-def _unit(summary: dict, name: str) -> str:
-    node = summary
-    for part in name.split("."):
-        node = node.get(part, {}) if isinstance(node, dict) else {}
-    return node.get("unit", "") if isinstance(node, dict) else ""
 
 
 @command.command("delete")

@@ -58,7 +58,7 @@ class Fft(HpccFamily):
     survey = SurveyPlan("FFT over the nodes (on request: --steps fft)", 0.03, 53, ranks="all", on_request=True,
                         per_core=RANKS_PER_CORE)
     example = "rmax bench fft --np 2 --n 1048576"
-    UNIT = "GFLOPS"
+    BASE = "flop/s"
     CHECK = ("error", "maxerr / ln(n) / eps")
     KERNELS = {"single": "SingleFFT_Gflops", "star": "StarFFT_Gflops", "mpi": "MPIFFT_Gflops"}
     SIZE = "points"

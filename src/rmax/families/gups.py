@@ -51,7 +51,7 @@ class Gups(HpccFamily):
     native = ("rmax-hpcc", "gups")
     survey = SurveyPlan("RandomAccess (GUPS) over the nodes", 0.01, 51, ranks="all", per_core=RANKS_PER_CORE)
     example = "rmax bench gups --np 2 --table-size 1048576"
-    UNIT = "GUP/s"
+    BASE = "updates/s"
     CHECK = ("error_fraction", "wrong words / table")
     KERNELS = {"single": "SingleRandomAccess_GUPs", "star": "StarRandomAccess_GUPs", "mpi": "MPIRandomAccess_GUPs"}
     SIZE = "words"

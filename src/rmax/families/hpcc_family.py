@@ -18,6 +18,7 @@ from rmax.errors import RmaxError
 from rmax.hpl.hpcc_kernels import BY_KEY
 from rmax.native import executable
 from rmax.params import Names
+from rmax.units import FROM_BASE
 
 FORMS = ("single", "star", "mpi")
 FORMS_TYPE = Names(FORMS, "form")
@@ -25,7 +26,6 @@ FORMS_TYPE = Names(FORMS, "form")
 # waits poll, and more polling ranks than that over a virtual cluster's TCP stopped progressing
 # (plan.bounded_nodes).
 RANKS_PER_CORE = 8
-GIGA = 1e-9    # records carry base units (updates/s, bytes/s, flop/s); figures show 10^9 of them
 
 
 @dataclass
@@ -70,10 +70,19 @@ class HpccFamily(Family):
     """The base of the HPC Challenge families: one rmax-hpcc sub-command, one point per form."""
 
     scope = "net"
-    UNIT: ClassVar[str]                    # the figures' unit, hpcc's: GUP/s, GB/s, GFLOPS
+    BASE: ClassVar[str]                    # the records' unit (bytes/s, flop/s, updates/s): rmax.units.FROM_BASE
     CHECK: ClassVar[tuple[str, str]]       # the check's record field and what it is, for people
     KERNELS: ClassVar[dict[str, str]]      # form -> the key of hpcc's summary that reports it
     SIZE: ClassVar[str]                    # what a point's size counts
+
+    @property
+    def SCALE(self) -> float:
+        return FROM_BASE[self.BASE][0]
+
+    @property
+    def UNIT(self) -> str:
+        """The figures' unit: the one its quantity is shown in (GUP/s, MB/s, GFLOPS)."""
+        return FROM_BASE[self.BASE][1]
 
     def forms_argv(self, o) -> list[str]:
         return ["--forms", ",".join(f for f in FORMS if f in o.forms)]
@@ -103,7 +112,7 @@ class HpccFamily(Family):
 
     def _figure(self, s: HpccSummary, i: int, p: HpccPoint) -> Figure | None:
         k = BY_KEY[self.KERNELS[p.form]]
-        return figure(s, ("points", i, "value"), p.form, k.title, k.unit, self.statistic(p), scale=GIGA,
+        return figure(s, ("points", i, "value"), p.form, k.title, self.UNIT, self.statistic(p), scale=self.SCALE,
                       repeats=("points", i, "repeats") if p.repeats else None,
                       at=f"{p.size} {self.SIZE}, {p.ranks} rank{'s' if p.ranks != 1 else ''}")
 
@@ -117,8 +126,8 @@ class HpccFamily(Family):
     def view(self, s: HpccSummary) -> View:
         rows = []
         for p in s.points:
-            shown = "—" if p.value is None else f"{p.value * GIGA:.6g}"
-            spread = (f"{p.value_min * GIGA:.4g}-{p.value_max * GIGA:.4g}"
+            shown = "—" if p.value is None else f"{p.value * self.SCALE:.6g}"
+            spread = (f"{p.value_min * self.SCALE:.4g}-{p.value_max * self.SCALE:.4g}"
                       if p.value_min is not None and p.value_max is not None else "—")
             rows.append([p.form, str(p.ranks), f"{p.size:,}", shown, spread,
                          "—" if p.check is None else f"{p.check:.3g}", "passed" if p.validated else "FAILED"])
@@ -138,5 +147,5 @@ class HpccFamily(Family):
             for p in s.points:
                 if p.validated and p.value is not None:
                     labels.append(f"{label} {p.form}")
-                    values.append(p.value * GIGA)
+                    values.append(p.value * self.SCALE)
         return [Plot("bar", self.title, ylabel=self.UNIT, labels=labels, values=values)] if labels else []

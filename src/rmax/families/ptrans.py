@@ -39,13 +39,13 @@ class Ptrans(HpccFamily):
     figure); it passes when its residual against A^T + B is at most 16."""
 
     name = "ptrans"
-    title = "HPCC PTRANS: parallel matrix transpose C = A^T + C (GB/s)"
+    title = "HPCC PTRANS: parallel matrix transpose C = A^T + C (MB/s)"
     Options = PtransOptions
     Summary = PtransSummary
     native = ("rmax-hpcc", "ptrans")
     survey = SurveyPlan("PTRANS (parallel transpose) over the nodes", 0.01, 52, ranks="all", per_core=RANKS_PER_CORE)
     example = "rmax bench ptrans --np 4 --n 4000 --nb 64"
-    UNIT = "GB/s"
+    BASE = "bytes/s"
     CHECK = ("residual", "residual / (eps n)")
     KERNELS = {"mpi": "PTRANS_GBs"}
     SIZE = "order"

@@ -14,6 +14,7 @@ from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.native import executable
 from rmax.params import Count, Seconds, Size
 from rmax.sizes import human_bytes
+from rmax.units import BANDWIDTH
 
 BEST = "best of repetitions, first excluded (STREAM's rule)"
 
@@ -52,7 +53,7 @@ class StreamSummary(Summary):
     array_bytes: int | None = None
     total_cache_bytes: int | None = None
     rule_met: bool | None = None                # arrays of at least 4x the cache the system reports
-    unit: str = "MB/s"
+    unit: str = BANDWIDTH          # the unit of the results' rates (rmax.units: every bandwidth's)
     statistic: str = BEST
 
     def result(self, kernel: str, threads: int | None = None) -> tuple[int, StreamResult] | None:
@@ -111,7 +112,7 @@ class Stream(Family):
         for i, r in enumerate(s.results):
             f = figure(s, ("results", i, "best"), f"{r.kernel}.{r.threads}",
                        f"STREAM {r.kernel.capitalize()} ({r.threads} thread{'s' if r.threads != 1 else ''})",
-                       "GB/s", BEST, scale=1e-3, at=_at(s))
+                       BANDWIDTH, BEST, at=_at(s))
             out.append(f)
         return [f for f in out if f]
 
@@ -121,16 +122,16 @@ class Stream(Family):
             return []
         i, r = found
         f = figure(s, ("results", i, "best"), f"triad.{r.threads}",
-                   f"STREAM Triad ({r.threads} thread{'s' if r.threads != 1 else ''})", "GB/s", BEST, scale=1e-3,
+                   f"STREAM Triad ({r.threads} thread{'s' if r.threads != 1 else ''})", BANDWIDTH, BEST,
                    role="triad", at=_at(s))
         return [f] if f else []
 
     def view(self, s: StreamSummary) -> View:
-        t = Table(["Kernel", "Threads", "Best GB/s", "Median GB/s", "Min GB/s", "Per-thread best GB/s", "n"],
-                  [[r.kernel.capitalize(), str(r.threads), f"{r.best / 1e3:.2f}", f"{r.median / 1e3:.2f}",
-                    f"{r.min / 1e3:.2f}", f"{r.thread_best_mean / 1e3:.2f}" if r.thread_best_mean else "—",
+        t = Table(["Kernel", "Threads", "Best MB/s", "Median MB/s", "Min MB/s", "Per-thread best MB/s", "n"],
+                  [[r.kernel.capitalize(), str(r.threads), f"{r.best:.0f}", f"{r.median:.0f}",
+                    f"{r.min:.0f}", f"{r.thread_best_mean:.0f}" if r.thread_best_mean else "—",
                     str(r.n)] for r in s.results],
-                  f"arrays of {human_bytes(s.array_bytes)}; GB = 10^9 bytes", left=1)
+                  f"arrays of {human_bytes(s.array_bytes)}; MB = 10^6 bytes", left=1)
         notes = ["Best, median, min: all threads together, timed from their common start to the last finish; "
                  "per-thread best: each thread's own best rate, their mean (hpcc StarSTREAM's per-process view)."]
         if s.rule_met is False:
@@ -145,7 +146,7 @@ class Stream(Family):
         for label, s in runs:
             for r in s.results:
                 labels.append(f"{label} {r.kernel} x{r.threads}")
-                values.append(r.best / 1e3)
-                errors.append((r.min / 1e3, r.max / 1e3))
-        return [Plot("bar", "STREAM", ylabel="GB/s (best; error bar: min-max)", labels=labels, values=values,
+                values.append(r.best)
+                errors.append((r.min, r.max))
+        return [Plot("bar", "STREAM", ylabel=f"{BANDWIDTH} (best; error bar: min-max)", labels=labels, values=values,
                      errors=errors)] if labels else []

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rmax.inventory import load
 from rmax.report.section import Section, Table
 from rmax.store.runs import RunRecord
+from rmax.units import to_base
 from rmax.survey.headline import by_role, cluster_peak, headline, peak_beaten, percent_of_peak, shown_metric
 
 
@@ -34,10 +35,10 @@ def what_limits(rows: list[dict], runs: list[RunRecord]) -> list[str]:
     peak = by_role(rows, "peak_basis")   # bytes per flop: one node's memory against the same node's peak
     if triad and peak and triad["value"]:
         # Bytes per flop the memory can feed: DGEMM reuses each byte many times, STREAM-like codes do not.
-        bpf = triad["value"] * 1e9 / (peak["value"] * 1e9)
-        out.append(f"Memory: STREAM Triad {triad['value']:.1f} GB/s against a {peak['value']:.0f} GFLOPS peak is "
-                   f"{bpf:.3f} bytes per flop; codes needing more than that (sparse, stencil) are memory-bound here, "
-                   "HPL is not.")
+        bpf = to_base(triad["value"], triad["unit"]) / to_base(peak["value"], peak["unit"])
+        out.append(f"Memory: STREAM Triad {triad['value']:.0f} {triad['unit']} against a {peak['value']:.0f} "
+                   f"{peak['unit']} peak is {bpf:.3f} bytes per flop; codes needing more than that (sparse, "
+                   "stencil) are memory-bound here, HPL is not.")
     lat = by_role(rows, "mpi_latency")
     bw = by_role(rows, "mpi_bandwidth")
     if lat and bw:

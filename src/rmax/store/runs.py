@@ -92,6 +92,12 @@ class RunRecord:
             return None
         return (datetime.fromisoformat(self.ended_at) - datetime.fromisoformat(self.started_at)).total_seconds()
 
+    @property
+    def ran_on(self) -> list:
+        """The hosts the run measured: those it names, else the host rmax ran it on (a local run
+        stored without hosts: HPL's and its tests', a survey's on this node)."""
+        return list(self.hosts) or ([self.hostname] if self.hostname else [])
+
     def as_dict(self) -> dict:
         d = dict(self.__dict__)
         d["duration_s"] = self.duration
