@@ -11,6 +11,17 @@ from rmax.errors import RmaxError, unfinished
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
 from rmax.cli.launch_options import use_vcluster
 from rmax.launch.allocation import allocation_hosts
+from rmax.cli.launch_options import lost_after_option
+
+
+def drain_lost(lost: list[dict], survey: str, really: bool) -> None:
+    """Each lost node's drain under Slurm: done with --drain, else the line to do it printed."""
+    from rmax.launch.drain import drain, reason_text, shown
+
+    for x in lost:
+        why = reason_text(f"lost in survey {survey[:8]} step {x['step']}: {x['why']}", "rmax survey")
+        err_console.print(Text(f"  {x['host']}: {drain(x['host'], why)}" if really else f"  to drain it: {shown(x['host'], why)}"),
+                          soft_wrap=True)
 
 
 @click.command("survey")
@@ -33,13 +44,24 @@ from rmax.launch.allocation import allocation_hosts
               help="Survey the nodes of this virtual cluster (its hostfile, through --launcher vcluster).")
 @click.option("--timeout", type=TIMEOUT, default=900.0, show_default=True, help="Watchdog per step job (s).")
 @click.option("--label", default=None, type=Label(), help="A note stored with the survey.")
+@click.option("--require-all-nodes", is_flag=True,
+              help="A node lost or unreachable fails the survey (exit 1); by default the survey goes on without it "
+              "and ends partial (exit 3), naming it.")
+@click.option("--drain", is_flag=True,
+              help="Under Slurm, drain each lost node (scontrol update ... State=DRAIN) with the survey's reason; "
+              "without it the command to do so is printed.")
+@lost_after_option
 @click.option("--out", type=OutputDir(), default=None, help="Also write the HTML report here.")
 @json_option
-def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, vcluster, timeout, label, out, as_json):
+def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, vcluster, timeout, label,
+            require_all_nodes, drain, out, as_json):
     """Characterise this node (or the nodes given): inventory, node benchmarks, network benchmarks
     when there are several nodes, and HPL at a sensible N; all stored as one survey.
 
-    Exit status 3: the survey is partial (a planned step did not run or finish; the summary names it).
+    Exit status 3: the survey is partial (a planned step did not run or finish, or a node was lost:
+    the summary names it first). A node that does not answer a launch, or whose heartbeat stops in
+    a step and then does not answer, is named lost within about --lost-after + 10 s and left out of
+    every later step, which runs on the others.
 
     Example: rmax survey --quick"""
     from rmax.store import open_store
@@ -77,6 +99,10 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
             for line in info["lines"]:
                 err_console.print(Text(line, style="dim"), soft_wrap=True)   # whole lines, never cut
             return
+        if event == "lost":   # at once, not only in the summary
+            err_console.print(Text.assemble(("  LOST ", "bold red"), f"{info['host']} in {info['step']} at "
+                                            f"{info['at_s']:g} s: {info['why']}; the survey goes on without it"))
+            return
         if event in ("start", "progress"):
             titles.setdefault(name, info.get("title", ""))
             status.update(Text(f"survey: {name} ({titles[name]})"
@@ -89,7 +115,10 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
         with status:
             rec = run_survey(store, chosen, hosts=host_list, quick=quick, budget=budget, launcher=launcher,
                              timeout=timeout, label=label, tune_budget=tune, out_dir=out,
-                             on_step=on_step)
+                             on_step=on_step, require_all=require_all_nodes)
+        lost = rec.summary.get("lost") or []
+        if lost and (drain or allocation_hosts()):
+            drain_lost(lost, rec.id, drain)
         if out:
             from rmax.report.build import write_report
 

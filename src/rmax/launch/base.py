@@ -40,6 +40,8 @@ class LaunchSpec:
     extra_args: list[str] = field(default_factory=list)  # launcher-specific, e.g. from the virtual cluster
     blas_kernels: bool = True             # let rmax choose the BLAS's widest kernels (rmax.blas.kernel_env)
     net_if: str | None = None             # the interface MPI uses between hosts (default: the route's)
+    launcher: str | None = None           # the launcher it was prepared for (job.prepare): a silent host is asked through it
+    mpi: dict | None = None               # the MPI its ranks run under (Launcher.argv), recorded with the run
 
     @property
     def slots(self) -> int:
@@ -140,6 +142,44 @@ class Launcher(ABC):
                             hint=f"apt-get install {self.package}")
         return found
 
+    def path_for(self, spec: LaunchSpec, generic: str) -> str:
+        """The launcher's executable for spec: a site build's own (its `generic` launcher, mpiexec or
+        mpirun, beside the wrapper it was built with, or $RMAX_MPIEXEC), else the class's command."""
+        if spec.mpi and spec.mpi.get("build") == "site":
+            from rmax.launch.builds import LAUNCHER_VARIABLE, launcher_command
+            from rmax.native import mpi_build
+
+            command = launcher_command(mpi_build("site"), self.command, generic)
+            found = shutil.which(command) if command else None
+            if not found:
+                raise RmaxError(f"{command}, the site MPI's launcher, not found",
+                                hint=f"name it with {LAUNCHER_VARIABLE}=/path/to/{generic}")
+            return found
+        return self.path()
+
+    def family(self) -> str | None:
+        """The MPI whose jobs this launcher starts now (the class's `mpi` unless it depends on the build)."""
+        return self.mpi
+
+    def build(self):
+        """The build of rmax's MPI executables this launcher runs (rmax.launch.builds)."""
+        from rmax.launch.builds import for_family
+
+        return for_family(self.family(), self.name)
+
+    def use_build(self, spec: LaunchSpec) -> None:
+        """rmax's own MPI executable in spec.program replaced by the build this launcher runs, and the
+        MPI recorded in spec.mpi (a foreign program: the MPI it is linked with, when one)."""
+        from rmax.launch import builds
+        from rmax.launch.srun_mpi import linked_mpi
+
+        if builds.ours(spec.program):
+            build = self.build()
+            spec.program = builds.swap(spec.program, build)
+            spec.mpi = build.brief()
+        elif spec.program and (linked := linked_mpi(spec.program[0])):
+            spec.mpi = {"build": None, "implementation": linked, "version": None}
+
     def available(self) -> bool:
         return shutil.which(self.command) is not None
 
@@ -157,10 +197,11 @@ class Launcher(ABC):
         as a job of one (each rank 0 of 1), and the run would fail far from the cause."""
         from rmax.launch.srun_mpi import linked_mpi
 
-        built = linked_mpi(program[0]) if self.mpi and program else None
-        if built and built != self.mpi:
+        family = self.family()
+        built = linked_mpi(program[0]) if family and program else None
+        if built and built != family:
             other = next((c.name for c in REGISTRY.values() if c.mpi == built), None)
-            raise RmaxError(f"{program[0]} is built with {built}, but the {self.name} launcher starts {self.mpi} jobs",
+            raise RmaxError(f"{program[0]} is built with {built}, but the {self.name} launcher starts {family} jobs",
                             hint=f"use --launcher {other}" if other else f"launch it with {built}'s own launcher")
 
     @abstractmethod
@@ -169,6 +210,7 @@ class Launcher(ABC):
 
     def argv(self, spec: LaunchSpec) -> list[str]:
         spec.validate()
+        self.use_build(spec)
         self.check_program(spec.program)
         return [*_unique_mca([*self.prefix(spec), *spec.extra_args]), *spec.program]
 
@@ -204,9 +246,12 @@ def diagnose(what: str, argv: list[str], text: str) -> RunFailed | None:
 
 
 def get_launcher(name: str | None = None) -> Launcher:
-    """The named launcher, or the default: srun inside a Slurm allocation, else mpirun."""
+    """The named launcher, or the default: srun inside a Slurm allocation, else mpirun (mpiexec when
+    --mpi chose an MPICH-family build)."""
     if name is None:
-        name = "srun" if os.environ.get("SLURM_JOB_ID") else "mpirun"
+        from rmax.launch.builds import default_launcher
+
+        name = "srun" if os.environ.get("SLURM_JOB_ID") else default_launcher()
     if name not in REGISTRY:
         raise RmaxError(f"unknown launcher '{name}'", hint=f"one of: {', '.join(sorted(REGISTRY))}")
     return REGISTRY[name]()

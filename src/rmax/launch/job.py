@@ -105,6 +105,7 @@ class JobResult:
     expected_ranks: int | None = None
     silent: list[RankProgress] = field(default_factory=list)   # ranks that had stopped answering at the timeout
     lost: dict[int, float] = field(default_factory=dict)   # rank -> seconds without a heartbeat, when that stopped the job
+    given_up: dict[int, float] = field(default_factory=dict)   # ranks on_lost took for lost: the job went on
 
     @property
     def ok(self) -> bool:
@@ -245,6 +246,26 @@ def lost_after() -> float | None:
     return value or None
 
 
+def answering(quiet: dict[int, float], ranks: dict[int, RankProgress], spec: "LaunchSpec | None") -> set[int]:
+    """Of the silent ranks, those on a host that still answers a launch (launch/reach.py): all of a
+    host's ranks silent on a loaded machine is a host starved of CPU, or its output held up, not a
+    lost one. Ranks silent beside others of their host that still beat are stuck, not asked about;
+    without the launcher and hosts to ask through, none is taken for alive."""
+    if spec is None or not spec.hosts or not spec.launcher:
+        return set()
+    silent_hosts = {ranks[r].host for r in quiet
+                    if all(p.rank in quiet or p.exited for p in ranks.values() if p.host == ranks[r].host)}
+    names = {h.name for h in spec.hosts}
+    asked = sorted(h for h in silent_hosts if h in names)
+    if not asked:
+        return set()
+    from rmax.launch.reach import unanswered
+
+    via = next((h.name for h in spec.hosts if h.name not in silent_hosts), None)
+    gone = unanswered(asked, spec.launcher, run_job, via=via)
+    return {r for r in quiet if ranks[r].host in asked and ranks[r].host not in gone}
+
+
 def _stop(proc: subprocess.Popen) -> None:
     """Ask the supervisor to end the job (it escalates to SIGKILL after GRACE); kill it if it hangs.
     Neither wait is unbounded: SIGKILL cannot be refused, but a supervisor the kernel holds (a
@@ -270,7 +291,9 @@ def _check_program(argv: list[str], env: dict[str, str], cwd: str | None) -> Non
 def run_job(argv: list[str], timeout: float | Callable[[], float], env: dict[str, str] | None = None,
             cwd: str | None = None, on_stdout: Callable[[str], None] | None = None,
             on_step: Callable[[str], None] | None = None, tail_lines: int = 40, spec: "LaunchSpec | None" = None,
-            on_stderr: Callable[[str], bool] | None = None) -> JobResult:
+            on_stderr: Callable[[str], bool] | None = None,
+            on_lost: Callable[[dict[int, float], dict[int, "RankProgress"]], list[int]] | None = None,
+            done: Callable[[], bool] | None = None) -> JobResult:
     """Run argv (never through a shell) under the supervisor and the watchdog; stdout is returned whole.
 
     on_stderr sees every stderr line that is no watchdog marker, as it comes; a line it answers
@@ -357,10 +380,25 @@ def run_job(argv: list[str], timeout: float | Callable[[], float], env: dict[str
     timed_out = not_started = False
     silent: list[RankProgress] = []
     lost: dict[int, float] = {}
+    given_up: dict[int, float] = {}   # on_lost's: ranks the job goes on without
     try:
         while proc.poll() is None:
             now = time.monotonic()
-            if lost_limit and (lost := {r.rank: now - r.heard for r in list(ranks.values()) if r.lost(now, lost_limit)}):
+            quiet = {r.rank: now - r.heard for r in list(ranks.values())
+                     if r.rank not in given_up and r.lost(now, lost_limit)} if lost_limit else {}
+            if quiet and on_lost:
+                taken = set(on_lost(quiet, dict(ranks)))
+                given_up.update({r: t for r, t in quiet.items() if r in taken})
+                for r in set(quiet) - taken:   # alive after all: heard from now
+                    ranks[r].heard = time.monotonic()
+            elif quiet:
+                alive = answering(quiet, ranks, spec)
+                for r in alive:   # starved of CPU, not lost: heard from now
+                    ranks[r].heard = time.monotonic()
+                lost = {r: t for r, t in quiet.items() if r not in alive}
+                if lost:
+                    _stop(proc)
+            elif done and done():
                 _stop(proc)
             elif now - start > limit():
                 timed_out = True
@@ -387,12 +425,14 @@ def run_job(argv: list[str], timeout: float | Callable[[], float], env: dict[str
                      duration=time.monotonic() - start, timed_out=timed_out,
                      last_step=steps[-1] if steps else None, steps=steps, not_started=not_started,
                      start_timeout=deadline, ranks=ranks, expected_ranks=spec.np if spec else None, silent=silent,
-                     lost=lost)
+                     lost=lost, given_up=given_up)
 
 
 def prepare(spec, launcher: str | None = None) -> list[str]:
     """The full argv for spec with the named (or default) launcher; bad input raises here, before any run starts."""
-    argv = get_launcher(launcher).argv(spec)
+    got = get_launcher(launcher)
+    argv = got.argv(spec)
+    spec.launcher = got.name
     if spec.hosts:
         check_resolvable(spec.hosts)
     start_timeout(spec)   # a bad RMAX_START_TIMEOUT is refused now too

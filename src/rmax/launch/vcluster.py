@@ -1,11 +1,14 @@
-"""Open MPI's mpirun across the nodes of an rmax virtual cluster.
+"""Open MPI's mpirun, or MPICH's Hydra, across the nodes of an rmax virtual cluster.
 
 mpirun itself runs inside the first node's namespaces (as on a real cluster,
 where one launches from a node), so the host needs no address on the cluster
 network and all MPI traffic stays between the namespaces. Remote daemons are
 started through the agent `rmax vcluster up` wrote, Open MPI's stand-in for
 ssh. The flags are the ones found necessary for Open MPI 4.1 across
-namespaces (see issue 6 and docs/VCLUSTER.md)."""
+namespaces (see issue 6 and docs/VCLUSTER.md). With the mpich build chosen
+(`--mpi mpich`), Hydra's mpiexec does the same: its proxies are started through
+the same agent (`-launcher ssh -launcher-exec AGENT`), its ranks talk TCP on the
+cluster network only (hydra_env), and yield the shared cores while they wait."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from pathlib import Path
 from rmax.errors import RmaxError
 from rmax.launch.base import LaunchSpec, Launcher, register
 from rmax.launch.hosts import Host, parse_hosts, read_hostfile
+from rmax.launch.mpiexec import POLLS_BEFORE_YIELD, MpichExec
 from rmax.launch.mpirun import OpenMpiRun
 from rmax.launch.netscope import JobNetwork
 
@@ -95,12 +99,42 @@ def vcluster_mca(state) -> list[str]:
     return argv + ["-x", "PMIX_MCA_gds=hash"]
 
 
+def hydra_env() -> dict[str, str]:
+    """What MPICH's ranks (Debian's ch4:ucx) need across this cluster's namespaces."""
+    return {
+        "UCX_TLS": "tcp,self",          # no shared memory through UCX: ranks on different nodes share a kernel
+        "UCX_NET_DEVICES": "eth0",      # only the cluster network, never the host's
+        "MPIR_CVAR_POLLS_BEFORE_YIELD": POLLS_BEFORE_YIELD,   # the nodes share the host's cores
+    }
+
+
+def without_mca(args: list[str]) -> list[str]:
+    """args less Open MPI's `--mca NAME VALUE` settings (a benchmark's mpi_yield_when_idle: netlaunch),
+    whose MPICH equivalents hydra_env sets."""
+    out, i = [], 0
+    while i < len(args):
+        if args[i] == "--mca" and i + 2 < len(args):
+            i += 3
+            continue
+        out.append(args[i])
+        i += 1
+    return out
+
+
 @register
 class VirtualClusterRun(Launcher):
     name = "vcluster"
     command = "mpirun"
     package = "openmpi-bin"
-    summary = "Open MPI's mpirun across the namespaces of an rmax virtual cluster"
+    summary = "Open MPI's mpirun (MPICH's Hydra with --mpi mpich) across the namespaces of an rmax virtual cluster"
+    starts_on_first_host = True   # mpirun runs inside the first node of the job (launch/reach.py)
+
+    def family(self) -> str | None:
+        """Open MPI, unless --mpi (RMAX_MPI) chose a build of the MPICH family."""
+        from rmax.launch.builds import chosen
+        from rmax.native import mpi_build
+
+        return mpi_build(chosen()).family if chosen() else "Open MPI"
 
     def argv(self, spec: LaunchSpec) -> list[str]:
         # No hosts given: the whole cluster, as its hostfile lists it. Done before
@@ -109,6 +143,8 @@ class VirtualClusterRun(Launcher):
             state = _cluster_for(spec)
             spec.hostfile = str(state.hostfile)
             spec.hosts = read_hostfile(state.hostfile)
+        if self.family() == "MPICH":
+            spec.extra_args = without_mca(spec.extra_args)
         return super().argv(spec)
 
     def prefix(self, spec: LaunchSpec) -> list[str]:
@@ -117,6 +153,10 @@ class VirtualClusterRun(Launcher):
         # The nodes share this machine's cores: binding each node's first rank to
         # "core 0" would stack them all on one core, so ranks are left unbound.
         net = JobNetwork(state.plan.subnet, "eth0", remote=True)     # every node's eth0 is on the subnet
+        if self.family() == "MPICH":
+            hydra = MpichExec().confined(dataclasses.replace(spec, bind="none"), net, hydra_env(), crowded=True,
+                                         launcher=["-launcher", "ssh", "-launcher-exec", str(state.agent)])
+            return [*state.enter(first), *hydra]
         mpirun = OpenMpiRun().confined(dataclasses.replace(spec, bind="none"), net)
         return [*state.enter(first), "env", "PMIX_MCA_gds=hash", *mpirun, *vcluster_mca(state)]
 

@@ -70,10 +70,12 @@ def summary_section(survey: RunRecord, runs: list[RunRecord]) -> Section:
         rows.append(pct)
     sec = Section(key="summary", title="Cluster summary", order=0)
     s = survey.summary
-    if survey.status == "partial":
-        from rmax.survey.workflow import partial_line
+    from rmax.survey.workflow import lost_line, missing_steps, partial_line
 
-        sec.warnings.append(partial_line(s.get("steps", [])))   # first: what this survey lacks
+    if s.get("lost"):   # first of all: the nodes this survey went on without
+        sec.warnings.append(lost_line(s["lost"]))
+    if missing_steps(s.get("steps", [])):
+        sec.warnings.append(partial_line(s.get("steps", [])))   # then what this survey lacks
     busy = busy_runs(runs)
     if busy:
         sec.warnings.append(busy_warning(busy, len(runs)))

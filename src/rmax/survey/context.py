@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -28,6 +29,15 @@ class SurveyContext:
     plan: Plan | None = None                    # each step's seconds and sizes (plan.py), made after the inventory
     waiting: object | None = None               # fanout.Waiting: nodes still in the inventory's launch, for the
                                                 # per-node steps that follow it
+    lost: dict[str, dict] = field(default_factory=dict)   # host -> {step, why, at_s}: left out of every later step
+    checks: list[dict] = field(default_factory=list)      # the reachability checks (survey/reachability.py)
+    started: float = field(default_factory=time.monotonic)
+
+    def lose(self, host: str, step: str, why: str) -> None:
+        """Record a node lost (once: the first step and evidence stand); every later step runs without it."""
+        if host not in self.lost:
+            self.lost[host] = {"host": host, "step": step, "why": why,
+                               "at_s": round(time.monotonic() - self.started, 1)}
 
     def step_timeout(self, step: str) -> float:
         """A step's watchdog: its planned seconds with a margin (plan.StepPlan.timeout), at most --timeout."""
@@ -37,7 +47,10 @@ class SurveyContext:
 
     @property
     def nodes(self) -> list[Host]:
-        return self.hosts or [Host(socket.gethostname(), LaunchSpec(program=[]).slots)]
+        """The nodes the next step runs on: the survey's, less those lost."""
+        if not self.hosts:
+            return [Host(socket.gethostname(), LaunchSpec(program=[]).slots)]
+        return [h for h in self.hosts if h.name not in self.lost]
 
     @property
     def multi_node(self) -> bool:

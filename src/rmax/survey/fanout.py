@@ -74,8 +74,12 @@ class FanOut:
     (and bad input refused) when this is made, so a caller makes it before storing any run; start()
     launches it, and results(i) waits for step i's results while the nodes go on."""
 
-    def __init__(self, plan: list[dict], hosts: list[str], *, launcher: str | None):
+    def __init__(self, plan: list[dict], hosts: list[str], *, launcher: str | None,
+                 on_lost: Callable[[str, str, str], None] | None = None):
         self.hosts, self.steps, self.limits = hosts, [], []
+        self.launcher, self.on_lost = launcher, on_lost
+        self.lost: dict[str, str] = {}   # host -> why it is taken for lost (heartbeat, then no answer)
+        self.closed = False  # no steps will follow the plan's last (a waiting launch released)
         self.sharing = 1     # after results(): the most nodes that share one machine (one boot id)
         # -I -S: no site (its .pth files and editable-install hooks); the worker is stdlib only and
         # puts its own package root on the path. Its start-up is paid on every node.
@@ -107,7 +111,7 @@ class FanOut:
         def launch():
             try:
                 job = run_job(self.argv, lambda: self.limits[-1], env=self.spec.rank_env(), spec=self.spec,
-                              on_stderr=frame)
+                              on_stderr=frame, on_lost=self._silent, done=self._done)
             except Exception as e:   # a launch that could not start: every step's result is missing
                 job = e
             with self._changed:
@@ -120,6 +124,52 @@ class FanOut:
         self._thread = threading.Thread(target=launch, daemon=True)
         self._thread.start()
         return self
+
+    def _silent(self, quiet: dict[int, float], ranks: dict) -> list[int]:
+        """The watchdog's silent ranks (rank -> seconds): the ones whose host does not answer a
+        launch either are lost (the job goes on without them); a host that answers is alive, its
+        worker starved of CPU or its output held up, and is waited for."""
+        from rmax.launch.reach import unanswered
+
+        host_of = {r: self._host(r, ranks) for r in quiet}
+        via = next((h for h in self.hosts if h not in self.lost and h not in host_of.values()), None)
+        gone = unanswered(sorted(set(host_of.values())), self.launcher, run_job, via=via)
+        taken = []
+        for r, secs in quiet.items():
+            h = host_of[r]
+            if h in gone:
+                step = self._step_of(r)
+                why = f"no heartbeat for {secs:.0f} s" + (f" in step {step}" if step else "") + f", and {gone[h]}"
+                with self._changed:
+                    self.lost[h] = why
+                    self._changed.notify_all()
+                if self.on_lost:
+                    self.on_lost(h, step or "?", why)
+                taken.append(r)
+        return taken
+
+    def _host(self, rank: int, ranks: dict) -> str:
+        """The host a rank runs on: the one it names (or its short name), else its place in the list."""
+        said = ranks[rank].host if rank in ranks else ""
+        short = {h.split(".")[0]: h for h in self.hosts}
+        return said if said in self.hosts else short.get(said.split(".")[0]) or \
+            (self.hosts[rank] if 0 <= rank < len(self.hosts) else said)
+
+    def _step_of(self, rank: int) -> str | None:
+        """The step a rank was in: the first of the plan it sent no result for."""
+        with self._changed:
+            sent = {s for (r, s) in self._frames.results if r == rank}
+        return next((self.steps[i] for i in range(len(self.steps)) if i not in sent), None)
+
+    def _done(self) -> bool:
+        """Everything this launch is for has come back from every host not lost (the lost ones'
+        daemons may never end): stop it. A launch without lost hosts ends by itself."""
+        with self._changed:
+            if not self.lost or (self.steps[-1] == "next" and not self.closed):
+                return False
+            last = len(self.steps) - 1
+            return all((r, last) in self._frames.results for r in range(len(self.hosts))
+                       if self.hosts[r] not in self.lost)
 
     def extend(self, plan: list[dict]) -> int:
         """Steps for nodes that wait in this launch's last step ("next", node_worker.py), with their
@@ -154,16 +204,21 @@ class FanOut:
     def results(self, i: int) -> dict[str, NodeResult]:
         """Step i's result on every host: once every host sent it, the job ended, or step i's time is up."""
         deadline = self._start + self.limits[i]
+
+        def waited() -> int:   # hosts still to send step i: not those lost meanwhile
+            sent = {rank for (rank, s) in self._frames.results if s == i}
+            return sum(1 for r, h in enumerate(self.hosts) if r not in sent and h not in self.lost)
+
         with self._changed:
-            while self._job is None and sum(1 for (_, s) in self._frames.results if s == i) < len(self.hosts):
+            while self._job is None and waited():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
                 self._changed.wait(min(left, 1.0))
             got = {rank: r for (rank, s), r in self._frames.results.items() if s == i}
             broken = {rank: h for (rank, s), h in self._frames.broken().items() if s == i} if self._job else {}
-            job = self._job
-        if len(got) == len(self.hosts):
+            job, lost = self._job, dict(self.lost)
+        if not waited():
             self._read(i)
         boots = Counter(r["boot_id"] for r in got.values() if r.get("boot_id"))
         self.sharing = max(boots.values(), default=1)
@@ -173,7 +228,11 @@ class FanOut:
             missing = f"sent no result: {job}"
         else:
             missing = ("sent no result: " + str(job.failure("the fan-out"))) if not job.ok else "sent no result"
-        return assign(got, broken, self.hosts, missing)
+        out = assign(got, broken, self.hosts, missing)
+        for h, why in lost.items():
+            if out[h].error == missing:
+                out[h].error = f"host {h} lost: {why}"
+        return out
 
 
 def store_per_node(store, parent: str, kind: str, hosts: list[str], results: Callable[[], dict[str, NodeResult]],
@@ -282,7 +341,7 @@ class NodeSteps:
         else:
             if waiting:
                 waiting.release()
-            self.fan = FanOut(plan, hosts, launcher=ctx.launcher).start() if plan else None
+            self.fan = FanOut(plan, hosts, launcher=ctx.launcher, on_lost=ctx.lose).start() if plan else None
 
     def _fields(self, name: str) -> dict:
         """The columns of step `name`'s runs besides their own results."""
@@ -331,7 +390,9 @@ class NodeSteps:
             run.update(fingerprint=self.prints.get(res.host))
             keep_measured(run, parser(res), res.stdout, RunFailed(f"{res.host}: {res.error}"))
 
-        return store_per_node(self.ctx.store, self.ctx.survey_id, family.name, self.fan.hosts,
+        # a node lost before this step gets no run of it: the survey names it once (SurveyContext.lost)
+        hosts = [h for h in self.fan.hosts if h not in self.ctx.lost]
+        return store_per_node(self.ctx.store, self.ctx.survey_id, family.name, hosts,
                               lambda: self.fan.results(self.first + i), fields, fill, keep)
 
 
@@ -350,7 +411,7 @@ def inventory_on_every_node(ctx, measure: bool, unmeasured: str, then: bool = Fa
     waiting = Waiting.prepared() if then else None
     if waiting:
         plan.append({"step": "next", "timeout": ctx.timeout, "next": str(waiting.path)})
-    fan = FanOut(plan, [h.name for h in ctx.nodes], launcher=ctx.launcher)
+    fan = FanOut(plan, [h.name for h in ctx.nodes], launcher=ctx.launcher, on_lost=ctx.lose)
     if waiting:
         waiting.fan = fan
 
@@ -367,8 +428,10 @@ def inventory_on_every_node(ctx, measure: bool, unmeasured: str, then: bool = Fa
         if waiting:
             waiting.release(wait=False)
         raise
-    if waiting:   # every node waits for the steps that follow (each said so right after its inventory), or none
-        if all(r.status == "ok" for r in records) and all(r.stdout == "waiting" for r in fan.results(1).values()):
+    if waiting:   # every node not lost waits for the steps that follow (each said so right after its inventory), or none
+        live = [r for r in records if r.hosts[0] not in fan.lost]
+        if live and all(r.status == "ok" for r in live) and \
+                all(r.stdout == "waiting" for h, r in fan.results(1).items() if h not in fan.lost):
             ctx.waiting = waiting
         else:
             waiting.release()
@@ -417,6 +480,7 @@ class Waiting:
         cannot, so the file goes here."""
         self._write([])
         if self.fan:
+            self.fan.closed = True   # a lost node's launch ends once the others are done
             if wait:
                 self.fan.wait(RELEASE_WAIT_S)
             if self.fan.ended():

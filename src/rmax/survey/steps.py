@@ -203,23 +203,39 @@ class Hpl(Step):
         return "--tune replaces the single HPL run with a tuning session" if ctx.tune_budget else None
 
     def problem(self, ctx, seconds: float | None = None) -> tuple[int, int, int, int]:
-        """(N, NB, P, Q): N sized so HPL takes about `seconds` (default: a third of the step's
-        planned seconds, the rest for its set-up and check), within 60% of memory."""
-        ranks = ctx.ranks
-        p = max(d for d in range(1, int(math.isqrt(ranks)) + 1) if ranks % d == 0)
-        q = ranks // p
+        """(N, NB, P, Q): the grid the nodes left give (grid_for), N the largest whose time by
+        rmax's HPL model (model/hpl_model.py) is about `seconds` (default: a third of the step's
+        planned seconds, the rest for its set-up and check), within 60% of memory. The model's
+        inputs are this survey's own measurements once it has them (hpl_inputs): at many ranks
+        HPL's time is the latency of its panel broadcasts and pivot exchanges, not its flops."""
+        from rmax.model.hpl_model import predict_hpl
+
+        p, q = grid_for(ctx.ranks)
         nb = 192
-        rate = (ctx.facts.get("rpeak") or {}).get("gflops") or 10.0 * ranks
         planned = ctx.plan.get(self.name) if ctx.plan else None
         seconds = seconds or max(2.0, (planned.seconds if planned else self.share * ctx.budget) / 3)
-        from rmax.model.hpl_model import n_for_flops
-
-        n = n_for_flops(seconds * rate * 0.6e9)   # at 60% of the peak
+        gamma3, alpha, beta = hpl_inputs(ctx)
         mem = ctx.facts.get("mem_available") or 0
+        top = math.inf
         if mem:   # nodes that share a machine (a virtual cluster's) share its memory
-            n = min(n, math.sqrt(0.6 * mem * len(ctx.nodes) / ctx.facts.get("sharing", 1) / 8))
-        unit = nb * math.lcm(p, q)
-        return max(unit, int(n) // unit * unit), nb, p, q
+            top = math.sqrt(0.6 * mem * len(ctx.nodes) / ctx.facts.get("sharing", 1) / 8)
+        # N a multiple of NB x lcm(P, Q) (every rank the same blocks) where that is small, else of NB
+        unit = nb * math.lcm(p, q) if math.lcm(p, q) <= 12 else nb
+
+        def fits(n: int) -> bool:
+            return n <= top and predict_hpl(n, nb, p, q, alpha, beta, gamma3) <= seconds
+
+        n = unit
+        while fits(2 * n):   # a doubling, then the bisection between n and 2n
+            n *= 2
+        lo, hi = n, 2 * n
+        while hi - lo > unit:
+            mid = (lo + hi) // 2 // unit * unit
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        ctx.facts["hpl_model"] = {"seconds": round(seconds, 2), "predicted_s": round(
+            predict_hpl(lo, nb, p, q, alpha, beta, gamma3), 2), "gamma3": gamma3, "alpha": alpha, "beta": beta,
+            "from": ctx.facts.get("hpl_inputs_from", {})}
+        return lo, nb, p, q
 
     def run(self, ctx):
         from rmax.bench.family import RunContext
@@ -231,7 +247,7 @@ class Hpl(Step):
         o = HPL.options(config=HplConfig(ns=[n], nbs=[nb], grids=[(p, q)]), engine=self.engine())
         shown = (lambda pr: ctx.on_progress(self.name, pr.short())) if ctx.on_progress else None
         rec = run(HPL, o, RunContext(store=ctx.store, parent=ctx.survey_id, spec=LaunchSpec(program=[], np=p * q,
-                  hosts=ctx.hosts), launcher=ctx.launcher, timeout=ctx.step_timeout(self.name), quick=ctx.quick,
+                  hosts=ctx.nodes if ctx.hosts else None), launcher=ctx.launcher, timeout=ctx.step_timeout(self.name), quick=ctx.quick,
                   on_progress=shown))
         return [rec, *ctx.store.children(rec.id)]
 
@@ -251,7 +267,7 @@ class Tune(Step):
 
         hpl = Hpl()
         n = hpl_problem(ctx)[0]
-        hosts = ",".join(f"{h.name}:{h.slots}" for h in ctx.hosts) if ctx.hosts else None
+        hosts = ",".join(f"{h.name}:{h.slots}" for h in ctx.nodes) if ctx.hosts else None
         out = Path(ctx.out_dir or ".") / "HPL-tuned.dat"
         out.parent.mkdir(parents=True, exist_ok=True)
         settings = Settings(engine=hpl.engine(), np=ctx.ranks, hosts=hosts, launcher=ctx.launcher,
@@ -263,6 +279,65 @@ class Tune(Step):
         with session.run:
             session.execute()
         return [ctx.store.get(session.run.id)]
+
+
+def grid_for(ranks: int) -> tuple[int, int]:
+    """HPL's P x Q for `ranks` (P <= Q, Q at most 4 P, as HPL's tuning notes advise near-square
+    grids): the most ranks such a grid uses, the squarer of equals; a rank count whose only exact
+    grid is a line (47 nodes left of 48: 1 x 47) leaves a few ranks out (5 x 9)."""
+    best = (1, 1)
+    for p in range(1, math.isqrt(ranks) + 1):
+        q = min(ranks // p, 4 * p)
+        if p * q > best[0] * best[1] or (p * q == best[0] * best[1] and q - p < best[1] - best[0]):
+            best = (p, q)
+    return best
+
+
+LINK_FLOOR_S = 1e-5    # s per message where nothing is measured yet: a fast network's (HPL's own sizing)
+
+
+def hpl_inputs(ctx) -> tuple[float, float, float]:
+    """(gamma3, alpha, beta) for HPL's model: seconds per DGEMM flop of one rank (the median node of
+    this survey's DGEMM step, else 60 % of the inventory's Rpeak), seconds per message (the median
+    ring latency among all ranks, else the point-to-point fit, else LINK_FLOOR_S) and bytes/s (the
+    ring's bandwidth, else the point-to-point fit's, else 1 GB/s); what each came from goes in
+    ctx.facts["hpl_inputs_from"]."""
+    from rmax.families import loaded
+
+    runs = [r for r in ctx.store.children(ctx.survey_id) if r.status == "ok" and r.kind in ("dgemm", "ring", "net")]
+    got = {}
+    rates = []
+    for r in runs:
+        typed = loaded(r)
+        if typed is None:
+            continue
+        s = typed[1]
+        if r.kind == "dgemm":
+            point = max((p for p in [*s.shape, *s.square] if p.median > 0), key=lambda p: (p.k >= 128, p.m * p.n),
+                        default=None)
+            if point:   # per rank: a DGEMM of T threads stands for T one-thread ranks
+                rates.append(point.median / max(1, s.threads or 1))
+        elif r.kind == "ring" and (s.natural_latency_median or s.natural_latency):
+            got["alpha"] = (s.natural_latency_median or s.natural_latency, f"ring run {r.id[:8]}")
+            if s.natural_bandwidth:
+                got["beta"] = (s.natural_bandwidth, f"ring run {r.id[:8]}")
+        elif r.kind == "net":
+            from rmax.model.inputs import _hockney
+
+            fit = _hockney(s)
+            if fit:
+                got.setdefault("alpha", (max(fit[0].alpha, 1e-7), f"net run {r.id[:8]}"))
+                got.setdefault("beta", (fit[0].beta, f"net run {r.id[:8]}"))
+    if rates:
+        got["gamma3"] = (1e-9 / sorted(rates)[len(rates) // 2], f"median of {len(rates)} node(s)' DGEMM runs")
+    else:
+        rate = (ctx.facts.get("rpeak") or {}).get("gflops") or 10.0
+        per_rank = 0.6 * rate / max(1, ctx.nodes[0].slots) / max(1, ctx.facts.get("sharing", 1))
+        got["gamma3"] = (1e-9 / per_rank, "60 % of the inventory's Rpeak, over the ranks that share it")
+    got.setdefault("alpha", (LINK_FLOOR_S, "not measured yet: a fast network's"))
+    got.setdefault("beta", (1e9, "not measured yet: 1 GB/s"))
+    ctx.facts["hpl_inputs_from"] = {k: v[1] for k, v in got.items()}
+    return got["gamma3"][0], got["alpha"][0], got["beta"][0]
 
 
 def hpl_problem(ctx) -> tuple[int, int, int, int]:

@@ -10,7 +10,7 @@ from rmax.store import open_store
 from rmax.store.runs import RunRecord
 from rmax.survey.headline import headline, peak_beaten, percent_of_peak, shown_metric
 from rmax.survey.spread import RULE
-from rmax.survey.workflow import partial_line
+from rmax.survey.workflow import lost_line, missing_steps, partial_line
 
 
 def render_inventory(rec: RunRecord, console) -> None:
@@ -44,8 +44,10 @@ def render_summary(rec: RunRecord, console) -> None:
     for r in rows:
         t.add_row(shown_metric(r, rows), f"{r['value']:.4g}", r["unit"], r["statistic"])
     steps = rec.summary.get("steps", [])
-    if rec.status == "partial":
-        console.print(partial_line(steps), style="bold yellow")   # first: what this survey lacks
+    if rec.summary.get("lost"):   # first of all: the nodes this survey went on without
+        console.print(lost_line(rec.summary["lost"]), style="bold red")
+    if missing_steps(steps):
+        console.print(partial_line(steps), style="bold yellow")   # then what this survey lacks
     counts = {st: sum(s["status"] == st for s in steps) for st in ("ok", "skipped")}
     others = len(steps) - counts["ok"] - counts["skipped"]
     ranks = rec.summary.get("ranks")

@@ -58,6 +58,34 @@ def partial_line(steps: list[dict]) -> str:
                                                           for m in missing_steps(steps))
 
 
+def lost_line(lost: list[dict]) -> str:
+    """The first line of the summary and report of a survey that lost nodes: which, where, and why."""
+    return f"LOST {len(lost)} node(s), left out of every later step: " + "; ".join(
+        f"{x['host']} (in {x['step']} at {x['at_s']:g} s: {x['why']})" for x in lost[:8]) + (
+        f"; and {len(lost) - 8} more" if len(lost) > 8 else "")
+
+
+def multi_node(step: Step, ctx: SurveyContext) -> bool:
+    """Whether a step runs ranks over several nodes (not a per-node one)."""
+    return not step.per_node and step.where in ("pair", "all", "hpl") and ctx.multi_node
+
+
+def losses(e: RmaxError, ctx: SurveyContext, step: Step) -> list[str]:
+    """The nodes a failed multi-node step lost: the hosts its watchdog found silent and unanswering
+    (HostsLost), else those a reachability check now finds gone (a launch that could not start on
+    a node that went down)."""
+    from rmax.launch.job import HostsLost
+    from rmax.survey.reachability import check
+
+    before = set(ctx.lost)
+    if isinstance(e, HostsLost) and e.hosts:
+        for h in e.hosts:
+            ctx.lose(h, step.name, str(e))
+    else:
+        ctx.checks.append(check(ctx, f"after {step.name} failed"))
+    return sorted(set(ctx.lost) - before)
+
+
 def release_waiting(ctx: SurveyContext) -> None:
     """Nodes still waiting in the inventory's launch for per-node steps that did not come to them
     (no node group next, or its start failed) end now, not at their timeout."""
@@ -81,7 +109,7 @@ def plan_steps(ctx: SurveyContext, steps: list[Step], net_budget: float = 0.0) -
 def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = None, quick: bool = False,
                budget: float | None = None, launcher: str | None = None, timeout: float = 600.0,
                label: str | None = None, tune_budget: float | None = None, out_dir: str | None = None,
-               on_step: Callable[[str, str, dict], None] | None = None) -> RunRecord:
+               on_step: Callable[[str, str, dict], None] | None = None, require_all: bool = False) -> RunRecord:
     """Run each step in order; a failed step is recorded and the next one runs. Every planned step
     runs (none is dropped for time); the survey is `partial` when one did not run or finish, and
     `failed` when none did.
@@ -91,8 +119,15 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
     watchdog, and one stopped there keeps what it measured and is partial.
 
     on_step(name, event, info) is told "start", "ok", "failed", "partial" or "skipped", "plan" with
-    info {"lines": [...]} when the plan is made, and "progress" with info {"text": ...} while a
-    step that reports progress (HPL) runs."""
+    info {"lines": [...]} when the plan is made, "progress" with info {"text": ...} while a
+    step that reports progress (HPL) runs, and "lost" with info {"host", "step", "why"} when a node
+    is taken for lost.
+
+    Nodes: every node is asked before the first launch and before the first multi-node step
+    (reachability.py); a node that does not answer, or falls silent in a step (its heartbeat stops
+    and it does not answer a launch), is recorded once and left out of every later step, which runs
+    on the others (HPL's grid too); a multi-node step that failed on it runs once more without it.
+    The survey is then partial (failed with `require_all`), naming the nodes first."""
     net_budget = 0.0 if budget else default_net_budget(quick, len(hosts or ()))
     budget = (budget or default_budget(quick)) + (tune_budget or 0)
     params = {"quick": quick, "budget_s": budget + net_budget, "tune_budget_s": tune_budget, "steps": [s.name for s in steps],
@@ -103,12 +138,25 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                             out_dir=out_dir, steps=tuple(s.name for s in steps),
                             on_progress=(lambda name, text: on_step(name, "progress", {"text": text})) if on_step else None)
         report: list[dict] = []
+        told: set[str] = set()
 
-        def note(entry: dict) -> None:
-            report.append(entry)
+        def note(entry: dict | None = None) -> None:
+            if entry:
+                report.append(entry)
+            for h, x in ctx.lost.items():   # each lost node said once, as soon as the step that found it ends
+                if h not in told:
+                    told.add(h)
+                    on_step and on_step(x["step"], "lost", x)
             # progress is in the store as it happens
-            survey.update(summary={"steps": report, **({"plan": ctx.plan.as_dict()} if ctx.plan else {})})
+            survey.update(summary={"steps": report, **({"plan": ctx.plan.as_dict()} if ctx.plan else {}),
+                                   **({"lost": list(ctx.lost.values())} if ctx.lost else {}), "checks": ctx.checks})
 
+        from rmax.survey.reachability import check
+
+        if ctx.multi_node:   # a node down from the start is left out before the first launch waits for it
+            ctx.checks.append(check(ctx, "start"))
+            note()
+        multi_checked = False
         for i, step in enumerate(steps):
             if ctx.plan is None and step.name != "inventory":   # the inventory's facts size the plan
                 ctx.plan = plan_steps(ctx, steps, net_budget)
@@ -119,16 +167,36 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                 note({"step": step.name, "title": step.title, "status": "skipped", "reason": reason})
                 on_step and on_step(step.name, "skipped", {"reason": reason})
                 continue
+            if multi_node(step, ctx) and not multi_checked:
+                release_waiting(ctx)
+                multi_checked = True
+                ctx.checks.append(check(ctx, f"before {step.name}"))
+                note()
+                if not ctx.multi_node:
+                    reason = "one node left: no network to measure"
+                    note({"step": step.name, "title": step.title, "status": "skipped", "reason": reason})
+                    on_step and on_step(step.name, "skipped", {"reason": reason})
+                    continue
             on_step and on_step(step.name, "start", {"title": step.title})
             t0 = time.monotonic()
             before = store.child_ids(survey.id)
+            retried: dict | None = None
             try:
                 if isinstance(step, FamilyStep) and step.per_node and ctx.hosts and step.node_group is None:
                     # this step and the per-node steps after it: one launch on every node (or the
                     # inventory's, where its nodes wait for them: fanout.Waiting)
                     start_node_group(ctx, node_group(steps[i:], ctx))
                 release_waiting(ctx)
-                records = step.run(ctx)
+                try:
+                    records = step.run(ctx)
+                except RmaxError as e:
+                    gone = losses(e, ctx, step) if multi_node(step, ctx) else []
+                    if not gone or not ctx.multi_node:
+                        raise
+                    # once more on the nodes left (HPL's grid chosen for them), the first try named
+                    retried = {"error": str(e), "lost": gone, "runs": sorted(store.child_ids(survey.id) - before)}
+                    note()
+                    records = step.run(ctx)
             except RmaxError as e:
                 # A job stopped at its time keeps what it measured (a partial run): the step is partial.
                 kept = [r for r in store.children(survey.id) if r.id not in before and r.status == "partial"]
@@ -139,7 +207,7 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                 continue
             status, error = step_outcome(records)
             entry = {"step": step.name, "title": step.title, "status": status, "runs": [r.id for r in records],
-                     "seconds": time.monotonic() - t0}
+                     "seconds": time.monotonic() - t0, **({"retried": retried} if retried else {})}
             if error:
                 entry["error"] = error
             note(entry)
@@ -147,12 +215,15 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
 
         release_waiting(ctx)
         missing = missing_steps(report)
+        lost = list(ctx.lost.values())
         summary = {"steps": report, "missing": missing, "nodes": [h.name for h in ctx.nodes], "ranks": ctx.ranks,
                    "spread": node_spread(store.children(survey.id), ctx.facts.get("sharing", 1)),
-                   **({"plan": ctx.plan.as_dict()} if ctx.plan else {})}
+                   **({"plan": ctx.plan.as_dict()} if ctx.plan else {}), "lost": lost, "checks": ctx.checks}
         survey.update(summary=summary)
-        if missing:
+        if missing or lost:
             done = any(e["status"] in ("ok", "partial") for e in report)
-            survey.finish("partial" if done else "failed",
-                          "steps missing: " + "; ".join(f"{m['step']} ({m['why']})" for m in missing))
+            why = "; ".join([*([lost_line(lost)] if lost else []),
+                             *(["steps missing: " + "; ".join(f"{m['step']} ({m['why']})" for m in missing)]
+                               if missing else [])])
+            survey.finish("partial" if done and not (lost and require_all) else "failed", why)
     return store.get(survey.id)

@@ -1,0 +1,55 @@
+"""Which hosts answer a launch: one tiny job per host, all at once (a bounded number in flight),
+through the launcher a command uses, as Slurm's own checks tell a down node from an up one.
+
+A host answers when the launcher starts a program there and hears it exit within the time given,
+which needs its daemon (Open MPI's prted, Hydra's proxy, slurmstepd) to come up and talk back over
+the network: a node whose link or power is gone does not. On a loaded machine a launch is slow,
+not silent, so the time given is generous next to a launch's own (a virtual cluster's two-host
+launch took 0.3-1 s on 2 cores). Where the launcher starts from the first host of a job (a virtual
+cluster's mpirun runs inside its first node), each job is that host and the one asked about, so
+that what is tested is the link between them, not a node talking to itself."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+from rmax.errors import RmaxError
+from rmax.launch.base import LaunchSpec, get_launcher
+from rmax.launch.hosts import Host
+
+ANSWER_S = 10.0     # a host that starts nothing within this is taken for unreachable
+IN_FLIGHT = 16      # launches at once: hundreds of hosts in about n / 16 launch times
+
+
+def unanswered(hosts: list[str], launcher: str | None, run_job: Callable, *, via: str | None = None,
+               timeout: float = ANSWER_S, in_flight: int = IN_FLIGHT) -> dict[str, str]:
+    """The hosts that did not answer a launch within `timeout` s, each with the evidence (the
+    launch's failure, or its silence); `via`, where the launcher starts from a job's first host,
+    is the host the others are reached from (it is asked about alone). run_job: job.run_job (the
+    watchdog, which asks here, passes its own)."""
+    program = [shutil.which("true") or "true"]
+    first = getattr(get_launcher(launcher), "starts_on_first_host", False)
+
+    def ask(host: str) -> tuple[str, str | None]:
+        pair = first and via and host != via
+        spec = LaunchSpec(program=program, np=2 if pair else 1, bind="none",
+                          hosts=[Host(via, 1), Host(host, 1)] if pair else [Host(host, 1)])
+        start = time.monotonic()
+        try:
+            argv = get_launcher(launcher).argv(spec)
+            job = run_job(argv, timeout, env=spec.rank_env(), spec=spec)
+        except RmaxError as e:
+            return host, str(e)
+        if job.ok:
+            return host, None
+        said = f" from {via}" if pair else ""
+        if job.timed_out:
+            return host, f"no answer to a launch{said} within {timeout:g} s"
+        return host, f"a launch{said} failed after {time.monotonic() - start:.1f} s: {job.failure('it').message}"
+
+    with ThreadPoolExecutor(max_workers=max(1, min(in_flight, len(hosts)))) as pool:
+        return {h: why for h, why in pool.map(ask, hosts) if why}
+
