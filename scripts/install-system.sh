@@ -7,7 +7,8 @@ packages=(
     build-essential cmake ninja-build pkg-config
     python3 python3-venv python3-dev
     openmpi-bin libopenmpi-dev             # MPI (default launcher: mpirun)
-    mpich                                  # second MPI implementation (mpiexec.mpich)
+    mpich libmpich-dev                     # second MPI implementation (mpiexec.mpich, mpicc.mpich): rmax's MPI
+                                           # executables are built once per MPI (native/mpi/builds.cmake)
     libopenblas-dev libblas-dev            # system BLAS (libblas.so.3 alternatives)
     libblis4-pthread libatlas3-base libblas3   # other BLAS to compare at run time
     hwloc libhwloc-dev                     # topology (lstopo) for the inventory

@@ -135,10 +135,12 @@ def test_hpl_run_bad_input(db, tmp_path):
     for cmd in ("check", "run"):
         assert_one_line_error(run_cli("hpl", cmd, str(dat), "--np", "2", "--blas-threads", str(os.cpu_count())), 2,
                               f"2 ranks x {os.cpu_count()} BLAS threads need")
-    # a program built with Open MPI started by MPICH's launcher would run as separate one-rank jobs
+    # a build that is not there, or one of another MPI than the launcher's: refused before a run
+    assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "2", "--mpi", "nompi"), 2,
+                          "no nompi build of rmax's MPI executables (builds here: openmpi")
     if shutil.which("mpiexec.mpich"):
-        assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "2", "--launcher", "mpiexec"), 2,
-                              "is built with Open MPI, but the mpiexec launcher starts MPICH jobs", "--launcher mpirun")
+        assert_one_line_error(run_cli("hpl", "run", str(dat), "--np", "2", "--mpi", "mpich", "--launcher", "mpirun"),
+                              2, "the mpirun launcher starts Open MPI jobs, but RMAX_MPI=mpich (--mpi) chooses")
     # a named pipe would block the reader forever: refused by both commands, nothing stored
     fifo = tmp_path / "pipe.dat"
     os.mkfifo(fifo)

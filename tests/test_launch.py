@@ -94,12 +94,15 @@ def test_threads_bound_beyond_the_slots_are_refused_before_launch():
                                                blas_threads=2, **ok))
 
 
-def test_a_program_of_another_mpi_is_refused_by_the_launcher():
+def test_a_program_of_another_mpi_is_refused_by_the_launcher(tmp_path):
     from rmax.native import executable
 
+    # a copy of rmax's Open MPI rmax-ranks elsewhere is someone else's program: refused, not swapped
+    foreign = tmp_path / "rmax-ranks"
+    shutil.copy(executable("rmax-ranks"), foreign)
     with pytest.raises(RmaxError, match="is built with Open MPI, but the mpiexec launcher starts MPICH jobs"):
-        get_launcher("mpiexec").argv(LaunchSpec(program=[executable("rmax-ranks")], np=1))
-    get_launcher("mpirun").argv(LaunchSpec(program=[executable("rmax-ranks")], np=1))
+        get_launcher("mpiexec").argv(LaunchSpec(program=[str(foreign)], np=1))
+    get_launcher("mpirun").argv(LaunchSpec(program=[str(foreign)], np=1))
     get_launcher("mpiexec").argv(LaunchSpec(program=["sh", "-c", "true"], np=1))   # no MPI: nothing to check
 
 

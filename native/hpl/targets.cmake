@@ -1,14 +1,14 @@
 # rmax-hpl: the HPL-compatible LU benchmark (one concern per source file).
 # OpenMP: a threaded rank's team (update_team.c).
 find_package(OpenMP REQUIRED COMPONENTS C)
-add_executable(rmax-hpl
+# Once per MPI build (rmax-hpl, rmax-hpl.mpich, ...: native/mpi/builds.cmake).
+rmax_mpi_executable(rmax-hpl SOURCES
     hpl/main.c hpl/memory.c hpl/input.c hpl/grid.c hpl/matgen.c
     hpl/pfact.c hpl/pfact_left.c hpl/pfact_crout.c hpl/pfact_right.c
     hpl/bcast.c hpl/bcast_1ring.c hpl/bcast_1ringm.c hpl/bcast_2ring.c hpl/bcast_2ringm.c
     hpl/bcast_long.c hpl/bcast_longm.c
-    hpl/swap.c hpl/update.c hpl/update_team.c hpl/blas_threads.c hpl/lu.c hpl/solve.c hpl/check.c hpl/output.c)
-target_link_libraries(rmax-hpl PRIVATE rmx_common MPI::MPI_C OpenMP::OpenMP_C ${RMAX_BLAS_LIBRARY} m ${CMAKE_DL_LIBS})
-list(APPEND RMAX_EXECUTABLES rmax-hpl)
+    hpl/swap.c hpl/update.c hpl/update_team.c hpl/blas_threads.c hpl/lu.c hpl/solve.c hpl/check.c hpl/output.c
+    LIBRARIES rmx_common OpenMP::OpenMP_C ${RMAX_BLAS_LIBRARY} m ${CMAKE_DL_LIBS})
 
 # Unit tests of the plans (broadcast, row swaps) and the memory model, run as data without MPI_Init.
 if(RMAX_BUILD_TESTS)
@@ -16,5 +16,5 @@ if(RMAX_BUILD_TESTS)
         hpl/bcast.c hpl/bcast_1ring.c hpl/bcast_1ringm.c hpl/bcast_2ring.c hpl/bcast_2ringm.c
         hpl/bcast_long.c hpl/bcast_longm.c hpl/swap.c hpl/memory.c)
     target_include_directories(test-hpl PRIVATE hpl)
-    target_link_libraries(test-hpl PRIVATE rmx_common MPI::MPI_C)
+    target_link_libraries(test-hpl PRIVATE rmx_common rmx_mpi_flags_${RMAX_MPI_FIRST})
 endif()

@@ -18,6 +18,14 @@
 #define PROG "rmax-ranks"
 #define FIELD 256
 
+/* Which MPI build this is (native/mpi/builds.cmake defines both). */
+#ifndef RMX_MPI_BUILD
+#define RMX_MPI_BUILD "default"
+#endif
+#ifndef RMX_MPI_WRAPPER
+#define RMX_MPI_WRAPPER ""
+#endif
+
 static const char *const thread_vars[] = {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_NUM_THREADS",
                                           "MKL_NUM_THREADS"};
 #define NVARS (sizeof thread_vars / sizeof thread_vars[0])
@@ -41,14 +49,44 @@ static void cpu_list(char *buf, size_t len)
             used += (size_t)snprintf(buf + used, len - used, used ? ",%d" : "%d", c);
 }
 
+/* The build's name, the wrapper it was built with, and the MPI library it loads now (which
+ * LD_LIBRARY_PATH may change): one JSON line, with no launcher and before MPI_Init, where the
+ * MPI standard allows MPI_Get_library_version and MPI_Get_version. */
+static int mpi_build(void)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0, major = 0, minor = 0;
+    MPI_Get_library_version(lib, &len);
+    MPI_Get_version(&major, &minor);
+    char *nl = strchr(lib, '\n');
+    if (nl)
+        *nl = '\0';
+    rmx_json j;
+    rmx_json_init(&j, stdout);
+    rmx_json_obj_begin(&j, NULL);
+    rmx_json_str(&j, "schema", "rmax.mpi_build/1");
+    rmx_json_str(&j, "build", RMX_MPI_BUILD);
+    rmx_json_str(&j, "wrapper", RMX_MPI_WRAPPER);
+    rmx_json_str(&j, "library", lib);
+    rmx_json_int(&j, "standard_major", major);
+    rmx_json_int(&j, "standard_minor", minor);
+    rmx_json_obj_end(&j);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     rmx_lifeline();
     const char *json = NULL;
+    int build = 0;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write one JSON line per rank to FILE ('-' for stdout)", 0, 0, NULL},
+        {"mpi-build", RMX_ARG_FLAG, &build, "print this build's MPI as one JSON line, without MPI_Init, and exit",
+         0, 0, NULL},
     };
-    rmx_args_parse(PROG, "Report where every MPI rank runs and check that they communicate.", argc, argv, 1, spec, 1);
+    rmx_args_parse(PROG, "Report where every MPI rank runs and check that they communicate.", argc, argv, 1, spec, 2);
+    if (build)
+        return mpi_build();
 
     rmx_step("init");
     MPI_Init(&argc, &argv);

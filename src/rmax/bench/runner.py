@@ -49,7 +49,7 @@ def parse_json_lines(text: str) -> list[dict]:
 
 
 def environment(spec: LaunchSpec) -> dict:
-    """The environment a kernel ran in: thread settings, loader path, MPI and BLAS knobs."""
+    """The environment a kernel ran in: thread settings, loader path, MPI and BLAS knobs, the MPI."""
     from rmax.blas import loaded_brief
 
     env = {k: os.environ[k] for k in RECORDED_VARIABLES if k in os.environ}
@@ -58,7 +58,8 @@ def environment(spec: LaunchSpec) -> dict:
         blas = loaded_brief(env)
     except Exception as e:  # recording the BLAS must never stop a measurement
         blas = {"error": str(e)}
-    return {**env, "blas": blas}
+    # the MPI the ranks ran under (the launcher's build of rmax's executables: launch/builds.py)
+    return {**env, "blas": blas, **({"mpi": spec.mpi} if spec.mpi else {})}
 
 
 # The inventory behind a fingerprint takes about a second to collect; a process that stores many

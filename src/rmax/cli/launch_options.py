@@ -34,6 +34,22 @@ def use_lost_after(ctx, param, seconds):
     return seconds
 
 
+def use_mpi(ctx, param, name):
+    """--mpi NAME is RMAX_MPI=NAME for this command: every job it launches (survey steps included)
+    runs that build of rmax's MPI executables, through a launcher of that MPI (rmax.launch.builds)."""
+    if name:
+        from rmax.launch.builds import MPI_VARIABLE
+        from rmax.native import mpi_build
+
+        mpi_build(name)   # a build that is not installed is refused before anything runs
+        os.environ[MPI_VARIABLE] = name
+    return name
+
+
+mpi_option = click.option("--mpi", metavar="BUILD", default=None, expose_value=False, callback=use_mpi,
+                          help="Which build of rmax's MPI executables to run: openmpi, mpich, site (`rmax info` "
+                               "lists them; default: $RMAX_MPI, else the launcher's own MPI).")
+
 lost_after_option = click.option("--lost-after", type=Seconds(0, 7 * 86400, lo_open=False), default=None,
                                  expose_value=False, callback=use_lost_after, metavar="SECONDS",
                                  help="Seconds without a heartbeat before a rank's host is taken for lost and "
@@ -62,7 +78,7 @@ def _on_named_cluster(callback):
 
 def launch_options(default_np: str = "cores"):
     """--np, --hosts, --hostfile, --launcher, --bind, --blas-threads, --oversubscribe, --timeout, --net-if,
-    --lost-after, --vcluster."""
+    --lost-after, --mpi, --vcluster."""
 
     def decorate(f):
         opts = [
@@ -81,6 +97,7 @@ def launch_options(default_np: str = "cores"):
             click.option("--net-if", "net_if", type=Interface(), default=None,
                          help="Interface MPI uses between hosts (default: the one routing to them; loopback on one host)."),
             lost_after_option,
+            mpi_option,
             click.option("--vcluster", metavar="NAME", default=None, expose_value=False, callback=use_vcluster,
                          help="Run on this virtual cluster: its launcher, and all its nodes unless --np, --hosts "
                               "or --hostfile narrow them (e.g. --hosts 'NAME-n[1-4]')."),

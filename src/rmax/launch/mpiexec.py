@@ -1,9 +1,15 @@
-"""MPICH's mpiexec (Hydra)."""
+"""MPICH's mpiexec (Hydra): the mpich build of rmax's MPI executables (or a site build of the MPICH
+family: Intel MPI, MVAPICH2, with the site's own Hydra)."""
 
 from __future__ import annotations
 
 from rmax.launch.base import LaunchSpec, Launcher, register
 from rmax.launch.hosts import host_argument
+from rmax.launch.netscope import JobNetwork
+
+# Ranks that share cores call sched_yield after this many polls of the progress engine (MPICH's
+# default, 1000, leaves a rank that waits on a peer sharing its core spinning for its whole slice).
+POLLS_BEFORE_YIELD = "10"
 
 
 @register
@@ -16,23 +22,34 @@ class MpichExec(Launcher):
 
     def prefix(self, spec: LaunchSpec) -> list[str]:
         net = spec.network()
-        # Hydra binds its control port to 0.0.0.0 whatever -iface says: bindaddr keeps
-        # it, the proxies and the ranks (they inherit the environment) on the job's network.
-        env = net.bind_env()
+        env = {}
         if net.single_host or spec.net_if:
             # Debian's MPICH is ch4:ucx, whose TCP transport listens on every device's own
             # address unless told which (UCX_NET_DEVICES, UCX's manual); on several hosts
             # without --net-if UCX keeps its choice, which may be a faster fabric.
             env["UCX_NET_DEVICES"] = net.iface
-        argv = ["env", *(f"{k}={v}" for k, v in env.items()), self.path(), "-n", str(spec.np), "-iface", net.iface]
-        if spec.hostfile_as_is():
-            argv += ["-f", spec.hostfile]
-        elif spec.hosts:
+        return self.confined(spec, net, env)
+
+    def confined(self, spec: LaunchSpec, net: JobNetwork, env: dict[str, str], *, crowded: bool = False,
+                 launcher: list[str] | None = None) -> list[str]:
+        """Hydra's argv with its control port, its proxies and the ranks (they inherit the environment)
+        on `net`: Hydra binds that port to 0.0.0.0 whatever -iface says, bindaddr keeps it there.
+        `env` goes to every rank; `launcher`: Hydra's options that start the remote proxies."""
+        env = {**net.bind_env(), **env}
+        crowded = crowded or (spec.oversubscribe and spec.np * spec.blas_threads > spec.slots)
+        argv = ["env", *(f"{k}={v}" for k, v in env.items()), self.path_for(spec, "mpiexec"), *(launcher or []),
+                "-n", str(spec.np), "-iface", net.iface]
+        if spec.hosts:   # the hosts rmax read: its hostfiles' 'host slots=N' lines are not Hydra's 'host:N'
             argv += ["-hosts", host_argument(spec.hosts)]
         if spec.ranks_per_node:
             argv += ["-ppn", str(spec.ranks_per_node)]
-        if spec.bind != "none":
+        # Ranks beyond the cores are left unbound (Hydra would stack them on the first cores), as
+        # Open MPI's are, and yield the CPU while they wait.
+        if spec.bind != "none" and not crowded:
             argv += ["-bind-to", f"{spec.bind}:{spec.blas_threads}" if spec.bind == "core" else spec.bind]
-        for k, v in spec.rank_env().items():
+        rank_env = spec.rank_env()
+        if crowded:
+            rank_env.setdefault("MPIR_CVAR_POLLS_BEFORE_YIELD", POLLS_BEFORE_YIELD)
+        for k, v in {**rank_env, **env}.items():
             argv += ["-genv", k, v]
         return argv

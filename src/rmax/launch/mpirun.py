@@ -1,4 +1,5 @@
-"""Open MPI's mpirun: the default launcher."""
+"""Open MPI's mpirun: the default launcher; it runs the openmpi build of rmax's MPI executables (or a
+site build of Open MPI, with the site's own mpirun)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ class OpenMpiRun(Launcher):
         """mpirun's argv with its out-of-band and TCP traffic, and every listener of the
         job (bindaddr preloaded into mpirun, its daemons and the ranks), on `net`."""
         bind_env = net.bind_env()
-        argv = ["env", *(f"{k}={v}" for k, v in bind_env.items()), self.path(), "-np", str(spec.np)]
+        argv = ["env", *(f"{k}={v}" for k, v in bind_env.items()), self.path_for(spec, "mpirun"), "-np", str(spec.np)]
         if os.geteuid() == 0:
             argv.append("--allow-run-as-root")
         # Open MPI refuses to bind more ranks than cores, so oversubscribed ranks float.
