@@ -139,7 +139,7 @@ def test_sigterm_marks_the_run_interrupted(db):
                     break
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and "interrupted" in err
+    assert proc.returncode == 143 and "interrupted" in err
     with open_store() as s:
         (rec,) = s.list()
     assert rec.status == "interrupted" and rec.ended_at

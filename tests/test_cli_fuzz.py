@@ -203,7 +203,8 @@ def test_every_command_module_is_walked():
 
 
 
-@pytest.mark.parametrize("option", ["--job-name", "--partition", "--account", "--log"])
+@pytest.mark.parametrize("option", ["--job-name", "--partition", "--account", "--log", "--qos", "--reservation",
+                                    "--constraint", "--exclude", "--sbatch"])
 @pytest.mark.parametrize("value", ["x\nrm -rf /", "a b", "x'y", 'x"y', "$(id)", ""])
 def test_values_written_into_a_batch_script_cannot_add_lines(option, value):
     code, err = _run(["slurm", "script", option, value, "--", "rmax", "survey"])

@@ -14,7 +14,9 @@ import click
 from rmax.errors import RmaxError
 
 BIG = 1 << 40           # the default upper bound of a count: far beyond any real one
-_INT = re.compile(r"\s*[+-]?[0-9]{1,30}\s*")
+_INT = re.compile(r"\s*[+-]?[0-9]+\s*")
+_DIGITS = 30            # a whole number longer than this is beyond every bound: not converted (int() of
+                        # thousands of digits is slow, and refused by Python past 4300)
 _FLOAT = re.compile(r"\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*")
 
 
@@ -39,7 +41,11 @@ def to_number(text, what: str, lo, hi, integer: bool = False, lo_open: bool = Fa
     elif integer:
         if not _INT.fullmatch(str(text)):
             raise RmaxError(f"{what}: '{text}' is not a whole number")
-        value = int(text)
+        digits = str(text).strip().lstrip("+-").lstrip("0")
+        if len(digits) > _DIGITS:   # said as any number out of range is, however many digits it has
+            value = (-1 if str(text).strip().startswith("-") else 1) * 10 ** _DIGITS
+        else:
+            value = int(text)
     elif str(text).strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
         raise RmaxError(f"{what} must be a finite number, not {text}")
     elif not _FLOAT.fullmatch(str(text)):   # float() alone would take '1_000'

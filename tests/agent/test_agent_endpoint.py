@@ -85,6 +85,10 @@ def test_answers_come_from_the_rendered_pages():
     assert b"rmax_agent_probe_sets_total 3.0" in answer(b"GET /metrics?x=1 HTTP/1.1\r\nHost: a", state.pages)
     assert answer(b"GET /nowhere HTTP/1.1", state.pages).startswith(b"HTTP/1.1 404 ")
     assert answer(b"POST /metrics HTTP/1.1", state.pages).startswith(b"HTTP/1.1 405 ")
+    # HEAD (curl -I, an up-check): GET's head, its length, no body
+    got, head = answer(b"GET /metrics HTTP/1.1", state.pages), answer(b"HEAD /metrics HTTP/1.1", state.pages)
+    assert head.startswith(b"HTTP/1.1 200 ") and head.endswith(b"\r\n\r\n") and got.startswith(head)
+    assert f"Content-Length: {len(got) - len(head)}".encode() in head
     assert answer(b"\x16\x03\x01 garbage", state.pages).startswith(b"HTTP/1.1 400 ")
 
 

@@ -1,4 +1,4 @@
-"""The agent's HTTP endpoint: one thread running one selector loop that answers GET requests
+"""The agent's HTTP endpoint: one thread running one selector loop that answers GET (and HEAD) requests
 from pages rendered beforehand, so that no client can tie it up.
 
 A thread per connection (http.server) let 500 idle connections hold 500 threads, and 100
@@ -32,14 +32,16 @@ REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not All
            431: "Request Header Fields Too Large"}
 
 
-def response(code: int, ctype: str, body: bytes) -> bytes:
+def response(code: int, ctype: str, body: bytes, head_only: bool = False) -> bytes:
+    """The response; to a HEAD request (head_only) its head alone, Content-Length that of the body
+    a GET would get (RFC 9110 9.3.2), as monitoring's up-checks (curl -I) expect."""
     head = (f"HTTP/1.1 {code} {REASONS[code]}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
-            "Connection: close\r\n\r\n")
-    return head.encode() + body
+            + ("Allow: GET, HEAD\r\n" if code == 405 else "") + "Connection: close\r\n\r\n")
+    return head.encode() + (b"" if head_only else body)
 
 
-def _plain(code: int) -> bytes:
-    return response(code, "text/plain; charset=utf-8", f"{REASONS[code].lower()}\n".encode())
+def _plain(code: int, head_only: bool = False) -> bytes:
+    return response(code, "text/plain; charset=utf-8", f"{REASONS[code].lower()}\n".encode(), head_only)
 
 
 def answer(request: bytes, pages: Pages) -> bytes:
@@ -47,10 +49,11 @@ def answer(request: bytes, pages: Pages) -> bytes:
     parts = request.split(b"\r\n", 1)[0].split(b" ")
     if len(parts) != 3 or not parts[2].startswith(b"HTTP/"):
         return _plain(400)
-    if parts[0] != b"GET":
+    if parts[0] not in (b"GET", b"HEAD"):
         return _plain(405)
+    head_only = parts[0] == b"HEAD"
     page = pages.get(parts[1].split(b"?", 1)[0].decode("latin-1"))
-    return response(200, *page) if page else _plain(404)
+    return response(200, *page, head_only=head_only) if page else _plain(404, head_only)
 
 
 class _Conn:

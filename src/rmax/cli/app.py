@@ -1,7 +1,8 @@
 """The `rmax` group, its global options, and how errors reach the user.
 
-Exit codes: 0 success, 1 a run failed, 2 usage error or unusable input,
-130 interrupted. Errors are one line with a hint; tracebacks only with --debug."""
+Exit codes: 0 success, 1 a run failed or the store cannot be used, 2 usage error or unusable input,
+3 a partial survey or experiment, 128 + the signal's number when stopped by one (SIGINT 130,
+SIGTERM 143, SIGHUP 129). Errors are one line with a hint; tracebacks only with --debug."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ COMMANDS = {
     "survey": ("rmax.cli.survey", "characterise the cluster: inventory, benchmarks, HPL, in one stored survey"),
     "info": ("rmax.cli.info", "node inventory: CPU, caches, memory, NICs, MPI, BLAS, Rpeak"),
     "report": ("rmax.cli.report", "self-contained HTML report of a survey, made from the store"),
+    "accept": ("rmax.cli.accept", "cluster acceptance: pass, fail or undecided per node and metric (references, fleet)"),
     "compare": ("rmax.cli.compare", "two runs or surveys side by side, with the significance of each change"),
     "runs": ("rmax.cli.runs", "list, show, export and delete stored runs"),
     "bench": ("rmax.cli.bench", "run one benchmark family and store the result"),
@@ -114,6 +116,18 @@ def _redeliver(unraisable, default=sys.unraisablehook) -> None:
     default(unraisable)
 
 
+def _stop_status(exc: BaseException | None) -> int:
+    """The shell's status for a command ended by a signal, 128 + its number (SIGTERM 143, SIGHUP
+    129), which a batch system or a script tells apart; Ctrl-C (and click's abort) 130."""
+    if isinstance(exc, click.exceptions.Abort):   # click's, raised from the stop it caught
+        exc = exc.__cause__
+    name = exc.args[0] if isinstance(exc, Stopped) and exc.args else "SIGINT"
+    try:
+        return 128 + signal.Signals[name]
+    except KeyError:
+        return 130
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv or os.environ.get("RMAX_DEBUG") == "1"
@@ -141,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
-    except (KeyboardInterrupt, click.exceptions.Abort):
+    except (KeyboardInterrupt, click.exceptions.Abort) as stop:
         from rmax.store.store import stopped_here
 
         try:
@@ -149,7 +163,7 @@ def main(argv: list[str] | None = None) -> None:
         except KeyboardInterrupt:   # a second stop: the next opener reaps what is left
             pass
         click.echo("rmax: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(_stop_status(stop))
     except RmaxError as e:
         if debug:
             raise

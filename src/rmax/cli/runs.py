@@ -11,7 +11,7 @@ import click
 from rich.text import Text
 
 from rmax.bench.view import plain
-from rmax.cli.output import console, json_option, print_json, printable
+from rmax.cli.output import console, err_console, json_option, print_json, printable
 from rmax.params import Count, OutputFile
 from rmax.textfile import write_atomic
 from rmax.errors import RmaxError
@@ -59,9 +59,11 @@ def list_cmd(kind, status, limit, as_json):
 
     Example: rmax runs list --kind peakflops --status ok"""
     made: dict[str, str] = {}
+    kinds: list[str] = []
     try:
         with open_store(reading=True) as store:
-            runs = store.list(kind=kind, status=status, limit=limit)
+            runs = store.list(kind=kind, status=status, limit=limit + 1)   # one more: is the list cut?
+            kinds = store.kinds() if not runs and (kind or status) else []
             # A finished run stored without its line (before migration 6, or of no family): the
             # line is made once here, and kept where the store may be written.
             made = {r.id: _line(r) for r in runs if r.headline is None and r.status in FINAL}
@@ -69,14 +71,24 @@ def list_cmd(kind, status, limit, as_json):
                 store.keep_headlines(made)
     except NoStore:
         runs = []
+    cut = len(runs) > limit
+    runs = runs[:limit]
     for r in runs:
         if r.headline is None:
             r.headline = made[r.id] if r.id in made else _values_line(r)
+    if cut:   # on stderr: a pipe (`| wc -l`, `| jq`) reads the rows alone
+        err_console.print(f"the newest {limit} runs shown; more are stored (--limit N for more)")
     if as_json:
         print_json([r.as_dict() for r in runs])
         return
     if not runs:
-        console.print("no runs stored yet")
+        if kind or status:
+            asked = " and ".join(f"{name} {printable(value)!r}" for name, value in (("kind", kind), ("status", status))
+                                 if value)
+            known = f"; kinds stored: {', '.join(printable(k) for k in kinds)}" if kind else ""
+            console.print(f"no stored runs of {asked}" + (known if kinds else "; no runs stored yet"))
+        else:
+            console.print("no runs stored yet")
         return
     from rmax.hostlist import compress
     from rmax.terminal import Table
@@ -88,7 +100,7 @@ def list_cmd(kind, status, limit, as_json):
              "running": "cyan"}
     for r in runs:
         t.add_row(r.id[:8], r.kind, Text(r.status, style=style[r.status]), r.started_at[:19].replace("T", " "),
-                  f"{r.duration:.1f}" if r.duration is not None else "—", compress(r.hosts), r.headline)
+                  f"{r.duration:.1f}" if r.duration is not None else "—", compress(r.ran_on), r.headline)
     console.print(t)
 
 

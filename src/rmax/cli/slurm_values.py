@@ -3,8 +3,10 @@
 A #SBATCH line ends at a newline, so a newline in a value would start a line
 of its own, which bash runs as a command: no value may hold a control
 character. Names are limited to the characters Slurm's own names use
-(slurm.conf manual: node and partition names; sacctmgr: account names),
-times to the formats of sbatch's --time."""
+(slurm.conf manual: node and partition names; sacctmgr: account, QOS and
+reservation names), times to the formats of sbatch's --time, constraints to its
+feature operators, host lists to Slurm's hostlist syntax, extra directives to
+`--option[=value]` without anything a shell or sbatch would split or expand."""
 
 from __future__ import annotations
 
@@ -14,6 +16,11 @@ from rmax.errors import RmaxError
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _JOB_NAME = re.compile(r"^[A-Za-z0-9_.+:@-]{1,128}$")
+# sbatch --constraint: features joined by & | , with [ ] ( ) groups and *count (sbatch manual)
+_CONSTRAINT = re.compile(r"^[A-Za-z0-9_.:=&|,*\[\]()-]{1,256}$")
+_HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# an extra directive: a long option and, after =, a value of the characters sbatch's values use
+_DIRECTIVE = re.compile(r"^(--[a-z][a-z0-9-]{0,40})(?:=([A-Za-z0-9_.:,=+@%/*&|\[\]()-]{1,256}))?$")
 _TIME = re.compile(r"^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+)(?::(\d+)(?::(\d+))?)?)$")
 TIME_WORDS = ("UNLIMITED", "INFINITE")
 
@@ -36,7 +43,8 @@ def job_name(value: str) -> str:
 
 
 def names(value: str, what: str) -> str:
-    """A partition or account name; a partition may be a comma-separated list (sbatch --partition)."""
+    """A partition, account, QOS or reservation name; a partition may be a comma-separated list
+    (sbatch --partition)."""
     check_text(value, what)
     items = value.split(",") if what == "--partition" else [value]
     for item in items:
@@ -74,3 +82,42 @@ def path(value: str, what: str) -> str:
         raise RmaxError(f"{what} '{value}' cannot be written into a #SBATCH line",
                         hint="a path without spaces, quotes, backslashes, $ or backquotes")
     return value
+
+
+def constraint(value: str) -> str:
+    """sbatch --constraint: feature names and its operators, nothing a shell or sbatch splits at."""
+    check_text(value, "--constraint")
+    if not _CONSTRAINT.match(value):
+        raise RmaxError(f"--constraint '{value}' is not a Slurm constraint rmax writes",
+                        hint="feature names (letters, digits, . _ - :) joined by & | , with [ ] ( ) and *count")
+    return value
+
+
+def hosts(value: str, what: str) -> str:
+    """A host list (Slurm's syntax, node[01-04],login1), read by rmax's one hostlist reader; each
+    host a name Slurm accepts."""
+    from rmax.hostlist import expand
+
+    check_text(value, what)
+    names = expand(value, what)
+    bad = next((h for h in names if not _HOST.match(h)), None)
+    if not names or bad is not None:
+        raise RmaxError(f"{what} '{value}' holds '{bad or ''}', which is not a host name",
+                        hint="letters, digits and . _ -, e.g. node[01-04],login1")
+    return value
+
+
+def directive(value: str, taken: tuple[str, ...]) -> tuple[str, str | None]:
+    """An extra #SBATCH line given as `--option` or `--option=value` (e.g. --gres=gpu:1): a long
+    option, and a value without white space, quotes, $, backquotes or backslashes. One that rmax
+    writes itself (`taken`) is refused: two lines of one option leave sbatch to take the last."""
+    check_text(value, "--sbatch")
+    m = _DIRECTIVE.match(value)
+    if not m:
+        raise RmaxError(f"--sbatch '{value}' is not an sbatch option rmax writes into a #SBATCH line",
+                        hint="--option or --option=value, the value without spaces, quotes, $, "
+                             "backquotes or backslashes, e.g. --sbatch --gres=gpu:1")
+    if m.group(1) in taken:
+        raise RmaxError(f"--sbatch '{value}': rmax writes {m.group(1)} itself",
+                        hint=f"give it as rmax slurm script's own {m.group(1)} option")
+    return m.group(1), m.group(2)

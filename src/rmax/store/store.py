@@ -117,6 +117,10 @@ class Store:
             sql += f" LIMIT {int(limit)}"
         return [self._record(r) for r in self.con.execute(sql, args)]
 
+    def kinds(self) -> list[str]:
+        """The kinds of the runs stored, in name order."""
+        return [r["kind"] for r in self.con.execute("SELECT DISTINCT kind FROM runs ORDER BY kind")]
+
     def keep_headlines(self, lines: dict[str, str]) -> None:
         """Store the list view's lines of runs (id -> line) stored without one, in one commit."""
         with self.batch():

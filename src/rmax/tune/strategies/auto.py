@@ -12,6 +12,7 @@ comparison was one trial: the counts carry over to comparisons, the unit a strat
 from __future__ import annotations
 
 from rmax.tune.noise import BLOCK_RUNS
+from rmax.tune.strategies import bayes
 from rmax.tune.strategies.base import STRATEGIES, Strategy, register
 
 FEW, MANY = 12, 60
@@ -20,7 +21,7 @@ FEW, MANY = 12, 60
 def choose(comparisons: float) -> str:
     if comparisons < FEW:
         return "model"
-    if comparisons < MANY:
+    if comparisons < MANY or not bayes.available():   # without optuna (an optional extra): coordinate
         return "coordinate"
     return "bayes"
 

@@ -20,12 +20,17 @@ register = STRATEGIES.register
 def get_strategy(name: str) -> type["Strategy"]:
     if name not in STRATEGIES:
         raise RmaxError(f"unknown tuning strategy '{name}'", hint=f"one of: {', '.join(sorted(STRATEGIES))}")
+    STRATEGIES[name].check_available()
     return STRATEGIES[name]
 
 
 class Strategy(ABC):
     name: ClassVar[str]
     summary: ClassVar[str]
+
+    @classmethod
+    def check_available(cls) -> None:
+        """Refuse (RmaxError) a strategy whose optional dependency is not installed."""
 
     def __init__(self, space: Space, ev: Evaluator, *, cap: int = DEFAULT_CAP, seed: int = 0,
                  full: bool = False, start: dict | None = None, log: Callable[[str], None] | None = None,

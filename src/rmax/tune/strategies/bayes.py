@@ -7,9 +7,23 @@ noise duel (rmax.tune.noise) before it becomes the incumbent."""
 
 from __future__ import annotations
 
+import importlib.util
+
+from rmax.errors import RmaxError
 from rmax.tune.noise import challenge
 from rmax.tune.space import PARAMS, grid_text, parse_grid_text
 from rmax.tune.strategies.base import Strategy, register
+
+EXTRA = "rmax[bayes]"     # optuna is an optional dependency: pyproject.toml's `bayes` extra
+
+
+def available() -> bool:
+    """Whether optuna is installed (found, not imported: its import costs a second)."""
+    try:
+        return importlib.util.find_spec("optuna") is not None
+    except ImportError:    # a finder that refuses it (a broken install)
+        return False
+
 
 MAX_DUPLICATES = 40      # TPE re-suggests measured points once it has converged: then stop
 
@@ -18,6 +32,12 @@ MAX_DUPLICATES = 40      # TPE re-suggests measured points once it has converged
 class Bayes(Strategy):
     name = "bayes"
     summary = "optuna TPE (ask/tell) seeded with the heuristic configuration"
+
+    @classmethod
+    def check_available(cls) -> None:
+        if not available():
+            raise RmaxError("--strategy bayes needs optuna, which is not installed",
+                            hint=f"pip install '{EXTRA}' (or optuna), or choose --strategy coordinate or model")
 
     def encode(self, cand: dict) -> dict:
         return {p: grid_text(cand[p]) if p == "grid" else cand[p] for p in PARAMS}
