@@ -1,7 +1,9 @@
 """Node classes: nodes alike in what sets their speed (CPU model and cores, memory, NICs), read from
 a survey's inventory runs, so that a mixed cluster is judged class by class. Clock and free memory
 are left out: they change from boot to boot on one node. Memory is rounded to whole GiB (the
-kernel's own reserve differs by a few MiB between alike nodes)."""
+kernel's own reserve differs by a few MiB between alike nodes). NICs are the devices (a bus's
+interfaces, not loopback, bridges, veths and tunnels, which come and go with containers and virtual
+clusters), counted by driver and speed."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ class NodeClass:
     cpu: str
     cores: int | None
     memory_gib: int | None
-    nics: tuple[str, ...]       # "driver speed" of each interface but loopback, sorted
+    nics: tuple[str, ...]       # "N x driver speed" of the NIC devices, sorted
 
     @property
     def name(self) -> str:
@@ -30,12 +32,14 @@ def node_class(summary: dict) -> NodeClass:
     """The class of one node's inventory summary (`rmax info --json`'s)."""
     cpu = summary.get("cpu") or {}
     mem = (summary.get("memory") or {}).get("total_bytes")
-    nics = []
+    counts: dict[str, int] = {}
     for i in (summary.get("nics") or {}).get("interfaces") or []:
-        if i.get("kind") == "loopback":
+        if i.get("kind") != "device":
             continue
         speed = f"{i['speed_mbps']} Mb/s" if i.get("speed_mbps") else "speed unknown"
-        nics.append(f"{i.get('driver') or i.get('kind') or 'nic'} {speed}")
+        name = f"{i.get('driver') or 'NIC'} {speed}"
+        counts[name] = counts.get(name, 0) + 1
+    nics = [f"{n} x {name}" for name, n in counts.items()]
     model = " ".join(str(x) for x in (cpu.get("vendor"), cpu.get("model")) if x) or "CPU unknown"
     return NodeClass(model, cpu.get("cores"), round(mem / 2 ** 30) if isinstance(mem, (int, float)) else None,
                      tuple(sorted(nics)))

@@ -11,7 +11,8 @@ their noise, in turn:
   drawn towards a spread the class shares (as `rmax compare` does): on a shared machine a node's
   figure jumps now and then by a factor, and a node that jumped twice then looked sure of a slowdown;
 - one survey: the spread of the class's nodes' ratios (1.4826 x MAD), which holds each node's
-  run-to-run noise and the nodes' true differences, so the interval errs wide;
+  run-to-run noise and the nodes' true differences, so the interval errs wide; but one figure never
+  fails a node (MIN_FAIL): beyond the band it is undecided until another survey;
 A class of fewer than 3 nodes has no fleet verdict: with 2, neither is "the odd one".
 
 Against a reference, the node's level is the mean of its figure's logarithms; its noise the spread
@@ -39,6 +40,10 @@ MANY_SURVEYS = 30       # beyond this many, more surveys are no answer
 # A figure's run-to-run noise is taken as at least this (sd of its logarithm, a survey): three surveys
 # that agree closely by chance would otherwise make a verdict sure of itself (spread.py's floor too)
 MIN_SD = MIN_SPREAD
+# A fail needs this many figures of the node: one figure beyond the band may be a slow node or a moment
+# on a busy machine (a 6-node virtual cluster's one survey failed a node for one STREAM dip), and only
+# the node's own noise tells them apart; one figure can still pass a node, with room to spare.
+MIN_FAIL = 2
 MIN_FLEET = 3           # nodes in a class for a fleet verdict (the node and 2 others at least)
 MEDIAN_VAR = math.pi / 2   # the variance of a median of normal values over that of their mean
 STATES = ("pass", "fail", "undecided")
@@ -143,15 +148,16 @@ def _interval(d: float, se: float, df: float, confidence: float) -> tuple[float,
 
 
 def _judge(d: float, se: float, df: float, low: float, high: float, confidence: float,
-           lower_is_better: bool) -> tuple[str, list | None, float | None]:
-    """(state, interval as ratios - 1, detectable) for a log difference d against the log band."""
+           lower_is_better: bool, n: int) -> tuple[str, list | None, float | None]:
+    """(state, interval as ratios - 1, detectable) for a log difference d against the log band; a fail
+    needs MIN_FAIL figures of the node (n)."""
     if not math.isfinite(se):
         return "undecided", None, None
     lo, hi, half = _interval(d, se, df, confidence)
     if low <= lo and hi <= high:
         state = "pass"
     elif hi < low or lo > high:
-        state = "fail"
+        state = "fail" if n >= MIN_FAIL else "undecided"
     else:
         state = "undecided"
     # where its level would have had to be for this interval to lie wholly beyond the worse edge
@@ -164,7 +170,10 @@ def _surveys_to_decide(d: float, lv: _Level, low: float, high: float, confidence
     """What would decide an undecided verdict: about how many surveys in all would narrow the node's
     interval enough to clear the nearer edge of the band, if its level stays where it is."""
     if not lv.own:
-        return "another survey of this node (rmax accept --repeat 2 or more), to measure its own noise"
+        beyond = d < low or d > high
+        return ("another survey of this node (rmax accept --repeat 2 or more): one figure beyond the band may be a "
+                "moment's interruption, and only its own noise tells" if beyond else
+                "another survey of this node (rmax accept --repeat 2 or more), to measure its own noise")
     gap = min(abs(d - low), abs(d - high))
     if gap == 0:
         return "nothing: its level is on the band's edge"
@@ -184,7 +193,7 @@ def judge_reference(s: Series, ref, lv: _Level, confidence: float) -> Verdict:
     lhigh = math.log(high) if math.isfinite(high) else math.inf
     target = math.log(ref.value)
     state, interval, det = _judge(lv.mean - target, lv.se, lv.df, llow - target, lhigh - target, confidence,
-                                  s.lower_is_better)
+                                  s.lower_is_better, lv.n)
     value = math.exp(lv.mean)
     v = Verdict(s.node, s.metric, s.unit, "reference", state, value, ref.value,
                 [None if not math.isfinite(b) else b for b in (low, high)], value / ref.value - 1, interval, det,
@@ -200,7 +209,7 @@ def judge_fleet(s: Series, noise: ClassNoise, fleet: Fleet, node_class: str) -> 
         return None
     worse, better = math.log1p(fleet.lower), math.log1p(fleet.upper) if fleet.upper is not None else math.inf
     low, high = (-better, -worse) if s.lower_is_better else (worse, better)
-    state, interval, det = _judge(lv.mean, lv.se, lv.df, low, high, fleet.confidence, s.lower_is_better)
+    state, interval, det = _judge(lv.mean, lv.se, lv.df, low, high, fleet.confidence, s.lower_is_better, lv.n)
     target = math.exp(statistics.mean(noise.centers[s.node]))
     value = target * math.exp(lv.mean)
     band = [target * math.exp(low) if math.isfinite(low) else None, target * math.exp(high) if math.isfinite(high) else None]

@@ -32,13 +32,21 @@ def surveys_of(store: Store, ids: str) -> list[RunRecord]:
     names = [i.strip() for i in ids.split(",") if i.strip()]
     if not 1 <= len(names) <= 100:
         raise RmaxError(f"--from '{ids[:40]}': name 1 to 100 surveys, separated by commas")
-    runs = [store.get(n) for n in names]
+    runs = [_latest_survey(store) if n == "latest" else store.get(n) for n in names]
     for r in runs:
         if r.kind != "survey":
-            raise RmaxError(f"--from {r.id[:8]} is a {r.kind} run, not a survey", hint="rmax runs list --kind survey")
+            raise RmaxError(f"--from {r.id[:8]} is not a survey but a run of kind {r.kind}",
+                            hint="rmax runs list --kind survey")
     if len({r.id for r in runs}) < len(runs):
         raise RmaxError("--from names a survey twice: each survey is one repeat")
     return runs
+
+
+def _latest_survey(store: Store) -> RunRecord:
+    got = store.list(kind="survey", limit=1)
+    if not got:
+        raise RmaxError("--from latest: the store holds no survey", hint="rmax accept runs one; or rmax survey")
+    return got[0]
 
 
 def evaluate(store: Store, surveys: list[RunRecord], refs: References) -> dict:
