@@ -41,7 +41,7 @@ def command():
                    "the nodes share every CPU.")
 @click.option("--cpu-quota", "cpu_quota", multiple=True, metavar="NODE=FRACTION",
               help="Slow NODE on purpose: every process of it (pinned or not) shares FRACTION of one CPU, a cgroup "
-                   "CPU quota enforced every 10 ms, e.g. --cpu-quota rmax-n3=0.4 (repeatable).")
+                   "CPU quota enforced every 10 ms, e.g. --cpu-quota rmax-n3=0.4 or n3=0.4 (repeatable).")
 @json_option
 def up_cmd(nodes, switches, switch_sizes, link, trunk, trunk_kind, mtu, slots, subnet, name, slurm, pin_cpus, cpu_quota,
            as_json):

@@ -37,7 +37,7 @@ def up(name: str, nodes: int, switches: int, *, link: str | None = None, trunk: 
     sizes: nodes per switch; None: as even as the counts allow. cpu_quota: node name -> the fraction of
     one CPU its processes may use together (a CFS quota on its cgroup, cgroups.set_quota)."""
     check_counts(nodes, switches, trunk_kind, mtu, slots, sizes)
-    check_quotas(name, nodes, cpu_quota or {})
+    cpu_quota = check_quotas(name, nodes, cpu_quota or {})
     cpus = sorted(os.sched_getaffinity(0)) if pin_cpus else None
     if cpus is not None:
         allot_cpus(nodes, slots, cpus)   # too few CPUs is bad input: refused before root is checked
@@ -140,18 +140,25 @@ def _build(state: State) -> None:
     state.save()
 
 
-def check_quotas(name: str, nodes: int, quotas: dict[str, float]) -> None:
-    """--cpu-quota: each named node one of the cluster's (NAME-n1 ...), its fraction of one CPU at
-    least 0.001 (a quota of 1 ms a second, the kernel's least) and at most the CPUs this process may use."""
+def check_quotas(name: str, nodes: int, quotas: dict[str, float]) -> dict[str, float]:
+    """--cpu-quota: each named node one of the cluster's (NAME-n1 ..., or n1 ... for short), its
+    fraction of one CPU at least 0.001 (a quota of 1 ms a second, the kernel's least) and at most the
+    CPUs this process may use. Returns them by full node name."""
     names = [f"{name}-n{i + 1}" for i in range(nodes)]
     cpus = len(os.sched_getaffinity(0))
-    for node, fraction in quotas.items():
+    out: dict[str, float] = {}
+    for given, fraction in quotas.items():
+        node = f"{name}-{given}" if f"{name}-{given}" in names else given
+        if node in out:
+            raise RmaxError(f"--cpu-quota names {node} twice")
+        out[node] = fraction
         if node not in names:
             raise RmaxError(f"--cpu-quota {node}: virtual cluster '{name}' has no node '{node}'",
                             hint=f"nodes: {names[0]} ... {names[-1]}" if len(names) > 1 else f"node: {names[0]}")
         if not 0.001 <= fraction <= cpus:
             raise RmaxError(f"--cpu-quota {node}={fraction:g}: the fraction of one CPU must be 0.001 to {cpus} "
                             f"(the CPUs this process may use)")
+    return out
 
 
 def write_files(state: State) -> None:
