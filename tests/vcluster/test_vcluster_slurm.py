@@ -340,8 +340,11 @@ def test_health_check_drains_only_the_slowed_node(slurm_cluster, tmp_path):
         # --min-change 25: the nodes share this machine's two CPUs, and the untouched n2 read 7 % (p 0.006)
         # and 17 % (p 0.02-0.25) below its baseline in suite runs, checked beside the others or alone
         # (the default 10 % is for nodes with CPUs of their own); n3's cut takes 60 % or more.
+        # --min-cpu-quota 0.1: the budgets above are CPU quotas of 0.25 to 1 CPU, which the check's own
+        # criterion (0.5 CPUs) would call unhealthy before measuring; the drift test is what is tested here
         checks = {n: subprocess.Popen([*state.enter(n), sys.executable, "-m", "rmax", "agent", "check", "--drain",
-                                       "--timeout", "120", "--min-change", "25", *quiet], stdout=subprocess.PIPE,
+                                       "--timeout", "120", "--min-change", "25", "--min-cpu-quota", "0.1", *quiet],
+                                      stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True,
                                       env={**env, "RMAX_DB": str(tmp_path / f"{n}.db"), "SLURMD_NODENAME": n},
                                       preexec_fn=budgets[n].enter) for n in nodes}
@@ -353,15 +356,56 @@ def test_health_check_drains_only_the_slowed_node(slurm_cluster, tmp_path):
             assert rc == (1 if n == slow else 0), out + err
         assert f"(drained {slow})" in done[slow][0][0]
         reasons = slurm.client(state, ["sinfo", "-R", "--noheader", "--format=%N|%E"]).stdout.splitlines()
-        assert len(reasons) == 1 and re.match(fr"{slow}\|dgemm [0-9.]+ GFLOPS -[0-9]+% against baseline [0-9.]+ "
+        assert len(reasons) == 1 and re.match(fr"{slow}\|rmax: dgemm [0-9.]+ GFLOPS -[0-9]+% against baseline [0-9.]+ "
                                               r"GFLOPS \(median; 3 values now, 8 before; p=[0-9.e-]+ < 0.01\) "
-                                              r"\[rmax agent check: drift\]$", reasons[0]), reasons
+                                              r"\[drift\]$", reasons[0]), reasons
         states = slurm.node_states(state)
         assert states[slow] == "drained" and all(states[n] == "idle" for n in nodes if n != slow), states
     finally:
         slurm.client(state, ["scontrol", "update", f"NodeName={slow}", "State=RESUME"])
         for b in budgets.values():
             b.remove()
+
+
+@needs_root
+@needs_slurm
+def test_health_check_drains_a_node_a_runaway_keeps_busy_and_resumes_it(slurm_cluster, tmp_path):
+    """NHC's load check: `rmax agent check --drain --resume` in a node's namespaces, as slurmd runs it,
+    while a runaway process spins there (no Slurm job): the node is drained, the process named in
+    the reason; once it is gone, the same check returns the node to service. The node has no
+    baseline: the health criteria need none."""
+    from rmax.vcluster import load, slurm
+
+    name, _ = slurm_cluster
+    state = load(name)
+    node = state.plan.nodes[0].name
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SLURM_CONF": str(slurm.conf_path(state)),
+           "PATH": f"{slurm.bin_dir(state)}:{os.environ['PATH']}", "RMAX_DB": str(tmp_path / "n.db"),
+           "SLURMD_NODENAME": node}
+    check = [*state.enter(node), sys.executable, "-m", "rmax", "agent", "check", "--drain", "--resume", "--window", "1",
+             "--timeout", "55"]     # under slurmd's 60 s: the suite's machine may be loaded
+    try:
+        runaway = subprocess.Popen([*state.enter(node), "sh", "-c", "while :; do :; done"])
+        try:
+            busy = subprocess.run(check, capture_output=True, text=True, timeout=120, env=env)
+            reasons = slurm.client(state, ["sinfo", "-R", "--noheader", "--format=%N|%E"]).stdout.splitlines()
+            drained = slurm.node_states(state)[node]
+        finally:
+            runaway.kill()
+            runaway.wait()
+        back = subprocess.run(check, capture_output=True, text=True, timeout=120, env=env)
+        print(busy.stdout + "".join(reasons) + "\n" + back.stdout)
+        assert busy.returncode == 1 and busy.stdout.startswith(f"rmax agent check: {node}: unhealthy: load of other "
+                                                               "processes "), busy.stdout + busy.stderr
+        assert f"(drained {node})" in busy.stdout and drained == "drained"
+        assert len(reasons) == 1 and re.match(fr"{node}\|rmax: load of other processes [0-9.]+ >= unhealthy_load 1 "
+                                              fr"with no Slurm job on this node \(pid {runaway.pid} sh [0-9.]+.*\) "
+                                              r"\[unhealthy\]$", reasons[0]), reasons
+        assert back.returncode == 0 and f"(resumed {node}, drained by a check for: load of other" in back.stdout, \
+            back.stdout + back.stderr
+        assert slurm.node_states(state)[node] == "idle"
+    finally:
+        slurm.client(state, ["scontrol", "update", f"NodeName={node}", "State=RESUME"])
 
 
 @needs_root

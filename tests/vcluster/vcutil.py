@@ -18,8 +18,10 @@ needs_mpi = pytest.mark.skipif(not shutil.which("mpirun"), reason="Open MPI's mp
 
 
 def unique_name() -> str:
-    """6 characters, a letter first; random so parallel sessions never share objects."""
-    return "v" + secrets.token_hex(3)[:5]
+    """6 characters, a letter first; random so parallel sessions never share objects. The first ones
+    are $RMAX_TEST_CLUSTER_PREFIX where one is set (a session's own tag), else v."""
+    prefix = os.environ.get("RMAX_TEST_CLUSTER_PREFIX", "v")[:4] or "v"
+    return prefix + secrets.token_hex(3)[:6 - len(prefix)]
 
 
 def leftovers(name: str) -> list[str]:

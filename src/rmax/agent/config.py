@@ -39,6 +39,10 @@ class AgentConfig:
     slurm: str = "auto"            # auto: ask squeue when Slurm is configured here; on: must answer; off
     sets: int = 0                  # stop after this many complete probe sets (0: never)
     probe_timeout: float = 120.0   # seconds before a hung probe is killed
+    # the health check's own criteria (rmax agent check), judged before any probe and without a baseline:
+    unhealthy_load: float = 1.0    # runnable tasks of other processes, with no Slurm job on the node: a runaway
+    max_throttled: float = 20.0    # percent of the load window a CPU quota throttled the check's cgroup
+    min_cpu_quota: float = 0.5     # CPUs: a CPU quota on the check's cgroup below this is unhealthy
     textfile: str | None = None    # node_exporter's textfile folder: the metrics also written there as rmax.prom
 
     @property
@@ -164,11 +168,13 @@ CHECKS = {"interval": _positive(31 * DAY), "max_load": _positive(1e6), "window":
           "retry": _positive(DAY), "listen": _listen, "probes": _probes, "peers": _peers, "launcher": _launcher,
           "recent": _count(1, 1000), "history": _count(2, 10000), "min_history": _count(2, 10000), "alpha": _alpha,
           "min_change": _percent, "slurm": _choice(SLURM_MODES), "sets": _count(0, 1 << 31),
-          "probe_timeout": _positive(DAY), "textfile": _folder}
+          "probe_timeout": _positive(DAY), "textfile": _folder, "unhealthy_load": _positive(1e6),
+          "max_throttled": _percent, "min_cpu_quota": _positive(1e6)}
 assert set(CHECKS) == {f.name for f in fields(AgentConfig)}
 
 
-FLOATS = ("interval", "max_load", "window", "retry", "alpha", "min_change", "probe_timeout")
+FLOATS = ("interval", "max_load", "window", "retry", "alpha", "min_change", "probe_timeout", "unhealthy_load",
+          "max_throttled", "min_cpu_quota")
 INTEGERS = ("recent", "history", "min_history", "sets")
 
 

@@ -4,7 +4,11 @@ The system load average cannot say: it counts the agent's own probes (which use 
 and lags by a minute. So the load here is the kernel's own definition, runnable (R) and
 uninterruptible (D) tasks (proc(5), /proc/loadavg), counted over every thread of every process
 except the agent and the process sessions it started (each probe runs in a session of its own),
-averaged over a short window. It is sampled only while a probe set is due or running."""
+averaged over a short window. It is sampled only while a probe set is due or running.
+
+A node is the processes that share the agent's network namespace: on a real node every process
+(the agent runs in the machine's own), on a virtual cluster's node that node's, not the other
+nodes' that share the machine with it."""
 
 from __future__ import annotations
 
@@ -23,9 +27,16 @@ SAMPLE_PERIOD = 0.25      # seconds between two counts
 SLURM_PERIOD = 5.0        # seconds between two squeue calls while a probe runs
 
 
-def foreign_runnable(me: int | None = None) -> int:
-    """Runnable or uninterruptible threads of processes that are neither this one nor in a
-    session that one of its children leads."""
+def _netns(pid: int | str) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:   # ended, or another user's process (not root)
+        return None
+
+
+def foreign_tasks(me: int | None = None) -> dict[int, int]:
+    """Runnable or uninterruptible threads, by process, of the processes of this node that are
+    neither this one nor in a session that one of its children leads."""
     me = me or os.getpid()
     procs = {}
     for name in os.listdir("/proc"):
@@ -34,9 +45,11 @@ def foreign_runnable(me: int | None = None) -> int:
             if f:
                 procs[int(name)] = f   # f[1] ppid, f[3] session
     own_sessions = {pid for pid, f in procs.items() if int(f[1]) == me}
-    count = 0
+    mine = _netns(me)
+    scoped = mine is not None and mine != _netns(1)    # in a namespace of its own: a virtual node
+    found: dict[int, int] = {}
     for pid, f in procs.items():
-        if pid == me or int(f[3]) in own_sessions:
+        if pid == me or int(f[3]) in own_sessions or (scoped and _netns(pid) != mine):
             continue
         try:
             tids = os.listdir(f"/proc/{pid}/task")
@@ -45,8 +58,21 @@ def foreign_runnable(me: int | None = None) -> int:
         for tid in tids:
             t = proc_fields(f"/proc/{pid}/task/{tid}/stat")
             if t and t[0] in ("R", "D"):
-                count += 1
-    return count
+                found[pid] = found.get(pid, 0) + 1
+    return found
+
+
+def foreign_runnable(me: int | None = None) -> int:
+    return sum(foreign_tasks(me).values())
+
+
+def command_name(pid: int) -> str:
+    """A process's command name (proc(5): comm), '?' when it ended."""
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as f:
+            return f.read().decode("utf-8", "replace").strip() or "?"
+    except OSError:
+        return "?"
 
 
 @dataclass
@@ -108,6 +134,13 @@ class IdleMonitor:
         self.last = Reading(0.0, [], None)
         self._slurm_at = 0.0
         self._slurm = ([], None)
+        self.culprits: dict[int, int] = {}   # pid -> runnable threads summed over the samples
+
+    def top(self, most: int = 3) -> list[tuple[int, str, float]]:
+        """The processes behind the load, most runnable first: (pid, command, their share of the load)."""
+        n = max(1, len(self.samples))
+        ranked = sorted(self.culprits.items(), key=lambda kv: -kv[1])[:most]
+        return [(pid, command_name(pid), count / n) for pid, count in ranked]
 
     def _verdict(self, fresh_slurm: bool) -> Reading:
         load = sum(self.samples) / len(self.samples) if self.samples else 0.0
@@ -125,11 +158,15 @@ class IdleMonitor:
         return self.last
 
     def sample(self) -> None:
-        self.samples.append(float(foreign_runnable()))
+        found = foreign_tasks()
+        for pid, count in found.items():
+            self.culprits[pid] = self.culprits.get(pid, 0) + count
+        self.samples.append(float(sum(found.values())))
 
     def measure(self) -> Reading:
         """Sample for one whole window, then judge: the check before a probe set starts."""
         self.samples.clear()
+        self.culprits.clear()
         for _ in range(self.samples.maxlen):
             self.sample()
             time.sleep(SAMPLE_PERIOD)

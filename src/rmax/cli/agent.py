@@ -148,19 +148,27 @@ def status_cmd(config_path, host, as_json, **options):
 @click.option("--window", default=None, metavar="SECONDS", help="Seconds the load is averaged over [3].")
 @click.option("--slurm", default=None, metavar="MODE", help="auto | on | off: a node running another Slurm job is busy "
               "[auto].")
-@click.option("--drain", is_flag=True, help="Drain this node in Slurm, with the line as the reason, on drift or "
-              "failure.")
+@click.option("--unhealthy-load", default=None, metavar="TASKS", help="Unhealthy at this many runnable tasks of other "
+              "processes with no Slurm job on the node: a runaway process [1].")
+@click.option("--max-throttled", default=None, metavar="PERCENT", help="Unhealthy when a CPU quota throttled the "
+              "check's cgroup this share of the load window [20].")
+@click.option("--min-cpu-quota", default=None, metavar="CPUS", help="Unhealthy under a CPU quota of fewer CPUs [0.5].")
+@click.option("--drain", is_flag=True, help="Drain this node in Slurm, with the line as the reason, when unhealthy, "
+              "on drift or failure.")
+@click.option("--resume", is_flag=True, help="Return this node to service when it passes and a check drained it "
+              "(its reason begins 'rmax: '); a node drained by anyone else stays drained.")
 @click.option("--node", default=None, metavar="NAME", help="Slurm's name of this node [$SLURMD_NODENAME, else the host "
               "name].")
 @with_analysis
 @json_option
-def check_cmd(config_path, probes, timeout, drain, node, as_json, **options):
-    """A health check for Slurm's HealthCheckProgram or a prolog: run this node's quick probes and test
-    them against its own baseline. One line; exit 1 on drift or a failed probe, 0 when ok, busy or
-    undecided (no baseline yet). Never drains unless --drain.
+def check_cmd(config_path, probes, timeout, drain, resume, node, as_json, **options):
+    """A health check for Slurm's HealthCheckProgram or a prolog: the node's CPU quota, load and
+    throttling, then this node's quick probes tested against its own baseline. One line within
+    --timeout of the start; exit 1 when unhealthy, on drift or a failed probe, 0 when ok, busy or
+    undecided (no baseline yet). Never drains unless --drain, never resumes unless --resume.
 
-    Example: rmax agent check --drain --timeout 20"""
-    from rmax.agent.check import CHECK_PROBES, DEFAULT_TIMEOUT, check, drain as drain_node, node_name
+    Example: rmax agent check --drain --resume --timeout 20"""
+    from rmax.agent.check import CHECK_PROBES, DEFAULT_TIMEOUT, check, drain as drain_node, node_name, resume as back
     from rmax.agent.config import PEER_PROBE
     from rmax.store import open_store
 
@@ -173,6 +181,9 @@ def check_cmd(config_path, probes, timeout, drain, node, as_json, **options):
     line = outcome.line
     if drain and outcome.exit_code:
         line += f" ({drain_node(outcome)})"
+    done = back(outcome) if resume else None
+    if done:
+        line += f" ({done})"
     if as_json:
         print_json({**outcome.as_dict(), "line": line})
     else:

@@ -7,7 +7,11 @@ machine less our own is what *other* processes used: another user's busy loop co
 kernels and rmax's other work do not (the load average cannot tell them apart, and lags by a minute).
 The processes under rmax are found through /proc/PID/task/TID/children, or where the kernel lacks
 that file, from every process's parent. Only this host is read: the ranks of a multi-node run on
-other hosts are not seen here."""
+other hosts are not seen here.
+
+A CPU quota is busy too: a cgroup's quota (cgroup v2 cpu.max, v1 cpu.cfs_quota_us) on rmax's cgroup
+or one above it caps the run however idle the machine is, and the time its group was throttled
+(cpu.stat: throttled_usec, v1 throttled_time) between two readings is time the run could not run."""
 
 from __future__ import annotations
 
@@ -18,7 +22,8 @@ from dataclasses import dataclass
 
 TICK = os.sysconf("SC_CLK_TCK")
 BUSY_CPUS = 0.5     # other processes using this many CPUs on average make a node busy (as the agent's max_load)
-MIN_WINDOW = 1.0    # seconds: over a shorter run, clock ticks (10 ms) and a single burst decide too much
+BUSY_THROTTLED = 0.05   # throttled by a CPU quota this share of the time makes it busy
+MIN_WINDOW = 1.0    # seconds: over a shorter run, clock ticks (10 ms) decide: judged with their error allowed
 
 
 def _text(path: str) -> str:
@@ -95,6 +100,73 @@ def own_cpu_seconds() -> float:
     return t.user + t.system + t.children_user + t.children_system + ticks / TICK
 
 
+_CPU_MOUNTS: list[tuple[int, str, str]] = []   # (cgroup version, mount point, its root in the hierarchy)
+
+
+def _cpu_mounts() -> list[tuple[int, str, str]]:
+    """Where the cgroup hierarchies with the cpu controller are mounted (proc(5): mountinfo), read once."""
+    if not _CPU_MOUNTS:
+        try:
+            lines = _text("/proc/self/mountinfo").splitlines()
+        except OSError:
+            lines = []
+        for line in lines:
+            head, _, tail = line.partition(" - ")
+            f, t = head.split(), tail.split()
+            if len(f) >= 5 and len(t) >= 3:
+                if t[0] == "cgroup" and "cpu" in t[2].split(","):
+                    _CPU_MOUNTS.append((1, f[4], f[3]))
+                elif t[0] == "cgroup2":
+                    _CPU_MOUNTS.append((2, f[4], f[3]))
+        _CPU_MOUNTS.append((0, "", ""))   # read: none is not looked for again
+    return [m for m in _CPU_MOUNTS if m[0]]
+
+
+def _cpu_cgroups() -> list[tuple[int, str]]:
+    """(version, folder) of this process's cpu cgroup and of each one above it, up to the mount."""
+    try:
+        lines = _text("/proc/self/cgroup").splitlines()
+    except OSError:
+        return []
+    mounts = _cpu_mounts()
+    v1 = next((m for m in mounts if m[0] == 1), None)
+    for line in lines:
+        num, controllers, path = line.split(":", 2)
+        if v1 and "cpu" in controllers.split(","):
+            version, mount, root = v1
+        elif not v1 and num == "0" and any(m[0] == 2 for m in mounts):
+            version, mount, root = next(m for m in mounts if m[0] == 2)
+        else:
+            continue
+        rel = path[len(root):] if root != "/" and path.startswith(root) else path
+        parts = [p for p in rel.split("/") if p]
+        return [(version, os.path.join(mount, *parts[:i])) for i in range(len(parts), -1, -1)]
+    return []
+
+
+def cpu_quota() -> tuple[float | None, float, str | None]:
+    """(the CPU quota of this process's cgroups in CPUs, the smallest one above it, or None when there
+    is none; CPU-seconds they were throttled since they were made, summed; the folder of that quota)."""
+    quota, where, throttled = None, None, 0.0
+    for version, folder in _cpu_cgroups():
+        try:
+            if version == 2:
+                limit, period = (_text(f"{folder}/cpu.max").split() + ["100000"])[:2]
+                q = None if limit == "max" else int(limit) / int(period)
+                stat = dict(line.split() for line in _text(f"{folder}/cpu.stat").splitlines() if " " in line)
+                throttled += int(stat.get("throttled_usec", 0)) / 1e6
+            else:
+                limit = int(_text(f"{folder}/cpu.cfs_quota_us"))
+                q = None if limit < 0 else limit / int(_text(f"{folder}/cpu.cfs_period_us"))
+                stat = dict(line.split() for line in _text(f"{folder}/cpu.stat").splitlines() if " " in line)
+                throttled += int(stat.get("throttled_time", 0)) / 1e9
+        except (OSError, ValueError):   # the root has no cpu.max; a folder removed meanwhile
+            continue
+        if q is not None and (quota is None or q < quota):
+            quota, where = q, folder
+    return quota, throttled, where
+
+
 @dataclass(frozen=True)
 class Reading:
     load1: float      # the load average over 1, 5 and 15 minutes (/proc/loadavg)
@@ -105,6 +177,8 @@ class Reading:
     busy_s: float     # CPU seconds the machine spent busy since boot, all CPUs (steal included)
     total_s: float    # CPU seconds since boot, all CPUs, idle included
     own_s: float      # CPU seconds of rmax's process tree (own_cpu_seconds)
+    quota: float | None = None   # the CPU quota of rmax's cgroup, in CPUs (cpu_quota); None: none
+    throttled_s: float = 0.0     # seconds its cgroups were throttled, summed (stored before: 0)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)    # not dataclasses.asdict, whose deep copy costs more than the reading
@@ -154,26 +228,37 @@ def _read() -> Reading | None:
         return None
     busy = user + nice + system + irq + softirq + steal
     cpus = text.count("\ncpu")   # one line per CPU after the machine's
+    quota, throttled, _ = cpu_quota()
     return Reading(l1, l5, l15, max(0, running - 1), cpus, busy / TICK, (busy + idle + iowait) / TICK,
-                   own_cpu_seconds())
+                   own_cpu_seconds(), quota, throttled)
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """Others' use of this node between two readings: `others` CPUs on average over `seconds`."""
+    """Others' use of this node between two readings: `others` CPUs on average over `seconds`, the
+    share of that time a CPU quota throttled rmax (`throttled`) and the quota (CPUs, None: none)."""
     others: float
     seconds: float
     load1: float      # the load average at the start
+    throttled: float = 0.0
+    quota: float | None = None
+    error: float = 0.0    # how far `others` may be off: a clock tick per CPU, over a short window
 
     @property
     def busy(self) -> bool:
-        return self.others >= BUSY_CPUS
+        return self.others - self.error >= BUSY_CPUS or self.throttled >= BUSY_THROTTLED
 
     def line(self, host: str | None = None) -> str:
         """What was busy, on `host`: the host the readings were taken on (where rmax ran)."""
         on = f" on {host}" if host else ""
-        return (f"other processes{on} used {self.others:.1f} CPUs on average over its {self.seconds:.0f} s "
-                f"(load average {self.load1:.1f} at its start)")
+        parts = []
+        if self.others - self.error >= BUSY_CPUS or not self.throttled >= BUSY_THROTTLED:
+            parts.append(f"other processes{on} used {self.others:.1f} CPUs on average over its {self.seconds:.3g} s "
+                         f"(load average {self.load1:.1f} at its start)")
+        if self.throttled >= BUSY_THROTTLED:
+            cap = f"a CPU quota of {self.quota:.2g} CPUs" if self.quota is not None else "a CPU quota"
+            parts.append(f"{cap} throttled rmax{on} {100 * self.throttled:.0f}% of its {self.seconds:.3g} s")
+        return "; ".join(parts)
 
 
 def busy_line(stored: dict, host: str | None = None) -> str | None:
@@ -183,16 +268,20 @@ def busy_line(stored: dict, host: str | None = None) -> str | None:
 
 
 def verdict(stored: dict) -> Verdict | None:
-    """The verdict of a run's stored readings ({"start": ..., "end": ...}); None without both, or over
-    less than MIN_WINDOW."""
+    """The verdict of a run's stored readings ({"start": ..., "end": ...}); None without both. A run of
+    any length is judged: over a window shorter than MIN_WINDOW the clock ticks' error (one a CPU at
+    each reading) is allowed for, so that only a sure excess is called busy; throttling is counted
+    in microseconds, whatever the window."""
     try:
         a, b = Reading(**stored["start"]), Reading(**stored["end"])
         if not a.cpus or a.cpus != b.cpus:
             return None
         seconds = (b.total_s - a.total_s) / a.cpus
-        if not seconds >= MIN_WINDOW:
+        if not seconds > 0:
             return None
         others = ((b.busy_s - a.busy_s) - (b.own_s - a.own_s)) / seconds
-        return Verdict(max(0.0, others), seconds, float(a.load1))
+        error = 2 * a.cpus / TICK / seconds if seconds < MIN_WINDOW else 0.0
+        throttled = min(1.0, max(0.0, b.throttled_s - a.throttled_s) / seconds)
+        return Verdict(max(0.0, others), seconds, float(a.load1), throttled, a.quota, error)
     except (KeyError, TypeError, ValueError):   # no reading, or one edited by hand
         return None
