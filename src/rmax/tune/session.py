@@ -153,6 +153,7 @@ class Session:
         self.memory: dict | None = None    # what a memory-sized run would take
         self.strategy = None
         self.overrun = 0.0                 # seconds the session ran past its time budget (the confirmation)
+        self.trial_overrun = 0             # trials it ran past --trials (the confirmation's block run again)
         self.confirmation: dict = {"chosen": None, "runs": [], "stock_runs": [], "ratio": None, "note": ""}
         from rmax.launch.request import spec_from_options
 
@@ -319,16 +320,18 @@ class Session:
         return per_run
 
     @staticmethod
-    def release(b: Budget) -> float:
-        """Free the confirmation from the budget: it runs its one block whatever the search left (a
-        stalled search trial must not cancel it), with its reserved trials; returns the seconds
-        the whole budget had left for it, reserve included (what decides whether a runner-up fits)."""
+    def release(b: Budget) -> tuple[float, float]:
+        """Free the confirmation from the budget, seconds and trials alike: it runs its whole block
+        (and the block again when the machine changed during it) whatever the search left, so that it
+        always runs (a `--trials 30` session once ended with "the budget ran out during the
+        confirmation"); what it takes past the budget is said (Session.finish). Returns the seconds
+        and the trials the whole budget had left for it, reserve included (what decides whether a
+        runner-up fits)."""
         room = b.seconds_left + b.reserve_seconds
-        if b.trials is not None:
-            b.trials = max(b.trials, b.used_trials + b.reserve_trials)
-        b.seconds = None
+        trials = b.trials_left + b.reserve_trials
+        b.trials = b.seconds = None
         b.reserve_trials, b.reserve_seconds = 0, 0.0
-        return room
+        return room, trials
 
     def execute(self) -> dict:
         st, space = self.settings, self.space
@@ -375,10 +378,12 @@ class Session:
                                                           log=lambda msg: self.echo(f"      {msg}"), store=self.store,
                                                           **kw)
             inc = strategy.run()
-            room = self.release(ev.budget)
-            self.confirmation = self.confirm(inc, stock, per_run, room)
+            room, room_trials = self.release(ev.budget)
+            self.confirmation = self.confirm(inc, stock, per_run, room, room_trials)
             if st.budget_s:
                 self.overrun = max(0.0, ev.budget.used_seconds - st.budget_s)
+            if st.trials:
+                self.trial_overrun = max(0, ev.budget.used_trials - st.trials)
         except NodesLost as lost:
             self.run.update(summary={**self.run.record.summary, "lost_trials": lost.args[0]})
             self.run.finish("interrupted", f"{FAILED_STREAK} trials in a row failed (a lost node?)")
@@ -397,14 +402,15 @@ class Session:
                 out.append(full)
         return out
 
-    def confirm(self, inc: dict | None, stock: dict, per_run: float, room: float = math.inf) -> dict:
+    def confirm(self, inc: dict | None, stock: dict, per_run: float, room: float = math.inf,
+                room_trials: float = math.inf) -> dict:
         """The confirmation at full N, always: the best candidates alternating with the stock in one
         block; the configuration chosen is the one whose paired interval over the stock is above 1
         (the highest ratio among them), else the stock."""
         ev = self.ev
         cands = self.candidates(inc, stock)
         runs = CONFIRM_RUNS + CONFIRM_PAIRS
-        if len(cands) > 1 and (ev.budget.trials_left < runs or room < runs * per_run * RESERVE_MARGIN):
+        if len(cands) > 1 and (room_trials < runs or room < runs * per_run * RESERVE_MARGIN):
             cands = cands[:1]           # the runner-up only when its runs fit as well
         base = None if ev.known_bad(stock) else stock
         verdicts, a, bs, note = confirm(ev, base, cands, CONFIRM_PAIRS, CONFIRM)
@@ -479,6 +485,9 @@ class Session:
         if self.overrun > 0:
             note = (note + "; " if note else "") + (f"the confirmation ran {self.overrun:.0f} s past the budget "
                                                     "(its runs took longer than the time held back for them)")
+        if self.trial_overrun > 0:
+            note = (note + "; " if note else "") + (f"the confirmation ran {self.trial_overrun} trial(s) past --trials "
+                                                    "(the machine changed during it, and its block ran again)")
         if stat is None:
             cand, stat, note = self.unconfirmed(conf)
             stock_full = self.space.sized(self.space.stock(), True)
