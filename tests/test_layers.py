@@ -47,6 +47,7 @@ LAYERS = [
     "survey",               # its tuning step runs the tuner
     "agent",
     "report",
+    "accept",               # rmax accept: surveys' figures judged per node against references and the fleet
     "cli", "__main__",
 ]
 RANK = {name: i for i, name in enumerate(LAYERS)}

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from rmax.errors import RmaxError
 from rmax.inventory.load import busy_line
-from rmax.stats import MIN_CHANGE, differ_significantly, holm, moderated, t_two_sided, variance_prior
+from rmax.stats import MIN_CHANGE, differ_significantly, holm, moderated, t_quantile, t_two_sided, variance_prior
 from rmax.store import Store
 from rmax.store.runs import RunRecord
 
@@ -68,6 +68,19 @@ class Change:
     why: str | None = None     # an undecided change: what would decide it
     busy_a: str | None = None  # a side's figure measured on a busy node: how busy
     busy_b: str | None = None
+    better: str = "higher"     # the figure's better direction (Figure.better): a regression goes the other way
+    # the smallest change its test could have called significant, whatever the p-value of the others:
+    # Holm's strictest threshold (alpha / the changes tested), as a relative change (a tested change only)
+    detectable: float | None = None
+    se: float | None = None      # a pooled test's standard error of B's mean against A's (of logarithms, if `logs`)
+    dof: float | None = None     # and its degrees of freedom
+    logs: bool = True
+
+    @property
+    def regression(self) -> bool:
+        """Significant and in the worse direction."""
+        return bool(self.significant) and (self.change < 0 if self.better == "higher" else self.change > 0)
+
 
     @property
     def change(self) -> float:
@@ -86,7 +99,7 @@ class Change:
         return "—"
 
     def as_dict(self) -> dict:
-        return {**self.__dict__, "change": self.change}
+        return {**self.__dict__, "change": self.change, "regression": self.regression}
 
 
 def _host(r: RunRecord) -> str:
@@ -293,7 +306,7 @@ def _kind_changes(runs: Runs, kind: str, host: str, ra: list[RunRecord], rb: lis
             continue
         last = fa[-1][1]
         c = Change(kind, host, last.metric, last.unit, _mid([f.value for _, f in fa]), _mid([f.value for _, f in fb]),
-                   0, 0, None, None)
+                   0, 0, None, None, better=last.better)
         c.busy_a, c.busy_b = (_busy([runs.busy(r) for r, _ in side_figs]) for side_figs in (fa, fb))
         pooled = _decide(c, runs, key, fa, fb)
         if pooled:
@@ -397,6 +410,7 @@ def _moderate(tests: list[tuple[Change, Pooled]]) -> None:
         c.prior_dof = df - t.df if df > t.df else None
         se = sd * t.factor
         c.p_value = (0.0 if t.d else 1.0) if se == 0 else t_two_sided(t.d / se, df)
+        c.se, c.dof, c.logs = se, df, t.logs
 
 
 def _p(p: float) -> float | None:
@@ -412,6 +426,9 @@ def _adjust(changes: list[Change], min_change: float = MIN_CHANGE, alpha: float 
     tested = [c for c in changes if c.basis in TESTED and c.p_value is not None and not c.small]
     for c, p in zip(tested, holm([c.p_value for c in tested])):
         c.p_adjusted, c.significant = p, p < alpha
+    strictest = alpha / max(1, len(tested))
+    for c in changes:
+        c.detectable = _detectable(c, strictest, min_change)
     for c in changes:
         if c.small:
             c.significant = False
@@ -421,6 +438,17 @@ def _adjust(changes: list[Change], min_change: float = MIN_CHANGE, alpha: float 
             if not within:
                 c.why = ("beyond its own repeats' spread, which understates the run-to-run noise: run it again "
                          "with the same options (its runs become history), or compare several runs a side")
+
+
+def _detectable(c: Change, alpha: float, min_change: float) -> float | None:
+    """The smallest relative change (either way) a pooled test of c's noise would call significant at
+    Holm's strictest threshold `alpha` (the first p-value must be under alpha / the changes tested),
+    and never less than the minimum change; None for a change with no pooled noise."""
+    if c.se is None or not c.dof:
+        return None
+    half = t_quantile(1 - alpha / 2, c.dof) * c.se
+    rel = math.expm1(half) if c.logs else half / abs(c.a) if c.a else math.inf
+    return max(rel, min_change)
 
 
 def headline(changes: list[Change], kind: str) -> str:
