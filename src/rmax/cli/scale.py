@@ -82,12 +82,27 @@ def command(program, ranks, max_ranks, by, repeats, no_warmup, keep_launch_time,
             rec = scale_command(list(program), base, counts, repeats, store, by=by, launcher=launcher,
                                 timeout=timeout, warmup=not no_warmup, keep_launch=keep_launch_time, max_n=max_n,
                                 label=label, progress=say)
+        busy = busy_runs(store, rec)
     if plot_path:
         _plot(rec, plot_path)
     if as_json:
-        print_json(rec.as_dict())
+        print_json({**rec.as_dict(), "busy_runs": [{"run": r.id, "ranks": count, "line": line}
+                                                   for count, r, line in busy]})
         return
-    _print(rec, plot_path)
+    _print(rec, plot_path, busy)
+
+
+def busy_runs(store, rec) -> list[tuple[int, object, str]]:
+    """(count, run, how busy) of the study's timed runs measured on a busy node (their stored load)."""
+    from rmax.inventory.load import busy_line
+
+    out = []
+    for p in rec.summary.get("points", []):
+        for r in store.get_many(list(p.get("run_ids", []))):
+            line = busy_line(r.load, r.hostname)
+            if line:
+                out.append((p["ranks"], r, line))
+    return out
 
 
 def _default_engine() -> str:
@@ -117,15 +132,18 @@ def _plot(rec, path: str) -> None:
                 xlabel=rec.params.get("by", "ranks"), ylabel="speedup")
 
 
-def _print(rec, plot_path) -> None:
+def _print(rec, plot_path, busy: list) -> None:
     from rmax.terminal import Table
 
     s = rec.summary
+    busy_at: dict[int, int] = {}
+    for count, _, _ in busy:
+        busy_at[count] = busy_at.get(count, 0) + 1
     weak = s["mode"] == "weak"
     t = Table(title=f"Scaling study {rec.id[:8]} ({s['mode']} scaling, {rec.params['mode']})")
     cols = ["count", *(["N"] if rec.params["mode"].startswith("hpl") else []), "runs", "median time (s)",
             "min-max (s)", *(["median GFLOPS"] if rec.params["mode"].startswith("hpl") else []),
-            "scaled speedup" if weak else "speedup", "efficiency", "Karp-Flatt e"]
+            "scaled speedup" if weak else "speedup", "efficiency", "Karp-Flatt e", "busy"]
     for c in cols:
         t.add_column(c, justify="right")
     for p in s["points"]:
@@ -133,9 +151,16 @@ def _print(rec, plot_path) -> None:
         row = [str(p["ranks"]), *([str(p["n"])] if rec.params["mode"].startswith("hpl") else []), str(p["runs"]),
                fmt(ts["median"], ".4g"), f"{fmt(ts['min'], '.4g')}-{fmt(ts['max'], '.4g')}",
                *([fmt(p["gflops"]["median"] if p["gflops"] else None, ".2f")] if rec.params["mode"].startswith("hpl") else []),
-               fmt(p["speedup"], ".3f"), fmt(p["efficiency"], ".1%"), fmt(p["karp_flatt"], ".3f")]
+               fmt(p["speedup"], ".3f"), fmt(p["efficiency"], ".1%"), fmt(p["karp_flatt"], ".3f"),
+               f"{busy_at[p['ranks']]} of {p['runs']}" if p["ranks"] in busy_at else "no"]
         t.add_row(*row)
     console.print(t)
+    if busy:   # the times of these runs are not the program's alone: said before any fit is read
+        count, r, line = busy[0]
+        were = "was" if len(busy) == 1 else "were"
+        console.print(Text.assemble(("warning:", "yellow"), f" {len(busy)} of the study's runs {were} measured on a "
+                                    f"busy node (column busy), e.g. at {count}: run {r.id[:8]}: {line}; their times "
+                                    "are not the program's alone"))
     used = sum(len(p.get("run_ids", [])) for p in s["points"])
     if used:
         console.print(f"computed from {used} stored run(s) of study {rec.id[:8]} (their ids: --json, points[].run_ids)")

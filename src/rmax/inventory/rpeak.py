@@ -20,6 +20,7 @@ AVX512_FLOPS_PER_CYCLE = {1: 16, 2: 32}
 ISA_LABEL = {"sse2": "SSE2", "avx": "AVX", "avx2": "AVX2+FMA", "avx512": "AVX-512"}
 # The peaks "% of peak" may be computed against (choose_basis); the info schema lists the same.
 BASES = ("nominal", "measured", "measured per core")
+BUSY_PREFIX = "measured on a busy node: "   # a measure_reason beside rows: shown, not a basis for % of peak
 # An all-core peak below this share of threads x the one-core peak is worth a word: a lower
 # all-core clock explains some of it, threads that did not all run at once (other work, a VM's
 # vCPUs) the rest. A 16-vCPU guest measured 64-70% while its DGEMM reached 91%.
@@ -129,21 +130,29 @@ def parse_peakflops(text: str) -> list[PeakRow]:
 
 
 def measure_peak(timeout: float = 60) -> tuple[list[PeakRow] | None, str | None]:
-    """Run the FMA-throughput kernels (about 1 s); (rows, None) or (None, why not)."""
+    """Run the FMA-throughput kernels (about 1 s); (rows, None) or (None, why not). Measured on a
+    busy node (load.verdict of readings around it), the rows come with that as their reason: they
+    are shown, but % of peak is not based on them (derive's `busy`)."""
     from rmax.errors import RmaxError
+    from rmax.inventory import load
     from rmax.native import executable
     try:
         exe = executable("rmax-node")
     except RmaxError as e:
         return None, str(e)
+    before = load.read()
     out, why = run([exe, "peakflops", "--json", "-", *PEAKFLOPS_ARGS], timeout=timeout)
+    after = load._read()
+    busy = load.busy_line({"start": before.as_dict(), "end": after.as_dict()}) if before and after else None
     if out is None:
         return None, why
     try:
         rows = parse_peakflops(out)
     except (ValueError, KeyError) as e:
         return None, f"rmax-node peakflops printed unparsable JSON: {e}"
-    return (rows, None) if rows else (None, "rmax-node peakflops printed no measurements")
+    if not rows:
+        return None, "rmax-node peakflops printed no measurements"
+    return rows, (f"{BUSY_PREFIX}{busy}" if busy else None)
 
 
 def plural(n, word: str) -> str:
@@ -330,8 +339,11 @@ def _trust(d: Derivation) -> None:
 
 def _basis(d: Derivation) -> None:
     """The peak % of peak is computed against (choose_basis)."""
+    # A peak measured while other work ran would make % of peak depend on the load of the moment it
+    # was asked for: such rows decide nothing here (undecided unless the nominal Rpeak stands).
+    busy = bool(d.rows) and (d.measure_reason or "").startswith(BUSY_PREFIX)
     d.basis, d.gflops, d.basis_reason = choose_basis(d.nominal, d.warning is None, d.reasons.get("nominal_gflops"),
-                                                     d.isa, d.cores, d.rows, d.measure_reason)
+                                                     d.isa, d.cores, None if busy else d.rows, d.measure_reason)
     if d.gflops is None:
         d.reasons["gflops"] = d.reasons.get("nominal_gflops", "unknown")
 
@@ -374,7 +386,9 @@ def choose_basis(nominal: float | None, trustworthy: bool, why_no_nominal: str |
     if nominal is not None:
         cands["nominal"] = (nominal, "the nominal Rpeak")
     left_out = None
-    if not rows:
+    if not rows and (measure_reason or "").startswith(BUSY_PREFIX):
+        left_out = f"the measurement decides nothing, since it was {measure_reason}"
+    elif not rows:
         left_out = f"nothing was measured ({measure_reason or 'no measurement'})"
     elif not widest:
         left_out = (f"the measurement did not include {ISA_LABEL.get(isa, isa)}, the CPU's widest ISA, so it "
