@@ -38,12 +38,11 @@ def acceptance(runs: list[RunRecord]) -> list[Section]:
                                                          if v.get("interval") else ""), v["noise"], v["why"]]
                                      for v in shown], "fail and undecided verdicts"))
         passed = [v for v in verdicts if v["state"] == "pass"]
+        seen = sorted(abs(v["detectable"]) for v in passed if v.get("detectable") is not None)
         if passed:
-            sec.notes.append(f"{len(passed)} verdict(s) pass; each could have detected a difference of "
-                             f"{min(abs(v['detectable']) for v in passed if v.get('detectable') is not None) * 100:.1f}% "
-                             f"to {max(abs(v['detectable']) for v in passed if v.get('detectable') is not None) * 100:.1f}% "
-                             "(data/accept_verdicts.csv has every one)" if any(v.get("detectable") is not None for v in passed)
-                             else f"{len(passed)} verdict(s) pass")
+            sec.notes.append(f"{len(passed)} verdict(s) pass" + (
+                f"; each could have detected a difference of {100 * seen[0]:.1f}% to {100 * seen[-1]:.1f}% "
+                "(data/accept_verdicts.csv has every verdict)" if seen else ""))
         sec.data["accept_verdicts"] = [{k: v[k] for k in ("node", "metric", "against", "state", "value", "target", "unit",
                                                           "diff", "interval", "detectable", "noise", "reference", "why")}
                                        for v in verdicts]
