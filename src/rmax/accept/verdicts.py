@@ -45,7 +45,6 @@ MIN_SD = MIN_SPREAD
 # the node's own noise tells them apart; one figure can still pass a node, with room to spare.
 MIN_FAIL = 2
 MIN_FLEET = 3           # nodes in a class for a fleet verdict (the node and 2 others at least)
-MEDIAN_VAR = math.pi / 2   # the variance of a median of normal values over that of their mean
 STATES = ("pass", "fail", "undecided")
 
 

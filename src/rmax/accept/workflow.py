@@ -10,7 +10,7 @@ import statistics
 from rmax.accept import classes as cls_mod
 from rmax.accept.measured import Series, gather
 from rmax.accept.references import References, render
-from rmax.accept.verdicts import Verdict, decide, node_states
+from rmax.accept.verdicts import decide, node_states
 from rmax.errors import RmaxError
 from rmax.store import Store
 from rmax.store.runs import RunRecord
