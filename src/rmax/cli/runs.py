@@ -76,10 +76,9 @@ def list_cmd(kind, status, limit, as_json):
     for r in runs:
         if r.headline is None:
             r.headline = made[r.id] if r.id in made else _values_line(r)
-    if cut:   # on stderr: a pipe (`| wc -l`, `| jq`) reads the rows alone
-        err_console.print(f"the newest {limit} runs shown; more are stored (--limit N for more)")
     if as_json:
         print_json([r.as_dict() for r in runs])
+        _say_cut(cut, limit)
         return
     if not runs:
         if kind or status:
@@ -102,6 +101,14 @@ def list_cmd(kind, status, limit, as_json):
         t.add_row(r.id[:8], r.kind, Text(r.status, style=style[r.status]), r.started_at[:19].replace("T", " "),
                   f"{r.duration:.1f}" if r.duration is not None else "—", compress(r.ran_on), r.headline)
     console.print(t)
+    _say_cut(cut, limit)
+
+
+def _say_cut(cut: bool, limit: int) -> None:
+    """After the rows, on stderr: a pipe (`| wc -l`, `| jq`) reads the rows alone, and a reader that
+    left (`| head`) hears nothing more."""
+    if cut:
+        err_console.print(f"the newest {limit} runs shown; more are stored (--limit N for more)")
 
 
 @command.command("show")
