@@ -1,6 +1,7 @@
 """The confirmation at full N always runs its block: releasing the reserve frees it from the trial
-budget as from the time budget (a `--trials 30` session once ended with "the budget ran out during
-the confirmation"), and says how many trials the budget had left for it (whether a runner-up fits)."""
+budget as from the time budget (a stock run outside its band takes one more run than the block
+holds, and a `--trials 30` session once ended with "the budget ran out during the confirmation"),
+and says what the budget had left for it (whether a runner-up fits, whether the block may run again)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ def test_release_frees_trials_and_seconds_and_reports_the_room():
     assert b.trials_left == 0
     room, trials = Session.release(b)
     assert (room, trials) == (40.0, 7)
-    # the block, and the block again after a change of the machine, are within the budget now
+    # the block and its one-off runs never exhaust the budget now
     for _ in range(2 * (CONFIRM_RUNS + CONFIRM_PAIRS)):
         b.charge(10.0)
     assert not b.exhausted and b.trials_left > 0

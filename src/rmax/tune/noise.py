@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 from rmax.stats import differ_paired, t_quantile
 from rmax.tune.evaluator import BudgetExhausted, Duel, Evaluator
@@ -240,13 +241,16 @@ def _confirm_block(ev: Evaluator, stock: dict | None, cands: list[dict], pairs: 
                     b.append(g)
 
 
-def confirm(ev: Evaluator, stock: dict | None, cands: list[dict], pairs: int, label: str
+def confirm(ev: Evaluator, stock: dict | None, cands: list[dict], pairs: int, label: str,
+            fits: Callable[[int, float], bool] | None = None
             ) -> tuple[list[Verdict], list[float], list[list[float]], str]:
     """The confirmation at full N: every candidate against the stock in one block of a fixed number
     of pairs (stock, candidates, stock, ...: see the module's note). When the machine changes
     during it, the block runs again from scratch if a whole block still fits in the budget, else
-    it goes on, and its figure carries the change; either way the session says so. (verdicts,
-    the stock's runs, each candidate's runs, a note on what went wrong or "")."""
+    it goes on, and its figure carries the change; either way the session says so. `fits(runs,
+    seconds)`: whether the budget still holds a new block (default: the evaluator's budget; a session
+    frees the confirmation from it, so that its block always runs whole, and says what fits apart).
+    (verdicts, the stock's runs, each candidate's runs, a note on what went wrong or "")."""
     note = ""
     a: list[float] = []
     bs: list[list[float]] = [[] for _ in cands]
@@ -260,7 +264,8 @@ def confirm(ev: Evaluator, stock: dict | None, cands: list[dict], pairs: int, la
             change.retried.extend(dict(c) for c in cands)
             watch = False
             runs = (pairs + 1) + pairs * len(cands)
-            if ev.budget.trials_left >= runs and ev.budget.seconds_left >= runs * ev.history[-1].m.seconds:
+            seconds = runs * ev.history[-1].m.seconds
+            if (fits(runs, seconds) if fits else ev.budget.trials_left >= runs and ev.budget.seconds_left >= seconds):
                 a, bs = [], [[] for _ in cands]
                 first = len(ev.history) + 1
                 change.settled = "the confirmation ran again from its start, taken as it came"

@@ -321,12 +321,13 @@ class Session:
 
     @staticmethod
     def release(b: Budget) -> tuple[float, float]:
-        """Free the confirmation from the budget, seconds and trials alike: it runs its whole block
-        (and the block again when the machine changed during it) whatever the search left, so that it
-        always runs (a `--trials 30` session once ended with "the budget ran out during the
-        confirmation"); what it takes past the budget is said (Session.finish). Returns the seconds
-        and the trials the whole budget had left for it, reserve included (what decides whether a
-        runner-up fits)."""
+        """Free the confirmation from the budget, seconds and trials alike: its block always runs
+        whole, whatever the search left and however many runs it takes (a stock run outside its band
+        takes one more, to tell a one-off from a change: a `--trials 30` session once ended with "the
+        budget ran out during the confirmation"); what it takes past the budget is said
+        (Session.finish). Returns the seconds and the trials the whole budget had left for it, reserve
+        included: what decides whether a runner-up fits, and whether the block may run again after
+        a change of the machine."""
         room = b.seconds_left + b.reserve_seconds
         trials = b.trials_left + b.reserve_trials
         b.trials = b.seconds = None
@@ -413,7 +414,13 @@ class Session:
         if len(cands) > 1 and (room_trials < runs or room < runs * per_run * RESERVE_MARGIN):
             cands = cands[:1]           # the runner-up only when its runs fit as well
         base = None if ev.known_bad(stock) else stock
-        verdicts, a, bs, note = confirm(ev, base, cands, CONFIRM_PAIRS, CONFIRM)
+        b, at = ev.budget, (ev.budget.used_trials, ev.budget.used_seconds)
+
+        def fits(more: int, seconds: float) -> bool:     # within what the budget had left for the confirmation
+            return (room_trials - (b.used_trials - at[0]) >= more
+                    and room - (b.used_seconds - at[1]) >= seconds)
+
+        verdicts, a, bs, note = confirm(ev, base, cands, CONFIRM_PAIRS, CONFIRM, fits)
         chosen, runs_of, ratio = stock, a, None
         for c, v, b in zip(cands, verdicts, bs):
             if base is None and b and (chosen is stock or len(b) > len(runs_of)):
@@ -486,8 +493,10 @@ class Session:
             note = (note + "; " if note else "") + (f"the confirmation ran {self.overrun:.0f} s past the budget "
                                                     "(its runs took longer than the time held back for them)")
         if self.trial_overrun > 0:
+            summary["trials_past_budget"] = self.trial_overrun
             note = (note + "; " if note else "") + (f"the confirmation ran {self.trial_overrun} trial(s) past --trials "
-                                                    "(the machine changed during it, and its block ran again)")
+                                                    "(a stock run outside its band took one more to tell a one-off "
+                                                    "from a change)")
         if stat is None:
             cand, stat, note = self.unconfirmed(conf)
             stock_full = self.space.sized(self.space.stock(), True)
