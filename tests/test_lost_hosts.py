@@ -165,3 +165,39 @@ def test_a_net_layer_past_its_time_budget_is_left_out_and_the_run_partial():
     assert "left out mpi from 2 B in repeat 1; tcp from 2 B" in parsed.error
     assert [[p.size for p in layer.points] for layer in parsed.summary.layers] == [[1], [1]]
     assert all(p.validated and p.n >= 1 for layer in parsed.summary.layers for p in layer.points)
+
+
+def test_a_silent_host_that_still_answers_a_launch_is_not_lost(monkeypatch):
+    # The host's one rank stops beating (starved of CPU, say) but the host still starts a program
+    # through the job's launcher: waited for, and the job ends as it would have.
+    import socket
+
+    from rmax.launch import Host
+
+    me = socket.gethostname()
+    script = (BEATS.format(r=0, h=me) + f"for i in 1 2 3; do echo 'rmax-alive: rank 0 on {me} every 0.20 s' >&2; "
+              "sleep 0.2; done; sleep 4; echo done")
+    monkeypatch.setenv("RMAX_LOST_AFTER", "1")
+    argv = prepare(LaunchSpec(program=["sh", "-c", script], np=1), "local")
+    # the job as mpirun would run it on this host: the silent host is asked through mpirun
+    spec = LaunchSpec(program=["sh", "-c", script], np=1, hosts=[Host(me, 1)], launcher="mpirun")
+    result = run_job(argv, timeout=60, spec=spec)
+    assert result.ok and not result.lost and result.stdout.strip() == "done", result.failure("demo")
+
+
+def test_the_survey_worker_passes_markers_on_as_its_own_rank():
+    from rmax.survey.node_worker import as_rank
+
+    assert as_rank(b"rmax-step: triad (rank 0 on n7)\n", 6) == b"rmax-step: triad (rank 6 on n7)\n"
+    assert as_rank(b"rmax-alive: rank 0 on n7 every 1.00 s\n", 6) is None   # the worker beats for its node
+    assert as_rank(b"rmax-exit: rank 0 on n7\n", 6) is None
+    assert as_rank(b"rmax-node stream: error: --size too large\n", 6) == b"rmax-node stream: error: --size too large\n"
+
+
+def test_a_drain_reason_is_readable_and_bounded():
+    from rmax.launch.drain import REASON_MAX, reason_text, shown
+
+    why = reason_text("lost in step 'memlat': no heartbeat for 15 s\nand no \"answer\"", "rmax survey")
+    assert why == "lost in step 'memlat': no heartbeat for 15 s and no \"answer\" [rmax survey]"
+    assert len(reason_text("x" * 500, "rmax survey")) <= REASON_MAX
+    assert shown("n7", why).startswith("scontrol update NodeName=n7 State=DRAIN 'Reason=lost in step ")

@@ -109,6 +109,8 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
                                + (f" {info['text']}" if event == "progress" else "")))
             return
         detail = info.get("reason") or info.get("error") or (f"{info['seconds']:.1f} s" if "seconds" in info else "")
+        if info.get("sizing"):
+            detail += f"; {info['sizing']}"
         err_console.print(Text.assemble(f"  {name:<10} ", (event, marks.get(event, "")), f"  {detail}"))
 
     with open_store() as store:

@@ -106,10 +106,12 @@ class JobResult:
     silent: list[RankProgress] = field(default_factory=list)   # ranks that had stopped answering at the timeout
     lost: dict[int, float] = field(default_factory=dict)   # rank -> seconds without a heartbeat, when that stopped the job
     given_up: dict[int, float] = field(default_factory=dict)   # ranks on_lost took for lost: the job went on
+    unreachable: dict[str, str] = field(default_factory=dict)  # hosts that answered no launch while it started
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out and not self.not_started and not self.lost
+        return (self.returncode == 0 and not self.timed_out and not self.not_started and not self.lost
+                and not self.unreachable)
 
     @property
     def launcher(self) -> str:
@@ -119,6 +121,12 @@ class JobResult:
 
     def failure(self, what: str) -> RunFailed:
         """A one-line error for a failed job, naming the lost hosts, the hung step, the silent ranks, or the cause."""
+        if self.unreachable:
+            hosts = sorted(self.unreachable)
+            said = "; ".join(f"host {h} lost: {self.unreachable[h]}" for h in hosts[:4]) + (
+                f"; and {len(hosts) - 4} more hosts" if len(hosts) > 4 else "")
+            return HostsLost(f"{what} did not start within {self.duration:.3g} s: {said}; the job was stopped",
+                             hosts=hosts, hint="check those hosts and their network links")
         if self.lost:
             step = f" in step '{self.last_step}'" if self.last_step else ""
             return HostsLost(f"{what} failed after {self.duration:.3g} s{step}: {self.lost_detail()}; "
@@ -262,8 +270,21 @@ def answering(quiet: dict[int, float], ranks: dict[int, RankProgress], spec: "La
     from rmax.launch.reach import unanswered
 
     via = next((h.name for h in spec.hosts if h.name not in silent_hosts), None)
+    if via is None and len(asked) > 1:   # every host silent at once: the launching side stalled, not them all lost
+        return set(quiet)
     gone = unanswered(asked, spec.launcher, run_job, via=via)
     return {r for r in quiet if ranks[r].host in asked and ranks[r].host not in gone}
+
+
+def starting(spec: "LaunchSpec | None") -> dict[str, str]:
+    """The hosts of a launch that has not started that do not answer a launch of their own (one
+    whose daemon cannot come up waits for them until the start-up deadline): host -> evidence."""
+    if spec is None or not spec.hosts or not spec.launcher or len(spec.hosts) < 2:
+        return {}
+    from rmax.launch.reach import unanswered
+
+    names = list(dict.fromkeys(h.name for h in spec.hosts))
+    return unanswered(names, spec.launcher, run_job, via=names[0])
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -381,6 +402,10 @@ def run_job(argv: list[str], timeout: float | Callable[[], float], env: dict[str
     silent: list[RankProgress] = []
     lost: dict[int, float] = {}
     given_up: dict[int, float] = {}   # on_lost's: ranks the job goes on without
+    unreachable: dict[str, str] = {}
+    # A launch slow to start is asked once which hosts answer (a fan-out's, whose hosts were just
+    # asked by the survey's check, is not: it could only be stopped whole)
+    ask_at = max(lost_limit, 0.25 * deadline) if deadline is not None and lost_limit and not on_lost else None
     try:
         while proc.poll() is None:
             now = time.monotonic()
@@ -400,6 +425,11 @@ def run_job(argv: list[str], timeout: float | Callable[[], float], env: dict[str
                     _stop(proc)
             elif done and done():
                 _stop(proc)
+            elif ask_at is not None and not heard.is_set() and now - start > ask_at:
+                ask_at = None   # once: a launch slow to start is asked which of its hosts answer at all
+                unreachable = starting(spec)
+                if unreachable:
+                    _stop(proc)
             elif now - start > limit():
                 timed_out = True
                 silent = sorted((r for r in list(ranks.values()) if r.silent(now)), key=lambda r: r.rank)
@@ -425,7 +455,7 @@ def run_job(argv: list[str], timeout: float | Callable[[], float], env: dict[str
                      duration=time.monotonic() - start, timed_out=timed_out,
                      last_step=steps[-1] if steps else None, steps=steps, not_started=not_started,
                      start_timeout=deadline, ranks=ranks, expected_ranks=spec.np if spec else None, silent=silent,
-                     lost=lost, given_up=given_up)
+                     lost=lost, given_up=given_up, unreachable=unreachable)
 
 
 def prepare(spec, launcher: str | None = None) -> list[str]:

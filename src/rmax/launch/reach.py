@@ -32,10 +32,12 @@ def unanswered(hosts: list[str], launcher: str | None, run_job: Callable, *, via
     watchdog, which asks here, passes its own)."""
     program = [shutil.which("true") or "true"]
     first = getattr(get_launcher(launcher), "starts_on_first_host", False)
+    # srun's step would wait for the CPUs a running step holds (the survey's own fan-out): it shares them
+    extra = list(getattr(get_launcher(launcher), "probe_args", []))
 
     def ask(host: str) -> tuple[str, str | None]:
         pair = first and via and host != via
-        spec = LaunchSpec(program=program, np=2 if pair else 1, bind="none",
+        spec = LaunchSpec(program=program, np=2 if pair else 1, bind="none", extra_args=extra,
                           hosts=[Host(via, 1), Host(host, 1)] if pair else [Host(host, 1)])
         start = time.monotonic()
         try:
@@ -51,5 +53,12 @@ def unanswered(hosts: list[str], launcher: str | None, run_job: Callable, *, via
         return host, f"a launch{said} failed after {time.monotonic() - start:.1f} s: {job.failure('it').message}"
 
     with ThreadPoolExecutor(max_workers=max(1, min(in_flight, len(hosts)))) as pool:
-        return {h: why for h, why in pool.map(ask, hosts) if why}
+        gone = {h: why for h, why in pool.map(ask, hosts) if why}
+    others = [h for h in hosts if h != via]
+    if first and via and len(others) > 1 and set(gone) >= set(others):
+        # none answered from `via`: that one may be the host cut off; asked from the next
+        again = unanswered(hosts, launcher, run_job, via=others[0], timeout=timeout, in_flight=in_flight)
+        if len(again) < len(gone):
+            gone = {**again, via: again.get(via) or f"reached none of the other {len(others)} hosts"}
+    return gone
 

@@ -133,6 +133,8 @@ class FanOut:
 
         host_of = {r: self._host(r, ranks) for r in quiet}
         via = next((h for h in self.hosts if h not in self.lost and h not in host_of.values()), None)
+        if via is None and len(host_of) > 1:
+            return []   # every node silent at once: the launching side stalled (a loaded machine), not n nodes lost
         gone = unanswered(sorted(set(host_of.values())), self.launcher, run_job, via=via)
         taken = []
         for r, secs in quiet.items():

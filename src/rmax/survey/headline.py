@@ -86,11 +86,15 @@ def _dgemm_bound(rows: list[dict], runs: list[RunRecord]) -> dict | None:
         # the slowest node sets the pace
         run, (path, p) = min(at, key=lambda x: x[1][1].median)
         n, nb, pp, qq = hpl
+        # HPL's N may be sized after the DGEMM step measured (from the network's latency): its
+        # nearest shape of the same k then stands for it, said so
+        where = (f"at HPL's shape m={p.m} n={p.n} k={p.k}" if (p.m, p.n, p.k) == shape else
+                 f"at m={p.m} n={p.n} k={p.k}, the measured shape nearest HPL's m={shape[0]} n={shape[1]} k={shape[2]}")
         return {"metric": "DGEMM bound (all cores)", "value": p.median * cores, "unit": "GFLOPS",
                 "role": "dgemm_bound", "run": run, "host": None, "path": [*path, "median"], "scale": cores,
                 "at_hpl_shape": True,
-                "statistic": (f"{p.median:.1f} GFLOPS per core (median, slowest node) at HPL's shape m={p.m} n={p.n} "
-                              f"k={p.k} (its trailing update at N={n}, NB={nb}, {pp}x{qq}) x {cores} cores")}
+                "statistic": (f"{p.median:.1f} GFLOPS per core (median, slowest node) {where} (its trailing update "
+                              f"at N={n}, NB={nb}, {pp}x{qq}) x {cores} cores")}
     row = min((row for row, _ in dgemm), key=lambda r: r["value"])
     why = (f"no DGEMM measured at HPL's shape m={shape[0]} n={shape[1]} k={shape[2]}" if shape
            else "no HPL run to take the shape from")

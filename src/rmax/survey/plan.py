@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, field
 
 from rmax.hpl.hpcc_kernels import LOCAL_GUPS, MPI_GUPS
+from rmax.launch.reach import IN_FLIGHT
 
 MARGIN = 1.5           # a step's watchdog: its planned seconds times this ...
 SLACK_S = 60.0         # ... plus this, plus the launch's own time:
@@ -59,18 +60,25 @@ class Plan:
     sharing: int
     quick: bool
     steps: tuple[StepPlan, ...]
+    checks_s: float = 0.0   # the reachability checks' seconds (check_seconds), on top of the steps'
 
     def get(self, name: str) -> StepPlan | None:
         return next((s for s in self.steps if s.step == name), None)
 
+    @property
+    def total(self) -> float:
+        """What the survey is planned to take: its steps' seconds and the checks'."""
+        return round(sum(s.seconds for s in self.steps) + self.checks_s, 1)
+
     def as_dict(self) -> dict:
-        return {"budget_s": self.budget, "nodes": self.nodes, "sharing": self.sharing, "quick": self.quick,
-                "steps": [s.as_dict(self.nodes) for s in self.steps]}
+        return {"budget_s": self.budget, "total_s": self.total, "checks_s": self.checks_s, "nodes": self.nodes,
+                "sharing": self.sharing, "quick": self.quick, "steps": [s.as_dict(self.nodes) for s in self.steps]}
 
     def lines(self) -> list[str]:
         """The plan as a compact table: step, seconds, watchdog, key sizes."""
-        head = (f"plan: {self.budget:g} s over {self.nodes} node(s)"
-                + (f", {self.sharing} per machine" if self.sharing > 1 else ""))
+        head = (f"plan: {self.total:g} s over {self.nodes} node(s)"
+                + (f", {self.sharing} per machine" if self.sharing > 1 else "")
+                + (f" ({self.checks_s:g} s of it asking every node whether it answers)" if self.checks_s else ""))
         rows = [f"  {s.step:<10} {s.seconds:>6.1f} s, "
                 + ("ran before the plan  " if s.before else f"stop at {s.timeout(self.nodes):g} s  ")
                 + (f"on {s.nodes} of {self.nodes} nodes, " if s.nodes else "")
@@ -80,6 +88,16 @@ class Plan:
 
 def shown(v) -> str:
     return ",".join(map(str, v)) if isinstance(v, tuple) else f"{v:g}" if isinstance(v, float) else str(v)
+
+
+CHECK_WAVE_S = 3.0   # one wave of a reachability check (launch/reach.IN_FLIGHT nodes at once): 48 virtual
+                     # nodes on 2 cores, 3 waves, took 9.2 s at load 30 (bench/RESULTS.md, issue 45)
+
+
+def check_seconds(nodes: int, checks: int = 2, in_flight: int = IN_FLIGHT) -> float:
+    """The reachability checks' seconds (survey/reachability.py): before the first launch and before
+    the first multi-node step, each asking `in_flight` nodes at once."""
+    return 0.0 if nodes < 2 else checks * math.ceil(nodes / in_flight) * CHECK_WAVE_S
 
 
 def seconds_of(steps: list[tuple[str, float]], budget: float) -> dict[str, float]:
@@ -108,7 +126,7 @@ def make_plan(steps: list[tuple[str, float, str]], defaults: dict, *, nodes: int
             net_sizer(defaults[name], secs[name], bound or nodes, crowd, quick) if net_sizer else \
             sizer(defaults[name], secs[name], nodes, max(1, sharing), quick) if sizer else {}
         planned.append(StepPlan(name, where, secs[name], sizes, before=name in done, nodes=bound))
-    return Plan(budget + net_budget, nodes, max(1, sharing), quick, tuple(planned))
+    return Plan(budget + net_budget, nodes, max(1, sharing), quick, tuple(planned), check_seconds(nodes))
 
 
 def bounded_nodes(nodes: int, crowd: "Crowd", per_core: int) -> int:

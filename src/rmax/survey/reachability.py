@@ -13,20 +13,16 @@ from rmax.launch.reach import unanswered
 from rmax.survey.context import SurveyContext
 
 
-def check(ctx: SurveyContext, stage: str) -> dict:
-    """Ask every node not yet lost; record the ones that do not answer as lost in `stage`. Returns
-    the check as the survey's summary keeps it: stage, nodes asked, seconds, the unanswered ones."""
+def check(ctx: SurveyContext, stage: str, step: str | None = None, after: str | None = None) -> dict:
+    """Ask every node not yet lost; record the ones that do not answer as lost in `step` (default:
+    the stage), `after` what (a step's failure) the check was made. Returns the check as the
+    survey's summary keeps it: stage, nodes asked, seconds, the unanswered ones."""
     hosts = [h.name for h in ctx.nodes]
     t0 = time.monotonic()
     gone: dict[str, str] = {}
     if len(hosts) > 1:
         gone = unanswered(hosts, ctx.launcher, run_job, via=hosts[0])
-        if len(hosts) > 2 and set(gone) == set(hosts[1:]):
-            # none answered from the first node: that one may be the node cut off, asked from the next
-            again = unanswered(hosts, ctx.launcher, run_job, via=hosts[1])
-            if len(again) < len(gone):
-                gone = {**again, hosts[0]: again.get(hosts[0]) or f"reached none of the other {len(hosts) - 1} nodes"}
         for h, why in gone.items():
-            ctx.lose(h, stage, why)
+            ctx.lose(h, step or stage, f"{why}, asked after {after}" if after else why)
     return {"stage": stage, "nodes": len(hosts), "seconds": round(time.monotonic() - t0, 1),
             "unanswered": sorted(gone)}

@@ -36,6 +36,10 @@ class Step(ABC):
         """Why this step does not apply here (None: it runs)."""
         return None
 
+    def sizing(self, ctx: SurveyContext) -> str | None:
+        """How the step sized itself from what the survey measured before it (None: by the plan alone)."""
+        return None
+
     @abstractmethod
     def run(self, ctx: SurveyContext) -> list[RunRecord]:
         ...
@@ -202,6 +206,16 @@ class Hpl(Step):
     def skip_reason(self, ctx):
         return "--tune replaces the single HPL run with a tuning session" if ctx.tune_budget else None
 
+    def sizing(self, ctx) -> str | None:
+        """How its N was chosen, in a line: the model's time for the seconds it had, and its inputs."""
+        m = ctx.facts.get("hpl_model")
+        if not m:
+            return None
+        src = m["from"]
+        return (f"N={m['n']} by the HPL model for {m['seconds']:g} s (predicted {m['predicted_s']:g} s): "
+                f"alpha {m['alpha'] * 1e6:.3g} us ({src.get('alpha')}), beta {m['beta'] / 1e6:.3g} MB/s "
+                f"({src.get('beta')}), {1e-9 / m['gamma3']:.3g} GFLOPS a rank ({src.get('gamma3')})")
+
     def problem(self, ctx, seconds: float | None = None) -> tuple[int, int, int, int]:
         """(N, NB, P, Q): the grid the nodes left give (grid_for), N the largest whose time by
         rmax's HPL model (model/hpl_model.py) is about `seconds` (default: a third of the step's
@@ -213,6 +227,7 @@ class Hpl(Step):
         p, q = grid_for(ctx.ranks)
         nb = 192
         planned = ctx.plan.get(self.name) if ctx.plan else None
+        key = f"hpl_first_n_{seconds}"   # the N the first call chose for these seconds (below)
         seconds = seconds or max(2.0, (planned.seconds if planned else self.share * ctx.budget) / 3)
         gamma3, alpha, beta = hpl_inputs(ctx)
         mem = ctx.facts.get("mem_available") or 0
@@ -232,7 +247,12 @@ class Hpl(Step):
         while hi - lo > unit:
             mid = (lo + hi) // 2 // unit * unit
             lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-        ctx.facts["hpl_model"] = {"seconds": round(seconds, 2), "predicted_s": round(
+        # Never above the N of the first call, made before the per-node steps ran (from the
+        # inventory): the DGEMM step measured that N's trailing-update shape, which the DGEMM bound
+        # reads (a later, measured DGEMM rate can only raise N; latency measured later lowers it).
+        first = ctx.facts.setdefault(key, {}).setdefault((p, q), lo)
+        lo = max(unit, min(lo, first) // unit * unit)
+        ctx.facts["hpl_model"] = {"n": lo, "seconds": round(seconds, 2), "predicted_s": round(
             predict_hpl(lo, nb, p, q, alpha, beta, gamma3), 2), "gamma3": gamma3, "alpha": alpha, "beta": beta,
             "from": ctx.facts.get("hpl_inputs_from", {})}
         return lo, nb, p, q

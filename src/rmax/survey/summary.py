@@ -31,6 +31,33 @@ def render_inventory(rec: RunRecord, console) -> None:
                           + compress([h for r in group for h in r.hosts]))
 
 
+FOLD_HOSTS = 4   # a metric measured on more nodes than this is one row in the terminal (the report has them all)
+
+
+def folded(rows: list[dict]) -> list[dict]:
+    """The rows as the terminal shows them: a metric measured on more than FOLD_HOSTS nodes as one
+    row, the median node's value, with the slowest and fastest named, so that a survey of hundreds
+    of nodes prints a summary that fits a screen."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(r["metric"], []).append(r)
+    out, done = [], set()
+    for r in rows:
+        group = groups[r["metric"]]
+        if len({g.get("host") for g in group}) <= FOLD_HOSTS:
+            out.append(r)
+            continue
+        if r["metric"] in done:
+            continue
+        done.add(r["metric"])
+        by = sorted(group, key=lambda g: g["value"])
+        lo, mid, hi = by[0], by[len(by) // 2], by[-1]
+        out.append({**mid, "shown": f"{r['metric']} (median of {len(by)} nodes)",
+                    "statistic": f"{mid['statistic']}; lowest {lo['value']:.4g} on {lo.get('host')}, highest "
+                                 f"{hi['value']:.4g} on {hi.get('host')}"})
+    return out
+
+
 def render_summary(rec: RunRecord, console) -> None:
     with open_store() as store:
         runs = store.children(rec.id)
@@ -41,8 +68,8 @@ def render_summary(rec: RunRecord, console) -> None:
     t = Table(show_header=True, box=None)
     for col in ("Metric", "Value", "Unit", "Statistic"):
         t.add_column(col, justify="right" if col == "Value" else "left")
-    for r in rows:
-        t.add_row(shown_metric(r, rows), f"{r['value']:.4g}", r["unit"], r["statistic"])
+    for r in folded(rows):
+        t.add_row(r.get("shown") or shown_metric(r, rows), f"{r['value']:.4g}", r["unit"], r["statistic"])
     steps = rec.summary.get("steps", [])
     if rec.summary.get("lost"):   # first of all: the nodes this survey went on without
         console.print(lost_line(rec.summary["lost"]), style="bold red")

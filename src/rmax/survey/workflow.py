@@ -82,7 +82,7 @@ def losses(e: RmaxError, ctx: SurveyContext, step: Step) -> list[str]:
         for h in e.hosts:
             ctx.lose(h, step.name, str(e))
     else:
-        ctx.checks.append(check(ctx, f"after {step.name} failed"))
+        ctx.checks.append(check(ctx, f"after {step.name} failed", step.name, after=f"it failed: {e}"))
     return sorted(set(ctx.lost) - before)
 
 
@@ -207,7 +207,8 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                 continue
             status, error = step_outcome(records)
             entry = {"step": step.name, "title": step.title, "status": status, "runs": [r.id for r in records],
-                     "seconds": time.monotonic() - t0, **({"retried": retried} if retried else {})}
+                     "seconds": time.monotonic() - t0, **({"retried": retried} if retried else {}),
+                     **({"sizing": sized} if (sized := step.sizing(ctx)) else {})}
             if error:
                 entry["error"] = error
             note(entry)
