@@ -221,9 +221,16 @@ class Runs:
 
     def config(self, r: RunRecord) -> tuple:
         """What makes two runs measurements of one thing: kind, options, hosts, machine fingerprint
-        (an HPL test's is its run's)."""
+        and MPI (an HPL test's are its run's)."""
         fp = r.fingerprint or (self._parent(r).fingerprint if r.kind == "hpl-test" and r.parent else None)
-        return (r.kind, json.dumps(r.params, sort_keys=True), _host(r), fp)
+        return (r.kind, json.dumps(r.params, sort_keys=True), _host(r), fp, self.mpi(r))
+
+    def mpi(self, r: RunRecord) -> str | None:
+        """The MPI a run's ranks ran under ("MPICH 4.0.2"), as its environment records it (an HPL
+        test's: its run's); None for a run of no MPI, or one stored before runs recorded it."""
+        held = self._parent(r) if r.kind == "hpl-test" and r.parent else r
+        m = (held.environment or {}).get("mpi") if held else None
+        return " ".join(x for x in (m.get("implementation"), m.get("version")) if x) or None if m else None
 
     def busy(self, r: RunRecord) -> str | None:
         """How busy the node was while the run measured, when it was busy (an HPL test: its run's)."""
@@ -277,7 +284,10 @@ def compare(store: Store, a_ids: str, b_ids: str,
     machine = ([f"A and B ran on different machine fingerprints ({', '.join(sorted(fps[0]))} against "
                 f"{', '.join(sorted(fps[1]))}): the hardware or software (CPU, memory, kernel, MPI, BLAS) changed "
                 "between them, and a change may come from that"] if fps[0] and fps[1] and fps[0] != fps[1] else [])
-    return a, b, changes, machine + sorted(skipped)
+    mpis = [sorted({m for pair in groups.values() for r in pair[i] if (m := runs.mpi(r))}) for i in (0, 1)]
+    mpi = ([f"A ran under {' and '.join(mpis[0])} and B under {' and '.join(mpis[1])}: a different MPI, and a "
+            "change may come from that"] if mpis[0] and mpis[1] and mpis[0] != mpis[1] else [])
+    return a, b, changes, machine + mpi + sorted(skipped)
 
 
 def _kind_changes(runs: Runs, kind: str, host: str, ra: list[RunRecord], rb: list[RunRecord], out: list[Change],

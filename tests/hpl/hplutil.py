@@ -42,9 +42,22 @@ def dat(ns, nbs, P=1, Q=1, *, pfact=(2,), nbmin=(4,), ndiv=(2,), rfact=(1,), bca
                   title="rmax-hpl test input")
 
 
-def run_hpl(cwd, np=1, args=(), timeout=120, env_extra=None, threads=None):
+def run_hpl(cwd, np=1, args=(), timeout=120, env_extra=None, threads=None, mpi=None):
     """Runs rmax-hpl under mpirun in cwd; returns the CompletedProcess. threads: BLAS threads
-    of each rank in turn (one application context per rank), else the environment's."""
+    of each rank in turn (one application context per rank), else the environment's. mpi="mpich":
+    MPICH's build of rmax-hpl under MPICH's mpiexec instead (docs/MPI.md)."""
+    if mpi == "mpich":
+        from rmax.native import executable
+
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **(env_extra or {})}
+        if np > len(os.sched_getaffinity(0)):
+            # ranks sharing cores yield while they wait, as rmax's mpiexec launcher has them do
+            from rmax.launch.mpiexec import yielding
+
+            env.update(yielding({"LD_PRELOAD": env.get("LD_PRELOAD", "")}))
+        argv = [shutil.which("mpiexec.mpich") or "mpiexec.mpich", "-n", str(np), executable("rmax-hpl", mpi="mpich"),
+                *args]
+        return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     env = dict(os.environ)
     env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
                 "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",

@@ -5,12 +5,14 @@ a multiple of NB, prime): all must pass the residual check. One HPL.dat per
 grids of that many ranks included (one launch runs 1x2 and 2x1); 1x1 runs as
 one rank without mpirun (hplutil.run_alone)."""
 
+import functools
 import itertools
 import re
 
 import pytest
 
 from hplutil import run_alone
+from rmax.native import mpi_builds
 
 GRIDS = [((1, 1),), ((1, 2), (2, 1)), ((2, 2),), ((1, 3), (3, 1))]   # the grids of one launch each
 TRIPLES = list(itertools.product((0, 1, 2), (0, 1), (0, 1)))  # SWAP, L1, U
@@ -28,6 +30,20 @@ RESID = re.compile(r"^\|\|Ax-b\|\|_oo/\(eps\*\(\|\|A\|\|_oo\*\|\|x\|\|_oo\+\|\|b
 @pytest.mark.parametrize("grids", GRIDS, ids=lambda gs: "+".join(f"{p}x{q}" for p, q in gs))
 @pytest.mark.parametrize("triple", TRIPLES, ids=lambda t: f"swap{t[0]}-l1{t[1]}-u{t[2]}")
 def test_all_combinations_pass(tmp_path, hpl_run, hpl_dat, grids, triple):
+    all_pass(tmp_path, hpl_run, hpl_dat, grids, triple)
+
+
+@pytest.mark.skipif("mpich" not in mpi_builds(), reason="no MPICH build of rmax's MPI executables")
+@pytest.mark.parametrize("grids, triple", [(GRIDS[1], (0, 0, 0)), (GRIDS[1], (2, 0, 1)), (GRIDS[2], (1, 1, 0))],
+                         ids=["1x2+2x1-swap0", "1x2+2x1-swap2", "2x2-swap1"])
+def test_all_combinations_pass_under_mpich(tmp_path, hpl_run, hpl_dat, grids, triple):
+    """The same suite through MPICH's build of rmax-hpl and MPICH's mpiexec: each row-swap algorithm
+    once, on grids with two process rows and two columns (every broadcast, factorisation and depth in
+    each file); the 2 x 2 grid's four ranks share two cores, yielding (librmax-yield.so)."""
+    all_pass(tmp_path, functools.partial(hpl_run, mpi="mpich"), hpl_dat, grids, triple)
+
+
+def all_pass(tmp_path, hpl_run, hpl_dat, grids, triple):
     ranks = grids[0][0] * grids[0][1]
     swap, l1, u = triple
     # NDIV alternates between files so both 2 and 3 pieces are exercised on every grid.

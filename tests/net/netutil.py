@@ -6,10 +6,16 @@ import json
 import os
 import subprocess
 
-from rmax.native import executable
+import pytest
+
+from rmax.native import executable, mpi_builds
 
 # Tiny budgets: the tests check behaviour and fields, not performance.
 FAST = ["--budget", "0.003", "--max-samples", "8"]
+
+# A family's short case under MPICH's build and launcher (docs/MPI.md), where it adds coverage.
+NO_MPICH = pytest.mark.skipif("mpich" not in mpi_builds(), reason="no MPICH build of rmax's MPI executables")
+MPICH_TWO = pytest.param(["--np", "2", "--mpi", "mpich"], id="2-mpich", marks=NO_MPICH)
 
 
 def mpirun(np_: int, *args: str, timeout: float = 120, cpus: int | None = None,

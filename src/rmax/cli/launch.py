@@ -59,10 +59,28 @@ def check(as_json: bool, launcher: str | None, timeout: float, **opts) -> None:
 def launchers(as_json: bool) -> None:
     """List the registered launchers and whether each can run here."""
     rows = [{"name": n, "available": c().available(), "summary": c.summary, "package": c.package,
-             "detail": c().detail()} for n, c in sorted(REGISTRY.items())]
+             "detail": c().detail(), "build": _build(c())} for n, c in sorted(REGISTRY.items())]
     if as_json:
         print_json(rows)
         return
     for r in rows:
+        build = r["build"]
+        runs = (f"; runs the {build['build']} build ({build['implementation']} {build['version'] or ''}".rstrip() + ")"
+                if build and build.get("build") else f"; {build['error']}" if build else "")
         console.print(f"{r['name']:<8} {'yes' if r['available'] else 'no ':<4} {r['summary']}"
-                      + (f"; {r['detail']}" if r["detail"] else ""), highlight=False)
+                      + (f"; {r['detail']}" if r["detail"] else "") + runs, highlight=False)
+    from rmax.native import mpi_builds
+
+    console.print("rmax MPI builds: " + ("; ".join(f"{b.name} ({b.implementation} {b.version or ''}".rstrip()
+                                                   + f": rmax-*{b.suffix})" for b in mpi_builds().values())
+                                          or "none (run 'make install')"), highlight=False)
+
+
+def _build(launcher) -> dict | None:
+    """The build of rmax's MPI executables a launcher runs (None: the local launcher runs one process)."""
+    if launcher.name == "local":
+        return None
+    try:
+        return launcher.build().brief()
+    except RmaxError as e:
+        return {"error": e.message}

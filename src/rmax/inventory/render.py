@@ -100,6 +100,11 @@ def node_table(inv: dict) -> Table:
             for e in mpi["launchers"]))
     else:
         t.add_row("MPI", why(mpi, "default"))
+    if "builds" in mpi:   # rmax's own MPI executables, one build per MPI (docs/MPI.md)
+        t.add_row("rmax MPI builds", "; ".join(
+            f"{b['build']}: {b.get('implementation') or b['library']} {b.get('version') or ''}".rstrip()
+            + f" ({', '.join(b['executables'])}" + (f"; without {', '.join(b['missing'])}" if b.get("missing") else "")
+            + ")" for b in mpi["builds"]) or "none (run 'make install')")
     comp = inv.get("compilers") or {}
     for key in ("cc", "mpicc"):
         e = comp.get(key) or {}

@@ -83,7 +83,24 @@ def collect_mpi() -> dict:
     default = next((e for e in found if e["command"] == "mpirun"), found[0] if found else None)
     if default is None:
         reasons["default"] = "no mpirun, mpiexec or srun on PATH (Debian: apt-get install openmpi-bin)"
-    return {"default": default, "launchers": found, "reasons": reasons}
+    return {"default": default, "launchers": found, "builds": mpi_builds(), "reasons": reasons}
+
+
+def mpi_builds() -> list[dict]:
+    """The builds of rmax's MPI executables here, each with the MPI library it loads (rmax.native)."""
+    from rmax.launch.builds import commands
+    from rmax.native import MPI_EXECUTABLES, mpi_builds as builds
+
+    out, first = [], None
+    for b in builds().values():
+        present = [n for n in MPI_EXECUTABLES if os.access(os.path.join(b.folder, n + b.suffix), os.X_OK)]
+        subs = {n: commands(os.path.join(b.folder, n + b.suffix)) for n in ("rmax-net", "rmax-hpcc") if n in present}
+        first = first or subs
+        # what this build left out that the first has (fft where no FFTW MPI interface fits its MPI)
+        missing = sorted(f"{n} {c}" for n in subs for c in first.get(n, frozenset()) - subs[n])
+        out.append({**b.brief(), "suffix": b.suffix, "executables": [n + b.suffix for n in present],
+                    "missing": missing})
+    return out
 
 
 def compiler(cmd: str) -> dict:

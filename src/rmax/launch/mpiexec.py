@@ -6,10 +6,17 @@ from __future__ import annotations
 from rmax.launch.base import LaunchSpec, Launcher, register
 from rmax.launch.hosts import host_argument
 from rmax.launch.netscope import JobNetwork
+from rmax.native import library
 
-# Ranks that share cores call sched_yield after this many polls of the progress engine (MPICH's
-# default, 1000, leaves a rank that waits on a peer sharing its core spinning for its whole slice).
-POLLS_BEFORE_YIELD = "10"
+# Ranks that share cores yield the CPU after this many idle passes of MPICH's progress loop
+# (librmax-yield.so, native/launch/yield.c: MPICH 4.0's ch4 never yields by itself).
+YIELD_AFTER = "10"
+
+
+def yielding(env: dict[str, str]) -> dict[str, str]:
+    """The ranks' environment with the yield preload added to the bind preload (LD_PRELOAD)."""
+    preload = " ".join(filter(None, [env.get("LD_PRELOAD"), library("librmax-yield.so")]))
+    return {**env, "LD_PRELOAD": preload, "RMAX_YIELD_AFTER": YIELD_AFTER}
 
 
 @register
@@ -44,12 +51,12 @@ class MpichExec(Launcher):
         if spec.ranks_per_node:
             argv += ["-ppn", str(spec.ranks_per_node)]
         # Ranks beyond the cores are left unbound (Hydra would stack them on the first cores), as
-        # Open MPI's are, and yield the CPU while they wait.
+        # Open MPI's are, and yield the CPU while they wait (mpi_yield_when_idle's part).
         if spec.bind != "none" and not crowded:
             argv += ["-bind-to", f"{spec.bind}:{spec.blas_threads}" if spec.bind == "core" else spec.bind]
-        rank_env = spec.rank_env()
+        ranks = {**spec.rank_env(), **env}
         if crowded:
-            rank_env.setdefault("MPIR_CVAR_POLLS_BEFORE_YIELD", POLLS_BEFORE_YIELD)
-        for k, v in {**rank_env, **env}.items():
+            ranks = yielding(ranks)
+        for k, v in ranks.items():
             argv += ["-genv", k, v]
         return argv

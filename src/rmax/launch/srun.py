@@ -36,6 +36,7 @@ class SlurmRun(Launcher):
     command = "srun"
     package = "slurm-client"
     summary = "Slurm's srun (default inside an allocation)"
+    probe_args = ["--overlap"]   # launch/reach.py: asking a node beside a step that holds its CPUs (Slurm >= 20.11)
 
     def prefix(self, spec: LaunchSpec) -> list[str]:
         if not os.environ.get("SLURM_JOB_ID"):
@@ -73,13 +74,11 @@ class SlurmRun(Launcher):
 
     def detail(self) -> str:
         """The MPI plugin srun would use for rmax's kernels."""
-        from rmax.native import executable
-
         if not super().available():
             return ""
         try:
             plugins = srun_mpi.available(self.path())
-            plugin, why = srun_mpi.choose(self.path(), [executable("rmax-ranks")], os.environ)
+            plugin, why = srun_mpi.choose(self.path(), [self.build().executable("rmax-ranks")], os.environ)
         except RmaxError as e:
             return f"MPI plugin unknown ({e.message})"
         return f"MPI plugin {plugin or 'default'} ({why}; srun --mpi=list: {', '.join(plugins)})"

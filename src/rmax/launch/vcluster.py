@@ -19,7 +19,7 @@ from pathlib import Path
 from rmax.errors import RmaxError
 from rmax.launch.base import LaunchSpec, Launcher, register
 from rmax.launch.hosts import Host, parse_hosts, read_hostfile
-from rmax.launch.mpiexec import POLLS_BEFORE_YIELD, MpichExec
+from rmax.launch.mpiexec import MpichExec
 from rmax.launch.mpirun import OpenMpiRun
 from rmax.launch.netscope import JobNetwork
 
@@ -100,11 +100,11 @@ def vcluster_mca(state) -> list[str]:
 
 
 def hydra_env() -> dict[str, str]:
-    """What MPICH's ranks (Debian's ch4:ucx) need across this cluster's namespaces."""
+    """What MPICH's ranks (Debian's ch4:ucx) need across this cluster's namespaces (they share the
+    host's cores too: MpichExec.confined(crowded=True) has them yield)."""
     return {
         "UCX_TLS": "tcp,self",          # no shared memory through UCX: ranks on different nodes share a kernel
         "UCX_NET_DEVICES": "eth0",      # only the cluster network, never the host's
-        "MPIR_CVAR_POLLS_BEFORE_YIELD": POLLS_BEFORE_YIELD,   # the nodes share the host's cores
     }
 
 
