@@ -60,7 +60,8 @@ def evaluate(store: Store, surveys: list[RunRecord], refs: References) -> dict:
     check_units(series, classes, refs)
     verdicts = decide(series, classes, refs)
     states = node_states(verdicts, nodes)
-    return {"surveys": [s.id for s in surveys], "nodes": states, "classes": classes,
+    sharing = max(int((s.summary.get("plan") or {}).get("sharing") or 1) for s in surveys)
+    return {"surveys": [s.id for s in surveys], "nodes": states, "classes": classes, "sharing": sharing,
             "fleet": {"lower": refs.fleet.lower, "upper": refs.fleet.upper, "confidence": refs.fleet.confidence},
             "references": len(refs.references), "verdicts": [v.as_dict() for v in verdicts],
             "counts": {st: sum(v.state == st for v in verdicts) for st in ("pass", "fail", "undecided")},
@@ -82,6 +83,11 @@ def _levels(series: dict[tuple[str, str], Series], classes: dict[str, str]) -> l
             out.append({"class": c, "metric": metric, "unit": group[0].unit, "lower_is_better": group[0].lower_is_better,
                         "nodes": means})
     return out
+
+
+SHARED = ("{k} nodes share one machine's cores (a virtual cluster's): their differences are partly how the "
+          "scheduler shared the cores among them, which no repeat removes; a fleet verdict there needs a wider "
+          "tolerance (--tolerance) than a real cluster's")
 
 
 def store_accept(store: Store, summary: dict, params: dict, label: str | None) -> RunRecord:

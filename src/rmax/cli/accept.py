@@ -206,4 +206,8 @@ def _print(rec, summary: dict, verdicts, show_all: bool) -> None:
                   f"difference at {200 * summary['fleet']['confidence'] - 100:g}% (each edge one-sided at "
                   f"{100 * summary['fleet']['confidence']:g}%); Detectable: the smallest difference that would have "
                   "failed", soft_wrap=True, style="dim")
+    if summary.get("sharing", 1) > 1:
+        from rmax.accept.workflow import SHARED
+
+        console.print(SHARED.format(k=summary["sharing"]), soft_wrap=True, style="yellow")
     console.print(f"report: rmax report {rec.id[:8]} --out rmax-accept", markup=False)
