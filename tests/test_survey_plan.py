@@ -177,3 +177,15 @@ def test_net_layer_budget_comes_from_the_plan_and_holds_its_layers(nodes, sharin
     assert step.sizes["layer_budget"] >= (1.5 * step.seconds + 60) / layers - 0.1 > step.seconds / layers
     assert step.sizes["max_size"] >= 1 << 20      # the 1 MiB headline point is kept
     assert step.sizes["window_bytes"] <= 2 << 20
+
+
+def test_hpls_grid_for_the_nodes_left():
+    # near-square, P <= Q <= 4P, the most ranks; a prime count leaves a few out rather than a line
+    from rmax.survey.steps import grid_for
+
+    assert grid_for(48) == (6, 8) and grid_for(2) == (1, 2) and grid_for(1) == (1, 1)
+    assert grid_for(47) == (5, 9) and grid_for(16) == (4, 4) and grid_for(96) == (8, 12)
+    for ranks in range(1, 300):
+        p, q = grid_for(ranks)
+        assert p <= q <= 4 * p or (p == 1 and q <= 4), (ranks, p, q)
+        assert p * q <= ranks and p * q >= 0.9 * ranks - 1, (ranks, p, q)

@@ -35,7 +35,9 @@ def unanswered(hosts: list[str], launcher: str | None, run_job: Callable, *, via
     # srun's step would wait for the CPUs a running step holds (the survey's own fan-out): it shares them
     extra = list(getattr(get_launcher(launcher), "probe_args", []))
 
-    def ask(host: str) -> tuple[str, str | None]:
+    took: list[float] = []   # the answered launches' seconds: how slow launching is now
+
+    def ask(host: str, timeout: float = timeout) -> tuple[str, str | None]:
         pair = first and via and host != via
         spec = LaunchSpec(program=program, np=2 if pair else 1, bind="none", extra_args=extra,
                           hosts=[Host(via, 1), Host(host, 1)] if pair else [Host(host, 1)])
@@ -46,6 +48,7 @@ def unanswered(hosts: list[str], launcher: str | None, run_job: Callable, *, via
         except RmaxError as e:
             return host, str(e)
         if job.ok:
+            took.append(time.monotonic() - start)
             return host, None
         said = f" from {via}" if pair else ""
         if job.timed_out:
@@ -54,6 +57,15 @@ def unanswered(hosts: list[str], launcher: str | None, run_job: Callable, *, via
 
     with ThreadPoolExecutor(max_workers=max(1, min(in_flight, len(hosts)))) as pool:
         gone = {h: why for h, why in pool.map(ask, hosts) if why}
+        silent = [h for h, why in gone.items() if why.startswith("no answer")]
+        if silent and took and max(took) > timeout / 3:
+            # launching is slow now (a loaded machine: the answered took a third of the time or
+            # more): the silent ones are asked once more, for twice as long, before they are lost
+            for h, why in pool.map(lambda h: ask(h, 2 * timeout), silent):
+                if why:
+                    gone[h] = why
+                else:
+                    del gone[h]
     others = [h for h in hosts if h != via]
     if first and via and len(others) > 1 and set(gone) >= set(others):
         # none answered from `via`: that one may be the host cut off; asked from the next

@@ -91,9 +91,14 @@ class FamilyStep(Step):
         return self.plan.ranks
 
     def skip_reason(self, ctx):
-        if not self.per_node and not ctx.multi_node:
+        if not self.per_node and not ctx.multi_node and not self.between_ranks_here(ctx):
             return "one node: no network to measure"
         return None
+
+    def between_ranks_here(self, ctx) -> bool:
+        """A pair step on one node of two slots or more runs between two ranks of it (shared memory):
+        the latency and bandwidth `rmax model hpl` needs for this node's HPL."""
+        return self.plan.ranks == "pair" and not ctx.multi_node and ctx.nodes[0].slots >= 2
 
     def options(self, ctx):
         """Its options in this survey: the planned sizes that fit its share of the budget, then HPL's shape."""
@@ -120,6 +125,8 @@ class FamilyStep(Step):
                           quick=ctx.quick)
         if self.per_node:
             return [run(self.family, o, base)]
+        if self.between_ranks_here(ctx):
+            return [run(self.family, o, dataclasses.replace(base, spec=LaunchSpec(program=[], np=2)))]
         nodes = ctx.nodes[:2] if self.plan.ranks == "pair" else ctx.nodes
         planned = ctx.plan.get(self.name) if ctx.plan else None
         if planned and planned.nodes:   # a bound on the ranks per core of a shared machine
@@ -240,6 +247,8 @@ class Hpl(Step):
         def fits(n: int) -> bool:
             return n <= top and predict_hpl(n, nb, p, q, alpha, beta, gamma3) <= seconds
 
+        if not fits(unit):   # latency-bound (many ranks on crowded cores): every rank the same blocks costs too much
+            unit = nb
         n = unit
         while fits(2 * n):   # a doubling, then the bisection between n and 2n
             n *= 2
