@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, deque
+from dataclasses import dataclass
 
 import pytest
 
@@ -17,10 +18,25 @@ from rmax.vcluster.plan import make_plan
 CPU = 32e6          # bytes/s one pair gets from the shared CPUs: same-switch pairs measure 24-35 MB/s
 
 
+@dataclass(frozen=True)
+class Measured:
+    """Noise fitted to matrices measured here (test_topology_measured.fit_noise): each pair's rate
+    settles for its connection's life (a log-normal factor both directions share), each direction
+    adds its own, each round of pairs measured at once shares one (the other work on the shared
+    cores), and a pair's rate from the cores is `cpu` when `at_once` pairs measure at once."""
+    pair_sd: float
+    direction_sd: float
+    round_sd: float
+    cpu: float
+    at_once: int
+
+
 def simulate(switch_of: list[int], trunks: list[tuple[int, int, float]], link: float, *, seed: int,
-             missing: float = 0.03, noise: tuple[float, float] = (0.75, 1.1)):
+             missing: float = 0.03, noise: tuple[float, float] | Measured = (0.75, 1.1)):
     """(latency s, bandwidth bytes/s) matrices; trunks: (bridge a, bridge b, bytes/s each way)."""
     rnd = random.Random(seed)
+    fitted = noise if isinstance(noise, Measured) else None
+    cpu = fitted.cpu if fitted else CPU
     n = len(switch_of)
     nbr: dict[int, list[tuple[int, float]]] = {}
     for a, b, rate in trunks:
@@ -50,11 +66,16 @@ def simulate(switch_of: list[int], trunks: list[tuple[int, int, float]], link: f
         pairs = [(m - 1 if k == 0 else (r + k) % (m - 1), r if k == 0 else (r - k + m - 1) % (m - 1))
                  for k in range(m // 2)]
         pairs = [(min(a, b), max(a, b)) for a, b in pairs if a < n and b < n]
-        for flows in (pairs, [(b, a) for a, b in pairs]):   # lo sends, then hi sends
-            load = Counter(e[:2] for s, t in flows for e in paths[switch_of[s], switch_of[t]])
-            for s, t in flows:
-                rate = min([link, CPU] + [e[2] / load[e[:2]] for e in paths[switch_of[s], switch_of[t]]])
-                bw[s][t] = rate * rnd.uniform(*noise)
+        step = fitted.at_once if fitted and fitted.at_once else len(pairs) or 1
+        for part in (pairs[k:k + step] for k in range(0, len(pairs), step)):    # --pairs-at-once
+            shared = rnd.lognormvariate(0, fitted.round_sd) if fitted else 1.0
+            settled = {p: rnd.lognormvariate(0, fitted.pair_sd) for p in part} if fitted else {}
+            for flows in (part, [(b, a) for a, b in part]):   # lo sends, then hi sends
+                load = Counter(e[:2] for s, t in flows for e in paths[switch_of[s], switch_of[t]])
+                for s, t in flows:
+                    rate = min([link, cpu] + [e[2] / load[e[:2]] for e in paths[switch_of[s], switch_of[t]]])
+                    bw[s][t] = rate * (shared * settled[min(s, t), max(s, t)] *
+                                       rnd.lognormvariate(0, fitted.direction_sd) if fitted else rnd.uniform(*noise))
         for a, b in pairs:
             hops = len(paths[switch_of[a], switch_of[b]])
             lat[a][b] = lat[b][a] = 30e-6 * (1 + 0.05 * hops) * rnd.lognormvariate(0, 0.25)
@@ -86,18 +107,34 @@ LAYOUTS = [  # (nodes, switches, trunks, sizes)
 ]
 
 
+# The simulated cases left undecided (their candidates and deciding hosts named): a mesh with a
+# switch of one node and one of two (too few margins to judge them by), and a chain whose latency
+# decided its two halves where its bandwidth decided the four switches.
+UNDECIDED = {(16, "chain", 1), (10, "mesh", 1), (10, "mesh", 2)}
+
+
+def assert_never_wrong(got, plan, hosts):
+    """Exact, or undecided with what would decide it: never a wrong layout, never one switch."""
+    assert got.answer in ("layout", "undecided"), got.note
+    if got.answer == "layout":
+        assert canon(got.levels) == canon(plan.tree()), got.note
+        assert got.levels[0] == got.groups and got.levels[-1] == [hosts] and len(got.parents) == len(got.levels) - 1
+    else:
+        assert len(got.candidates) >= 2 and len(got.decide) >= 4 and got.pairs, got.note
+        assert set(got.decide) <= set(hosts) and all(a in got.decide and b in got.decide for a, b in got.pairs)
+
+
 @pytest.mark.parametrize("nodes,switches,trunks,sizes", LAYOUTS)
 @pytest.mark.parametrize("seed", [1, 2])
-def test_declared_switches_exactly(nodes, switches, trunks, sizes, seed):
+def test_declared_layouts_exact_or_undecided(nodes, switches, trunks, sizes, seed):
     plan = make_plan("tp", nodes, switches, "10.213.9.0/24", trunk_kind=trunks, link_rate=10**9,
                      trunk_rate=10**8, sizes=sizes)
     lat, bw, hosts = from_plan(plan, seed)
     got = infer_groups(lat, bw, hosts)
-    assert canon([got.groups]) == canon([plan.groups()]), got.note
-    assert got.decided_by == "bandwidth" and got.levels[0] == got.groups
-    assert got.levels[-1] == [hosts] and len(got.parents) == len(got.levels) - 1
-    if trunks == "star":      # every leaf one trunk from the spine: no level between
-        assert canon(got.levels) == canon(plan.tree())
+    assert_never_wrong(got, plan, hosts)
+    assert (got.answer == "undecided") == ((nodes, trunks, seed) in UNDECIDED), got.note
+    if got.answer == "layout":
+        assert got.decided_by == "bandwidth"
 
 
 def test_spine_over_pods_gives_three_levels():
@@ -119,19 +156,22 @@ def test_spine_over_pods_gives_three_levels():
 @pytest.mark.parametrize("nodes", [9, 16, 40])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_one_switch_invents_nothing(nodes, seed):
+    # one switch, or undecided between one switch and splits that the noise leaves open: never a layout
     plan = make_plan("tp", nodes, 1, "10.213.9.0/24", link_rate=10**9, trunk_rate=10**8)
     lat, bw, hosts = from_plan(plan, seed)
     got = infer_groups(lat, bw, hosts)
-    assert got.groups == [hosts] and got.decided_by is None and got.levels == [[hosts]]
-    assert "one switch" in got.note
+    assert got.answer in ("one switch", "undecided") and got.groups == [hosts] and got.decided_by is None, got.note
+    if got.answer == "one switch":
+        assert got.levels == [[hosts]] and "one switch" in got.note
+    else:
+        assert len(got.candidates[0].groups) == 1     # one switch is the first candidate
 
 
-def test_noisier_cpus_still_exact():
+def test_noisier_cpus_never_wrong():
     # same-switch pairs anywhere from 16 to 35 MB/s, as on a busier host
     plan = make_plan("tp", 24, 3, "10.213.9.0/24", link_rate=10**9, trunk_rate=10**8)
     lat, bw, hosts = from_plan(plan, 4, noise=(0.5, 1.1))
-    got = infer_groups(lat, bw, hosts)
-    assert canon([got.groups]) == canon([plan.groups()]), got.note
+    assert_never_wrong(infer_groups(lat, bw, hosts), plan, hosts)
 
 
 def test_sampled_matrix_of_shifts():

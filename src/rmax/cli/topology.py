@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 from rich.text import Text
 
 from rmax.cli.output import console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TOPOLOGY, Number, OutputFile, to_number
 from rmax.errors import RmaxError
+from rmax.hostlist import compress
 from rmax.launch.base import MAX_RANKS
 from rmax.textfile import write_atomic
 
@@ -20,35 +23,46 @@ def command():
 @command.command("infer")
 @click.argument("run_id", required=False)
 @click.option("--write", "write_path", type=OutputFile(), default=None,
-              help="Also write the groups as a cluster.toml.")
+              help="Also write the groups as a cluster.toml (refused when undecided).")
 @click.option("--min-ratio", type=Number(1, 1e6, lo_open=True), default=1.2, show_default=True,
-              help="Smallest far/near ratio that counts as a switch boundary.")
-@click.option("--min-significance", type=Number(0, 1e6), default=3.0, show_default=True,
-              help="Smallest gap, in standard errors, between the merges either side of a boundary.")
+              help="Smallest far/near ratio, for the typical host, that counts as a switch boundary.")
+@click.option("--min-significance", type=Number(0.5, 1e6), default=3.0, show_default=True,
+              help="Standard errors a boundary's host margins need, on pairs its layout was not made from.")
 @click.option("--min-level-significance", type=Number(0, 1e6), default=2.0, show_default=True,
               help="The same for a level above the switches, whose units are switch pairs.")
-@click.option("--min-separation", type=Number(0.5, 1), default=0.9, show_default=True,
-              help="Smallest share of (far, near) pair couples in which the far pair is the farther.")
+@click.option("--min-separation", type=Number(0.5, 1), default=1.0, show_default=True,
+              help="A level above the switches: smallest share of (far, near) switch-pair couples in which "
+                   "the far pair is the farther.")
 @json_option
 def infer_cmd(run_id, write_path, min_ratio, min_significance, min_level_significance, min_separation, as_json):
-    """Group the nodes into switches, and switches into a tree, from an all-pairs matrix run
-    (default: the latest of `rmax bench matrix` and `rmax vcluster probe`).
+    """One of three answers from an all-pairs matrix run (default: the latest of `rmax bench matrix`
+    and `rmax vcluster probe`): the switches and the levels above them; one switch; or undecided,
+    naming the candidate layouts, the pairs that would decide and the command that measures them.
+    Later runs of some of its hosts (that command's) join the tests as evidence.
 
     Example: rmax bench matrix --hostfile nodes && rmax topology infer --write cluster.toml"""
     from rmax.store import open_store
+    from rmax.topology.allpairs import matrices, with_evidence
     from rmax.topology.declared import write_cluster_toml
-    from rmax.topology.infer import infer_groups
-    from rmax.topology.allpairs import latest_matrix_run, matrices
+    from rmax.topology.infer import Evidence, infer_groups
 
     with open_store() as store:
-        source = latest_matrix_run(store, run_id)
+        source, later = with_evidence(store, run_id)
         hosts, lat, bw = matrices(source)
+        evidence = [Evidence(*matrices(r), source=r.id) for r in later]
         limits = {"min_ratio": min_ratio, "min_significance": min_significance,
                   "min_level_significance": min_level_significance, "min_separation": min_separation}
-        result = infer_groups(lat, bw, hosts, **limits)
-        with store.start_run("topology", params={"source": source.id, "source_kind": source.kind, **limits},
+        result = infer_groups(lat, bw, hosts, evidence=evidence, **limits)
+        summary = result.to_dict()
+        if result.answer == "undecided":
+            summary["command"] = deciding_command(source, result.decide)
+        if write_path and result.answer == "undecided":
+            raise RmaxError("the inference is undecided: no switch groups to write",
+                            hint=f"measure the deciding pairs first: {summary['command']}")
+        with store.start_run("topology", params={"source": source.id, "source_kind": source.kind,
+                                                 "evidence": [r.id for r in later], **limits},
                              hosts=hosts, parent=None) as run:
-            run.update(summary=result.to_dict())
+            run.update(summary=summary)
         rec = store.get(run.id)
     if write_path:
         write_cluster_toml(write_path, result.groups, note=f"inferred by rmax topology infer (run {rec.id[:8]}) "
@@ -56,23 +70,56 @@ def infer_cmd(run_id, write_path, min_ratio, min_significance, min_level_signifi
     if as_json:
         print_json(rec.as_dict())
         return
-    console.print(f"from {source.kind} run {source.id[:8]} ({len(hosts)} hosts): {result.note}")
-    if result.decided_by is None:
-        for c in result.cuts:    # the strongest candidate of each metric, and what it lacked
-            console.print(f"  {c.metric}: strongest candidate {c.ratio:.2f}x, separation {c.separation:.2f}, "
-                          f"significance {c.significance:.1f} (needs {min_ratio:g}x, {min_separation:g}, "
-                          f"{min_significance:g})", style="dim")
-    for i, g in enumerate(result.groups, 1):
-        console.print(f"  switch {i}: " + ", ".join(g))
-    # levels between the switches and the root: name each group by the switches under it
-    under = [[i] for i in range(len(result.groups))]
-    for k, parents in enumerate(result.parents[:-1]):
-        under = [[s for g, p in enumerate(parents) if p == q for s in under[g]] for q in range(len(result.levels[k + 1]))]
-        console.print(f"  level {k + 2}: " + "; ".join("switches " + ", ".join(str(s + 1) for s in u) for u in under))
-    if result.inconsistent_pairs:
-        console.print(Text.assemble("  ", ("far pairs inside a group", "yellow"), ": " +
-                                    ", ".join(f"{a}-{b}" for a, b in result.inconsistent_pairs) + " (retest them)"))
+    more = f", with {len(later)} later run(s) of some of its hosts" if later else ""
+    console.print(f"from {source.kind} run {source.id[:8]} ({len(hosts)} hosts{more}): {result.answer.upper()}: "
+                  f"{result.note}")
+    if result.answer == "layout":
+        for i, g in enumerate(result.groups, 1):
+            console.print(f"  switch {i}: " + ", ".join(g))
+        # levels between the switches and the root: name each group by the switches under it
+        under = [[i] for i in range(len(result.groups))]
+        for k, parents in enumerate(result.parents[:-1]):
+            under = [[s for g, p in enumerate(parents) if p == q for s in under[g]]
+                     for q in range(len(result.levels[k + 1]))]
+            console.print(f"  level {k + 2}: " + "; ".join("switches " + ", ".join(str(s + 1) for s in u)
+                                                          for u in under))
+        if result.inconsistent_pairs:
+            console.print(Text.assemble("  ", ("far pairs inside a group", "yellow"), ": " +
+                                        ", ".join(f"{a}-{b}" for a, b in result.inconsistent_pairs) + " (retest them)"))
+    elif result.answer == "one switch":
+        for b in result.boundaries:    # the strongest candidate of each metric, and what it lacked
+            console.print(f"  {b.metric}: strongest candidate boundary {_num(b.ratio, '.2f')}x, "
+                          f"{_num(b.t, '.1f')} standard errors over {b.hosts} host margins ({b.verdict})", style="dim")
+    else:
+        for k, c in enumerate(result.candidates, 1):
+            what = "one switch" if len(c.groups) == 1 else "; ".join(compress(g) for g in c.groups)
+            console.print(f"  candidate {k} ({c.metric}, {c.verdict}): {what}")
+        console.print("  deciding pairs: " + ", ".join(f"{a}-{b}" for a, b in result.pairs[:SHOWN_PAIRS])
+                      + (f" and {len(result.pairs) - SHOWN_PAIRS} more" if len(result.pairs) > SHOWN_PAIRS else ""))
+        console.print(Text.assemble("  to decide, measure every pair of those hosts, then infer again: ",
+                                    (summary["command"], "bold"), " && rmax topology infer"))
     console.print(f"stored as topology run {rec.id[:8]}" + (f"; written to {write_path}" if write_path else ""))
+
+
+SHOWN_PAIRS = 24
+
+
+def _num(x, spec: str) -> str:
+    return "-" if x is None or x != x else format(x, spec)
+
+
+def deciding_command(source, hosts: list[str]) -> str:
+    """The command that measures every pair of `hosts` (both directions, latency and bandwidth),
+    one pair at a time so that a pair's rate is its path's, on the launcher the source run used."""
+    p = source.params or {}
+    where = ["--hosts", ",".join(hosts), "--np", str(len(hosts))]
+    if p.get("launcher") == "vcluster":
+        prefix = {h.rsplit("-n", 1)[0] for h in hosts}
+        where = (["--vcluster", prefix.pop()] if len(prefix) == 1 else ["--launcher", "vcluster"]) + where
+    elif p.get("launcher"):
+        where = ["--launcher", str(p["launcher"])] + where
+    argv = ["rmax", "bench", "matrix", *where, "--design", "full", "--pairs-at-once", "1", "--quick"]
+    return " ".join(shlex.quote(a) for a in argv)
 
 
 def _grid(text: str) -> tuple[int, int]:
@@ -98,8 +145,9 @@ def _grid(text: str) -> tuple[int, int]:
 @click.option("--vcluster", "vcluster_name", default=None, is_flag=False, flag_value="", metavar="[NAME]",
               help="Use a virtual cluster's hosts and declared switches (NAME, else $RMAX_VCLUSTER or the only one up).")
 @click.option("--rankfile", type=OutputFile(), default=None, help="Write an Open MPI rankfile here.")
+@click.option("--force", is_flag=True, help="Place by an undecided inference's coarsest candidate layout.")
 @json_option
-def place_cmd(grid, pmap, keep, order, topology_file, hosts, hostfile, vcluster_name, rankfile, as_json):
+def place_cmd(grid, pmap, keep, order, topology_file, hosts, hostfile, vcluster_name, rankfile, force, as_json):
     """Rank placement: an HPL grid with process rows inside switches, or a collective order.
 
     Example: rmax topology place --grid 2x2 --vcluster NAME --rankfile ranks.txt"""
@@ -122,7 +170,7 @@ def place_cmd(grid, pmap, keep, order, topology_file, hosts, hostfile, vcluster_
         if not (hosts or hostfile):
             raise RmaxError("which hosts? give --hosts, --hostfile or --vcluster")
         host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile)
-        groups, source = groups_for(topology_file, None)
+        groups, source = groups_for(topology_file, None, force)
     if grid:
         p, q = _grid(grid)
         m = 0 if pmap == "row" else 1

@@ -55,6 +55,30 @@ def _per_host(rank_hosts: list[str], m: list | None) -> tuple:
     return names, out
 
 
+def with_evidence(store, run_id: str | None = None):
+    """(the run to infer from, the later all-pairs runs of some of its hosts, oldest first): the
+    measurements an undecided inference asked for (`rmax bench matrix --hosts ...`). Without a run
+    id, when the latest run measured a strict subset of an earlier run's hosts, the earlier is the
+    one inferred from and the latest its evidence."""
+    first = latest_matrix_run(store, run_id)
+    runs = sorted((r for k in MATRIX_KINDS for r in store.list(kind=k, status="ok", limit=EVIDENCE_LOOKBACK)),
+                  key=lambda r: r.started_at)
+
+    def hosts_of(r) -> set:
+        return set(r.hosts or ())
+    base = first
+    if not run_id:
+        wider = [r for r in runs if r.started_at < first.started_at and hosts_of(first) < hosts_of(r)]
+        if wider:
+            base = wider[-1]
+    later = [r for r in runs if r.started_at > base.started_at and r.id != base.id
+             and hosts_of(r) and hosts_of(r) < hosts_of(base)]
+    return base, later
+
+
+EVIDENCE_LOOKBACK = 50     # stored all-pairs runs looked at for the evidence of one inference
+
+
 def latest_matrix_run(store, run_id: str | None = None):
     if run_id:
         rec = store.get(run_id)

@@ -1,39 +1,38 @@
-"""Switch trees from all-pairs latency and bandwidth matrices.
+"""Switch trees from all-pairs latency and bandwidth matrices, as one of three answers: a layout
+(switches and the levels above them, with the boundaries that decided them), one switch, or
+undecided (the candidate layouts, the hosts whose pairs would decide, and so the command).
 
-Nodes on one switch talk faster to each other than across a trunk: lower
-latency (one store-and-forward hop fewer, as on I-Cluster, Richard et al.) and,
-where trunks are narrower or shared, higher bandwidth; two leaves under one
-spine are nearer than two leaves under different spines. Per metric, on a log
-scale (ratios matter, not units):
+Nodes on one switch talk faster to each other than across a trunk: lower latency and, where
+trunks are narrower or shared, higher bandwidth. Per metric, on a log scale (ratios matter):
 
-1. Average-linkage clustering of the hosts (UPGMA, by nearest-neighbour chains:
-   O(n^2) time): the distance between two groups is the mean over their
-   *measured* pairs, so a missing pair (None, as in a sampled matrix) weighs
-   nothing, and one odd pair cannot chain two switches together as single
-   linkage did.
-2. Each merge has a height (the mean distance between the groups it joins), and
-   each pair belongs to the merge that first joins its hosts. Switch levels show
-   as gaps between bands of heights: merges inside a switch sit at the near
-   level, merges of switches at a far one, of spines higher still. A gap is a
-   level boundary only when (a) the first merge above it stands above the last
-   one below by several standard errors of a merge's height (`significance`: a
-   merge of m pairs errs by the band's spread over sqrt(m)), (b) the pairs joined
-   just above are farther than those joined just below in nearly every couple
-   (the Mann-Whitney probability, `separation`) and (c) by a real ratio of
-   medians. Heights average many pairs at the levels that matter, so
-   cross-switch pairs spread 3-12 MB/s by trunks shared unevenly in concurrent
-   rounds do not hide a boundary; on one switch the bottom merges are single
-   pairs, the extremes of the noise, widely spaced but each as uncertain as one
-   pair, so noise does not invent a switch.
-3. Cutting the tree at the first boundary gives the leaf switches. The levels
-   above them come from a second tree, of the switches, each switch pair one
-   unit (the mean of its measured pairs), judged by the same three tests.
+1. Candidates: the pairs are dealt into folds; for each fold, the average-linkage tree (UPGMA by
+   nearest-neighbour chains, O(n^2); a missing pair weighs nothing) of the other folds' pairs is
+   cut at its widest gaps between merge heights, and each cut refined (every host moved to the
+   group it is nearest on average).
+2. Each candidate is judged on the pairs of the folds it was made without, so that the noise a
+   cut was chosen for gives it no edge: between two of its groups each host has a margin, its
+   mean log distance to the other group less that to its own (its own speed cancels), and the
+   margins of both groups' hosts are the units of a t test. A boundary stands (yes) at
+   min_significance standard errors and min_ratio; it is ruled out (no) when its mean margin,
+   two standard errors up, is below min_ratio, or under one standard error; else maybe.
+   Measured matrices are not independent pair by pair: a pair's rate settles for its
+   connection's life and the pairs measured at once share the cores (tests/vcluster/matrices),
+   which is why a candidate is never judged on the pairs that made it.
+3. The layout is the finest candidate whose boundaries all stand, decided only when no other as
+   fine stands too, no finer one is maybe, every host is nearer its own group than the next by
+   T_HOST standard errors of its pairs, and no group shows a split of its own on the whole matrix
+   (a layout too coarse passes the held-out tests too). One switch when no candidate has any
+   evidence; else undecided. Other measurements of some of the hosts (what an undecided answer
+   asks for) judge the boundaries they cover on their own margins.
+4. The levels above the switches come from a second tree, of the switches, each switch pair one
+   unit (the mean of its measured pairs), judged by significance, separation and ratio (_upper).
 
-Pure functions: no I/O, testable on synthetic matrices."""
+Pure functions: no I/O, testable on synthetic and stored matrices."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -56,26 +55,6 @@ class MetricCut:
     far: float
     threshold: float          # the cut, in the metric's unit
     accepted: bool            # a level boundary; False: the strongest candidate, refused
-
-
-@dataclass
-class Inference:
-    groups: list[list[str]]           # leaf switches
-    decided_by: str | None            # metric whose tree is reported; None: no structure found
-    cuts: list[MetricCut] = field(default_factory=list)
-    inconsistent_pairs: list[tuple[str, str]] = field(default_factory=list)  # far pairs inside one group
-    note: str = ""
-    # Bottom-up: levels[0] == groups, the last level is all hosts in one group;
-    # parents[k][g] is the index in levels[k + 1] of the group holding levels[k][g].
-    levels: list[list[list[str]]] = field(default_factory=list)
-    parents: list[list[int]] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        """JSON-safe: a statistic that is infinite (no noise at all) or was not computed is None."""
-        d = asdict(self)
-        d["cuts"] = [{k: (v if not isinstance(v, float) or math.isfinite(v) else None) for k, v in c.items()}
-                     for c in d["cuts"]]
-        return d
 
 
 @dataclass
@@ -335,58 +314,561 @@ def _strength(c: MetricCut) -> tuple:
             0.0 if math.isnan(c.ratio) else c.ratio)
 
 
+# -- the leaf switches: candidate layouts, each judged on pairs it was not made from
+
+T_YES = 3.0        # a boundary stands: its hosts' margins average this many standard errors above zero
+T_MAYBE = 2.0      # a boundary whose mean margin is this many standard errors below min_ratio is ruled out
+T_NONE = 1.0       # and one whose held-out margins average under this many standard errors has nothing for it
+MAX_GROUPS = 64    # the finest candidate cut of each half's tree
+T_HOST = 2.0       # a host is placed when its pairs to its own group are nearer than to the next by this many
+SMALL = 8          # fewer hosts: no pairs held out (see _metric_answer)
+MIN_MARGINS = 4    # fewer host margins say nothing about a boundary (a candidate of tiny groups)
+WEAKEST = 3        # hosts of each side named as the ones a contested boundary hinges on
+DECIDE_HOSTS = 12  # most hosts in the deciding measurement
+
+
+@dataclass
+class Boundary:
+    """Two groups of a candidate layout, judged host by host on pairs the candidate was not made
+    from: a host's margin is its mean log distance to the other group less its mean to its own
+    (> 0: its own group is nearer). A host's own speed cancels in its margin (it is in both means),
+    and a pair's noise is in one host's means only, so that the margins of the hosts of both sides
+    are the units of a t test."""
+    metric: str
+    a: list[str]              # the two groups' hosts
+    b: list[str]
+    hosts: int                # margins (a host alone in its group has none; each source's count)
+    ratio: float              # exp(median margin): how much farther the other group is, for the typical host
+    t: float                  # the mean margin in standard errors (inf: no spread, nan: too few)
+    verdict: str              # yes | maybe | no
+    weakest: list[str]        # the hosts of either side with the smallest margins: the verdict hinges on them
+
+
+@dataclass
+class Candidate:
+    metric: str
+    groups: list[list[str]]
+    verdict: str              # yes: every boundary stands; no: one has no evidence; maybe: the rest
+    boundaries: list[Boundary]    # the weakest few, weakest first
+    source: str = ""          # the folds whose candidates it was ("1,3": made without fold 1's pairs, and without 3's)
+
+
+@dataclass
+class Evidence:
+    """Another all-pairs measurement of some of the hosts (the deciding one an undecided answer
+    asks for): its margins join the tests, measured under its own load, never mixed with the
+    first matrix's values."""
+    hosts: list[str]
+    latency: Matrix | None
+    bandwidth: Matrix | None
+    source: str = ""          # e.g. the stored run's id
+
+
+def _verdicts(count: np.ndarray, total: np.ndarray, squares: np.ndarray, min_ratio: float, t_yes: float = T_YES):
+    """(t, ratio, verdict code) of boundaries from their margins' counts, sums and sums of squares:
+    yes (2), it stands (T_YES standard errors, and the mean margin's ratio min_ratio or more); no (0),
+    too few margins to speak for it, held-out margins under T_NONE standard errors, or a boundary
+    that large ruled out (the mean margin T_MAYBE standard errors up is below min_ratio); maybe (1),
+    between: the data neither show it nor rule it out."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / count
+        var = np.maximum(squares - count * mean ** 2, 0.0) / (count - 1)
+        se = np.sqrt(var / count)
+        t = np.where(se > 0, mean / se, np.where(mean > 0, np.inf, 0.0))
+    ratio = np.exp(mean)
+    few = count < MIN_MARGINS
+    yes = (t >= t_yes) & (ratio >= min_ratio) & ~few
+    no = few | (t < T_NONE) | (mean + T_MAYBE * se < math.log(min_ratio))
+    code = np.where(yes, 2, np.where(no, 0, 1))
+    return np.where(few, np.nan, t), np.where(few, np.nan, ratio), code
+
+
+VERDICTS = ("no", "maybe", "yes")
+
+
+def _group_sums(a: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
+    """Per row, the sum of its columns of each group (labels -1: in none): O(n^2), not the O(n^2 k)
+    of a product with the membership matrix."""
+    cols = np.flatnonzero(labels >= 0)
+    order = cols[np.argsort(labels[cols], kind="stable")]
+    out = np.zeros((len(a), k))
+    if not len(order):
+        return out
+    lab = labels[order]
+    starts = np.flatnonzero(np.r_[True, lab[1:] != lab[:-1]])
+    out[:, lab[starts]] = np.add.reduceat(a[:, order], starts, axis=1)
+    return out
+
+
+def _prepared(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distances with 0 where not measured, 1.0 where measured): what _Margins multiplies."""
+    f = np.isfinite(d)
+    return np.where(f, d, 0.0), f.astype(float)
+
+
+class _Margins:
+    """Each host's mean log distance to each group of a labelling, on one matrix (NaN: no pair)."""
+
+    def __init__(self, d: np.ndarray | tuple[np.ndarray, np.ndarray], labels: np.ndarray, k: int):
+        dz, fz = d if isinstance(d, tuple) else _prepared(d)
+        ok = labels >= 0
+        s, c = _group_sums(dz, labels, k), _group_sums(fz, labels, k)
+        self.to = np.full_like(s, np.nan)
+        np.divide(s, c, out=self.to, where=c > 0)
+        self.labels = labels
+        idx = np.flatnonzero(ok)
+        self.own = np.full(len(dz), np.nan)
+        self.own[idx] = self.to[idx, labels[idx]]
+
+
+def _labels(groups: list[list[int]], n: int) -> np.ndarray:
+    lab = np.full(n, -1, dtype=np.int64)
+    for k, g in enumerate(groups):
+        lab[g] = k
+    return lab
+
+
+def _refine(d: np.ndarray, groups: list[list[int]], rounds: int = 10) -> list[list[int]]:
+    """Each host moved to the group it is nearest on average (a cut of a tree can strand a host
+    that one odd pair chained to the wrong side), until none moves. A host alone in its group
+    stays unless it is as near another group as that group's hosts are to each other."""
+    n, k = len(d), len(groups)
+    lab = _labels(groups, n)
+    ready = _prepared(d)
+    for _ in range(rounds):
+        m = _Margins(ready, lab, k)
+        size = np.bincount(lab, minlength=k)
+        ok = np.isfinite(m.own)
+        cnt = np.bincount(lab[ok], minlength=k)
+        inner = np.full(k, np.nan)
+        np.divide(np.bincount(lab[ok], weights=m.own[ok], minlength=k), cnt, out=inner, where=(cnt > 0) & (size > 1))
+        to = np.where(np.isfinite(m.to), m.to, np.inf)
+        best = np.argmin(to, axis=1)
+        near = to[np.arange(n), best]
+        own = np.where(np.isfinite(m.own), m.own, np.inf)
+        move = (best != lab) & np.isfinite(near) & (
+            ((size[lab] > 2) & (near < own)) |
+            ((size[lab] == 1) & np.isfinite(inner[best]) & (near <= np.where(np.isfinite(inner[best]), inner[best], -np.inf))))
+        if not move.any():
+            break
+        # the hosts that gain most move first, and a group keeps two hosts at least
+        for i in np.flatnonzero(move)[np.argsort((near - own)[move])]:
+            g = lab[i]
+            if size[g] > 2 or size[g] == 1:
+                lab[i] = best[i]
+                size[g] -= 1
+                size[best[i]] += 1
+    return sorted((sorted(np.flatnonzero(lab == g).tolist()) for g in range(k) if (lab == g).any()),
+                  key=lambda g: g[0])
+
+
+def _cuts(d: np.ndarray, most: int) -> list[list[list[int]]]:
+    """The tree's partitions at its MAX_CANDIDATES widest gaps between merge heights (a real tree
+    has a few levels; the other gaps are noise), of 2 to `most` groups, each refined, without repeats."""
+    n = len(d)
+    if np.isfinite(d).sum() == 0:
+        return []
+    tree = _tree(d)
+    h = np.array([m[2] for m in tree.merges])
+    top = int(np.isfinite(h).sum())
+    gaps = np.diff(h[:top]) if top > 1 else np.empty(0)
+    after = {int(k) for k in np.argsort(-gaps, kind="stable")[:MAX_CANDIDATES] if 2 <= n - 1 - k <= most}
+    after |= {k for k in range(top, len(h)) if 2 <= n - 1 - k <= most}    # hosts with nothing measured
+    g = _Groups(n)
+    parts, seen = [], set()
+    for k, (a, b, _, _) in enumerate(tree.merges):
+        g.join(a, b)
+        if k in after:
+            p = _refine(d, g.partition())
+            key = tuple(map(tuple, p))
+            if len(p) > 1 and key not in seen:
+                seen.add(key)
+                parts.append(p)
+    return parts
+
+
+def _judge_layout(groups: list[list[int]], tests: list[tuple[np.ndarray, np.ndarray]],
+                  evidence: list[tuple[np.ndarray, np.ndarray]], hosts: list[str], metric: str,
+                  min_ratio: float, t_yes: float = T_YES) -> Candidate:
+    """A candidate judged on the test matrices, each (distances, the base index of each of its
+    hosts). A boundary that the evidence (other measurements, made to decide) covers with
+    MIN_MARGINS margins is judged on the evidence alone: the first matrix's pairs that left it
+    open were measured under another load and would pull it back."""
+    n, k = len(hosts), len(groups)
+    lab = _labels(groups, n)
+
+    def sums(mats):
+        """Per (group of the host, other group): the margins' count, sum and sum of squares, and
+        every margin with its host (for naming the weakest)."""
+        c, t, q = (np.zeros((k, k)) for _ in range(3))
+        rows = []
+        for d, idx in mats:
+            m = _Margins(d, lab[idx], k)
+            mg = m.to - m.own[:, None]
+            ok = np.isfinite(mg) & (lab[idx] >= 0)[:, None]
+            member = np.zeros((len(idx), k))
+            member[np.flatnonzero(lab[idx] >= 0), lab[idx][lab[idx] >= 0]] = 1.0
+            c += member.T @ ok
+            t += member.T @ np.where(ok, mg, 0.0)
+            q += member.T @ np.where(ok, mg * mg, 0.0)
+            rows.append((idx, mg))
+        return c + c.T, t + t.T, q + q.T, rows
+
+    (c0, t0, q0, r0), (c1, t1, q1, r1) = sums(tests), sums(evidence)
+    own_ev = c1 >= MIN_MARGINS
+    c, tot, sq = (np.where(own_ev, e, b + e) for b, e in ((c0, c1), (t0, t1), (q0, q1)))
+    t, ratio, code = _verdicts(c, tot, sq, min_ratio, t_yes)
+    iu, ju = np.triu_indices(k, 1)
+    if not len(iu):
+        return Candidate(metric, [[hosts[i] for i in g] for g in groups], "no", [])
+    key = np.lexsort((np.nan_to_num(t[iu, ju], nan=-1.0, posinf=1e300), code[iu, ju]))
+    bounds = []
+    for x in key[:WEAKEST]:
+        g, h = int(iu[x]), int(ju[x])
+        vals = []
+        for idx, mg in (r1 if own_ev[g, h] else r0 + r1):
+            for a, b in ((g, h), (h, g)):
+                mine = np.flatnonzero(lab[idx] == a)
+                vals += [(mg[i, b], int(idx[i])) for i in mine if np.isfinite(mg[i, b])]
+        vals.sort()
+        weak = list(dict.fromkeys(i for _, i in vals))
+        named = [hosts[i] for i in weak if lab[i] == g][:WEAKEST] + [hosts[i] for i in weak if lab[i] == h][:WEAKEST]
+        bounds.append(Boundary(metric, [hosts[i] for i in groups[g]], [hosts[i] for i in groups[h]], int(c[g, h]),
+                               float(ratio[g, h]), float(t[g, h]), VERDICTS[code[g, h]], named))
+    return Candidate(metric, [[hosts[i] for i in g] for g in groups], bounds[0].verdict, bounds)
+
+
+FOLDS = 8          # the pairs are dealt into this many folds: a fold's candidates are made without its pairs
+FEW_FOLDS = (256, 2)   # from this many hosts on, this many folds: plenty of pairs in each, and a tree costs O(n^2)
+
+
+def _fold_count(n: int) -> int:
+    return FEW_FOLDS[1] if n >= FEW_FOLDS[0] else FOLDS
+
+
+def _folds(n: int) -> np.ndarray:
+    """Each host pair's fold, at random but fixed (the same for the same n, so that an inference
+    repeats) and symmetric: not by index, since a sampled design's shifts would then put every pair
+    of one shift in one fold."""
+    r = np.random.default_rng(n).integers(0, _fold_count(n), (n, n))
+    r = np.triu(r, 1)
+    return r + r.T
+def _same(a: list[list[str]], b: list[list[str]]) -> bool:
+    return {frozenset(g) for g in a} == {frozenset(g) for g in b}
+
+
+@dataclass
+class _MetricAnswer:
+    metric: str
+    answer: str                     # layout | one switch | undecided
+    layout: Candidate | None        # the layout decided
+    candidates: list[Candidate]     # undecided: the layouts still open (the coarser first)
+    strongest: Candidate | None     # one switch: the strongest candidate, and what it lacked
+
+
+def _metric_answer(metric: str, d: np.ndarray, evidence: list[tuple[np.ndarray, np.ndarray]], hosts: list[str],
+                   min_ratio: float, t_yes: float = T_YES) -> _MetricAnswer:
+    """Each half of the pairs makes candidates (its tree's cuts), the other half (and any evidence)
+    judges them: a cut that noise made in one half has no edge in the other, which is what lets a
+    t test of the held-out margins stand without a threshold inflated for the selection. The
+    layout is the finest candidate whose every boundary stands (yes), decided when no other
+    candidate as fine also stands, no finer one has evidence for it (maybe), and every host is,
+    over all its pairs, nearer its own group than any other; one switch when no candidate has any
+    evidence; undecided otherwise, between the candidates still open."""
+    n = len(hosts)
+    base = np.arange(n)
+    cands: list[Candidate] = []
+    if n < SMALL:
+        # too few pairs to hold any out: judged on the pairs they were made from, each boundary
+        # needing the square of the ratio (a cut of noise picks its widest gap)
+        for p in _cuts(d, max(2, n // 2)):
+            c = _judge_layout(p, [(d, base)], evidence, hosts, metric, min_ratio ** 2, t_yes)
+            c.source = "all"
+            cands.append(c)
+    else:
+        fold = _folds(n)
+        made: dict[tuple, tuple[list[list[int]], set[int]]] = {}
+        for f in range(_fold_count(n)):
+            for p in _cuts(np.where(fold == f, np.nan, d), min(MAX_GROUPS, n // 2)):
+                made.setdefault(tuple(map(tuple, p)), (p, set()))[1].add(f)
+        for p, folds in made.values():
+            # judged on the pairs of the folds it was made without, each pair once
+            c = _judge_layout(p, [(np.where(np.isin(fold, list(folds)), d, np.nan), base)], evidence, hosts,
+                              metric, min_ratio, t_yes)
+            c.source = ",".join(str(f + 1) for f in sorted(folds))
+            cands.append(c)
+    yes = [c for c in cands if c.verdict == "yes"]
+    one = Candidate(metric, [list(hosts)], "one switch", [])
+    if not yes:
+        maybe = [c for c in cands if c.verdict == "maybe"]
+        if maybe:
+            return _MetricAnswer(metric, "undecided", None, [one] + _distinct(maybe), None)
+        strongest = max(cands, key=lambda c: c.boundaries[0].t if c.boundaries and
+                        math.isfinite(c.boundaries[0].t) else -1, default=None)
+        return _MetricAnswer(metric, "one switch", None, [], strongest)
+    best = max(yes, key=lambda c: (len(c.groups), c.boundaries[0].t if c.boundaries else 0))
+    k = len(best.groups)
+    rivals = [c for c in yes if len(c.groups) == k and not _same(c.groups, best.groups)]
+    rivals += [c for c in cands if c.verdict == "maybe" and len(c.groups) > k]
+    moved = _misfits(d, best, hosts)
+    if moved is not None:
+        rivals.append(_judge_layout(moved, [(d, base)], evidence, hosts, metric, min_ratio, t_yes))
+    for split in _splits_seen(d, best, [(d, base)] + evidence, hosts, min_ratio):
+        rivals.append(_judge_layout(split, [(d, base)], evidence, hosts, metric, min_ratio, t_yes))
+    rivals = [c for c in rivals if c.verdict != "no"]     # ruled out, even on the pairs that made it
+    if not rivals:
+        return _MetricAnswer(metric, "layout", best, [], None)
+    return _MetricAnswer(metric, "undecided", None, _distinct([best] + rivals), None)
+
+
+def _splits_seen(d: np.ndarray, cand: Candidate, evidence: list[tuple[np.ndarray, np.ndarray]], hosts: list[str],
+                 min_ratio: float) -> list[list[list[int]]]:
+    """The candidate with one group split in two wherever a measurement (the matrix itself, or one
+    made to decide) shows a boundary inside it that it does not rule out: the held-out tests
+    confirm a candidate's boundaries, but a layout too coarse has those too, and a finer one made
+    of small switches may have too few held-out margins to be judged. The split is the
+    measurement's own tree's, judged on the pairs it was made from: leaning towards seeing one,
+    which can only keep a layout open; the group's hosts it did not measure go with the half
+    they are nearer on `d`."""
+    index = {h: i for i, h in enumerate(hosts)}
+    groups = [[index[h] for h in g] for g in cand.groups]
+    out = []
+    for de, idx in evidence:
+        pos = {int(b): k for k, b in enumerate(idx)}
+        for gi, g in enumerate(groups):
+            inside = [pos[i] for i in g if i in pos]
+            if len(inside) < 4:
+                continue
+            sub = de[np.ix_(inside, inside)]
+            if np.isfinite(sub).sum() < 2 * len(inside):
+                continue
+            parts = [p for p in _cuts(sub, 2) if len(p) == 2 and min(map(len, p)) >= 2]
+            if not parts:
+                continue
+            halves = [[int(idx[inside[x]]) for x in part] for part in parts[0]]
+            m = _Margins(sub, _labels(parts[0], len(inside)), 2)
+            mg = np.concatenate([m.to[parts[0][0], 1] - m.own[parts[0][0]], m.to[parts[0][1], 0] - m.own[parts[0][1]]])
+            mg = mg[np.isfinite(mg)]
+            if len(mg) < MIN_MARGINS:
+                continue
+            mean, se = float(mg.mean()), float(mg.std(ddof=1)) / math.sqrt(len(mg))
+            t = mean / se if se > 0 else (math.inf if mean > 0 else 0.0)
+            if t < T_NONE or math.exp(float(np.median(mg))) < min_ratio:
+                continue      # a boundary smaller than a switch's even on the pairs the split was made from
+            rest = [i for i in g if i not in pos]
+            for i in rest:     # the unmeasured hosts go with the half they are nearer on d
+                near = [np.nanmean(d[i, h]) if np.isfinite(d[i, h]).any() else np.inf for h in halves]
+                halves[int(np.argmin(near))].append(i)
+            out.append(sorted([sorted(x) for k, x in enumerate(groups) if k != gi] + [sorted(h) for h in halves]))
+    return out
+
+
+def _misfits(d: np.ndarray, cand: Candidate, hosts: list[str]) -> list[list[int]] | None:
+    """The candidate with every host that is not clearly nearer its own group than the next
+    nearest (Welch's t over its pairs to either under T_HOST) moved to that group; None when every
+    host is. The held-out tests judge boundaries by whole groups, where one host on the wrong side
+    weighs little: this is what keeps a host whose pairs are too few or too noisy to place from
+    being placed as fact."""
+    index = {h: i for i, h in enumerate(hosts)}
+    groups = [[index[h] for h in g] for g in cand.groups]
+    lab = _labels(groups, len(hosts))
+    m = _Margins(d, lab, len(groups))
+    other = np.where(np.isfinite(m.to), m.to, np.inf)
+    other[np.arange(len(hosts)), lab] = np.inf
+    nearest = np.argmin(other, axis=1)
+    odd = []
+    for i in range(len(hosts)):
+        mine = d[i, [j for j in groups[lab[i]] if j != i]]
+        theirs = d[i, groups[nearest[i]]]
+        mine, theirs = mine[np.isfinite(mine)], theirs[np.isfinite(theirs)]
+        if len(groups[lab[i]]) < 2 or not np.isfinite(other[i, nearest[i]]):
+            continue               # alone in its group, or nothing measured to another
+        if len(mine) < 2 or len(theirs) < 2:
+            continue               # too few pairs for a test (a switch of two, a sampled design's shifts)
+        se = math.sqrt(mine.var(ddof=1) / len(mine) + theirs.var(ddof=1) / len(theirs))
+        gap = float(theirs.mean() - mine.mean())
+        if (gap / se if se > 0 else (math.inf if gap > 0 else 0.0)) < T_HOST:
+            odd.append(i)
+    if not odd:
+        return None
+    lab[odd] = nearest[odd]
+    return [sorted(np.flatnonzero(lab == g).tolist()) for g in range(len(groups)) if (lab == g).any()]
+
+
+def _distinct(cands: list[Candidate]) -> list[Candidate]:
+    out: list[Candidate] = []
+    for c in sorted(cands, key=lambda c: len(c.groups)):
+        if not any(_same(c.groups, o.groups) for o in out):
+            out.append(c)
+    return out
+
+
+def _deciding_hosts(cands: list[Candidate], hosts: list[str]) -> list[str]:
+    """The hosts whose pairs would decide between the candidates: those the candidates place
+    apart differently, then the weakest hosts of every contested boundary, at most DECIDE_HOSTS."""
+    order = {h: i for i, h in enumerate(hosts)}
+    where = [{h: k for k, g in enumerate(c.groups) for h in g} for c in cands]
+    moved = [h for h in hosts if len({frozenset(c.groups[w[h]]) for c, w in zip(cands, where) if h in w}) > 1]
+    # a host that moves, and its neighbours in every candidate: the ones it would be compared with
+    picked = list(dict.fromkeys(moved[:DECIDE_HOSTS // 2]))
+    for b in sorted((b for c in cands for b in c.boundaries), key=lambda b: b.verdict == "yes"):
+        picked += b.weakest
+    for c, w in zip(cands, where):
+        for h in moved[:DECIDE_HOSTS // 2]:
+            picked += [x for x in c.groups[w[h]] if x != h][:2]
+    picked = list(dict.fromkeys(picked))[:DECIDE_HOSTS]
+    if len(picked) < 4:
+        picked = list(dict.fromkeys(picked + [h for c in cands for g in c.groups for h in g[:2]]))[:max(4, len(picked))]
+    return sorted(picked, key=order.get)
+
+
+@dataclass
+class Inference:
+    """One of three answers (`answer`): "layout" (groups and the levels above them, with the
+    boundaries that decided them), "one switch" (no candidate has any evidence), or "undecided"
+    (`candidates`: the layouts still open, `decide`: the hosts whose pairs would decide)."""
+    answer: str
+    groups: list[list[str]]           # leaf switches (undecided: the coarsest candidate, used only when forced)
+    decided_by: str | None            # metric whose layout is reported; None: no layout decided
+    note: str = ""
+    # Bottom-up: levels[0] == groups, the last level is all hosts in one group;
+    # parents[k][g] is the index in levels[k + 1] of the group holding levels[k][g].
+    levels: list[list[list[str]]] = field(default_factory=list)
+    parents: list[list[int]] = field(default_factory=list)
+    boundaries: list[Boundary] = field(default_factory=list)   # the layout's weakest (one switch: the strongest candidate's)
+    candidates: list[Candidate] = field(default_factory=list)  # undecided: the layouts still open
+    decide: list[str] = field(default_factory=list)            # undecided: the hosts to measure again, all pairs
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # undecided: the pairs of those the candidates class apart
+    cuts: list[MetricCut] = field(default_factory=list)        # the levels above the switches
+    inconsistent_pairs: list[tuple[str, str]] = field(default_factory=list)  # far pairs inside a group
+    evidence: list[str] = field(default_factory=list)          # the other measurements that joined the tests
+
+    def to_dict(self) -> dict:
+        """JSON-safe: a statistic that is infinite (no noise at all) or was not computed is None."""
+        def clean(x):
+            if isinstance(x, float):
+                return x if math.isfinite(x) else None
+            if isinstance(x, dict):
+                return {k: clean(v) for k, v in x.items()}
+            if isinstance(x, (list, tuple)):
+                return [clean(v) for v in x]
+            return x
+        return clean(asdict(self))
+
+    @property
+    def decided(self) -> bool:
+        return self.answer != "undecided"
+
+
+ANSWERS = ("layout", "one switch", "undecided")
+
+
 def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[str], *,
-                 min_ratio: float = 1.2, min_separation: float = 0.9, min_significance: float = 3.0,
-                 min_level_significance: float = 2.0) -> Inference:
+                 min_ratio: float = 1.2, min_significance: float = T_YES, min_level_significance: float = 2.0,
+                 min_separation: float = 1.0, evidence: Sequence[Evidence] = ()) -> Inference:
     """Group hosts into switches and switches into a tree; latency in seconds, bandwidth in
-    bytes/s, either may be None, and so may any entry (a pair not measured).
-    min_level_significance: the significance test for the levels above the switches, whose units
-    are switch pairs, a handful per level (see _upper)."""
+    bytes/s, either may be None, and so may any entry (a pair not measured). `evidence`: other
+    all-pairs measurements of some of the hosts, whose margins join the tests.
+    min_ratio: the smallest far/near ratio a boundary needs (the typical host's); min_significance:
+    the standard errors its held-out host margins need;
+    min_level_significance, min_separation: the tests of a level above the switches (see _upper)."""
     n = len(hosts)
     for name, m in (("latency", latency), ("bandwidth", bandwidth)):
         if m is not None and (len(m) != n or any(len(row) != n for row in m)):
             raise ValueError(f"{name} matrix is not {n} x {n}")
     one = [list(hosts)]
     if n < 2:
-        return Inference(one, None, note="one host: nothing to group", levels=[one])
-    found, all_cuts = [], []
+        return Inference("one switch", one, None, note="one host: nothing to group", levels=[one])
+    index = {h: i for i, h in enumerate(hosts)}
+    answers: dict[str, _MetricAnswer] = {}
+    dists: dict[str, np.ndarray] = {}
     for metric, m in (("bandwidth", bandwidth), ("latency", latency)):
         d = _distances(m, n, invert=metric == "bandwidth")
         if d is None or not np.isfinite(d).any():
             continue
-        tree = _tree(d)
-        cuts, judged, margin = _levels(tree, metric, (min_ratio, min_separation, min_significance))
-        all_cuts += judged
-        if cuts:
-            found.append((margin, metric, tree, cuts, judged))
-    if not found:
-        return Inference(one, None, all_cuts, levels=[one],
-                         note="no gap between near and far pairs: the hosts look like one switch")
-    # Both metrics found a tree: the one whose leaf switches stand clearer of each other wins (on a
-    # shared machine one-way latency also measures whether the peer's CPU was awake, not only the switch).
-    _, metric, tree, cuts, judged = max(found, key=lambda f: f[0])
-    leaf = _partition(tree, cuts[0])
-    upper, above = _upper(tree, leaf, metric, (min_ratio, min_separation, min_level_significance))
-    all_cuts = [c for c in all_cuts if c.metric != metric or c.level == 1] + above
+        ev = []
+        for e in evidence:
+            em = e.bandwidth if metric == "bandwidth" else e.latency
+            idx = [index.get(h, -1) for h in e.hosts]
+            de = _distances(em, len(e.hosts), invert=metric == "bandwidth") if em else None
+            if de is not None and min(idx) >= 0:
+                ev.append((de, np.array(idx)))
+        dists[metric] = d
+        answers[metric] = _metric_answer(metric, d, ev, hosts, min_ratio, min_significance)
+    used = [e.source for e in evidence]
+    if not answers:
+        return Inference("one switch", one, None, note="nothing measured: no pair to group by", levels=[one])
+    layouts = [a for a in answers.values() if a.answer == "layout"]
+    if len(layouts) == 2 and not _same(layouts[0].layout.groups, layouts[1].layout.groups):
+        cands = [a.layout for a in layouts]
+        return _undecided(cands, hosts, used, "bandwidth and latency decided different layouts")
+    if layouts:
+        # one metric's layout stands where the other saw none or could not tell (on links that are
+        # not oversubscribed only latency shows the switches; on a shared machine latency is noisy)
+        a = layouts[0]
+        return _layout(a, dists[a.metric], hosts, used, min_ratio, min_level_significance, min_separation)
+    open_ = [a for a in answers.values() if a.answer == "undecided"]
+    if open_:
+        cands = _distinct([c for a in open_ for c in a.candidates])
+        return _undecided(cands, hosts, used, "")
+    strongest = [a.strongest for a in answers.values() if a.strongest]
+    note = "no candidate layout has evidence on the pairs it was not made from: the hosts look like one switch"
+    bounds = [c.boundaries[0] for c in strongest if c.boundaries]
+    return Inference("one switch", one, None, note, [one], boundaries=bounds, evidence=used)
+
+
+def _layout(a: _MetricAnswer, d: np.ndarray, hosts: list[str], used: list[str], min_ratio: float,
+            min_level_significance: float, min_separation: float) -> Inference:
+    n = len(hosts)
+    index = {h: i for i, h in enumerate(hosts)}
+    leaf = sorted((sorted(index[h] for h in g) for g in a.layout.groups), key=lambda g: g[0])
+    tree = _tree(d)
+    upper, above = _upper(tree, leaf, a.metric, (min_ratio, min_separation, min_level_significance))
     levels_idx = [leaf, *upper, [list(range(n))]]
     levels = [[[hosts[i] for i in g] for g in part] for part in levels_idx]
     parents = []
-    for lower, upper in zip(levels_idx, levels_idx[1:]):
-        where = {i: p for p, g in enumerate(upper) for i in g}
+    for lower, up in zip(levels_idx, levels_idx[1:]):
+        where = {i: p for p, g in enumerate(up) for i in g}
         parents.append([where[g[0]] for g in lower])
-    where = {i: p for p, g in enumerate(leaf) for i in g}
-    cut_log = (tree.merges[cuts[0]][2] + tree.merges[cuts[0] + 1][2]) / 2
-    odd = [(hosts[i], hosts[j]) for i in range(n) for j in leaf[where[i]] if j > i and tree.d[i, j] > cut_log]
-    c = judged[0]
-    note = (f"{len(leaf)} groups split by {metric}: near pairs {_show(metric, c.near)}, far pairs "
-            f"{_show(metric, c.far)} (medians over the pairs; {c.ratio:.2f}x, separation {c.separation:.2f})")
+    # far pairs inside a group: farther than the group's nearest other group is on average
+    lab = _labels(leaf, n)
+    m = _Margins(d, lab, len(leaf))
+    near_other = np.array([np.nanmin(np.where(np.arange(len(leaf)) == lab[i], np.nan, m.to[i]))
+                           if len(leaf) > 1 and np.isfinite(m.to[i]).sum() > 1 else np.inf for i in range(n)])
+    odd = [(hosts[i], hosts[j]) for g in leaf for x, i in enumerate(g) for j in g[x + 1:]
+           if np.isfinite(d[i, j]) and d[i, j] > min(near_other[i], near_other[j])]
+    b = a.layout.boundaries[0] if a.layout.boundaries else None
+    note = f"{len(leaf)} switches, decided by {a.metric}"
+    if b:
+        note += (f": the weakest boundary {b.ratio:.2f}x, {b.t:.1f} standard errors over {b.hosts} host margins "
+                 "(pairs the layout was not made from)")
     if len(levels) > 2:
         note += "; above them " + ", then ".join(f"{len(lv)} groups" for lv in levels[1:-1])
-    alone = [hosts[i] for i in range(n) if not np.isfinite(tree.d[i]).any()]
+    alone = [hosts[i] for i in range(n) if not np.isfinite(d[i]).any()]
     if alone:
         note += f"; no pair measured with {', '.join(alone)}: each left a group of its own"
-    return Inference(levels[0], metric, all_cuts, odd, note, levels, parents)
+    return Inference("layout", levels[0], a.metric, note, levels, parents, a.layout.boundaries, cuts=above,
+                     inconsistent_pairs=odd, evidence=used)
 
 
-def _show(metric: str, value: float) -> str:
-    return f"{value * 1e6:.1f} us" if metric == "latency" else f"{value / 1e6:.1f} MB/s"
+def _undecided(cands: list[Candidate], hosts: list[str], used: list[str], why: str) -> Inference:
+    real = [c for c in cands if len(c.groups) > 1]
+    decide = _deciding_hosts(real, hosts)
+    shown = ", ".join(f"{len(c.groups)} groups" if len(c.groups) > 1 else "one switch" for c in cands)
+    weak = [b for c in real for b in c.boundaries if b.verdict != "yes"]
+    note = f"undecided between {len(cands)} candidate layouts ({shown})"
+    if why:
+        note += f": {why}"
+    elif weak:
+        w = weak[0]
+        note += (f"; the weakest open boundary, of {len(w.a)} and {len(w.b)} hosts: {w.ratio:.2f}x, "
+                 f"{w.t:.1f} standard errors over {w.hosts} host margins")
+    return Inference("undecided", cands[0].groups, None, note, [], [], weak[:WEAKEST], cands, decide,
+                     pairs=_deciding_pairs(cands, decide), evidence=used)
+
+
+def _deciding_pairs(cands: list[Candidate], decide: list[str]) -> list[tuple[str, str]]:
+    """The pairs of the deciding hosts that one candidate puts on one switch and another apart."""
+    where = [{h: k for k, g in enumerate(c.groups) for h in g} for c in cands]
+    return [(a, b) for x, a in enumerate(decide) for b in decide[x + 1:]
+            if len({w.get(a, -1) == w.get(b, -2) for w in where}) > 1]

@@ -6,17 +6,27 @@ from __future__ import annotations
 from rmax.errors import MissingData, RmaxError
 
 
-def stored_groups(store) -> tuple[list[list[str]], str]:
+def stored_groups(store, force: bool = False) -> tuple[list[list[str]], str]:
+    """The latest inference's switch groups; an undecided one only when forced (then its
+    coarsest candidate)."""
     runs = store.list(kind="topology", status="ok", limit=1)
     if not runs:
         raise MissingData("no switch groups known",
                         hint="run `rmax topology infer`, or give --topology cluster.toml")
-    return runs[0].summary["groups"], f"topology run {runs[0].id[:8]}"
+    s = runs[0].summary
+    if s.get("answer") == "undecided" and not force:
+        raise RmaxError(f"the latest inference (topology run {runs[0].id[:8]}) is undecided between "
+                        f"{len(s.get('candidates') or [])} layouts: no switch groups to place by",
+                        hint="measure what `rmax topology infer` names and infer again, give --topology "
+                             "cluster.toml, or --force to place by its coarsest candidate")
+    return s["groups"], f"topology run {runs[0].id[:8]}" + (" (undecided, forced)" if s.get("answer") == "undecided"
+                                                            else "")
 
 
-def groups_for(topology_file: str | None, launcher: str | None) -> tuple[list[list[str]], str]:
+def groups_for(topology_file: str | None, launcher: str | None, force: bool = False) -> tuple[list[list[str]], str]:
     """Switch groups for placement: the cluster.toml given, else a virtual cluster's
-    declared layout when launching on one, else the latest stored inference."""
+    declared layout when launching on one, else the latest stored inference (undecided: only
+    when forced)."""
     from rmax.topology.declared import read_groups
 
     if topology_file:
@@ -29,7 +39,7 @@ def groups_for(topology_file: str | None, launcher: str | None) -> tuple[list[li
     from rmax.store import open_store
 
     with open_store() as store:
-        return stored_groups(store)
+        return stored_groups(store, force)
 
 
 def known_groups(topology: str | None, launcher: str | None) -> tuple[list[list[str]] | None, str]:

@@ -1,0 +1,174 @@
+"""infer_groups on matrices measured here (`rmax bench matrix --quick` on virtual clusters of this
+2-core machine beside other work: tests/vcluster/matrices/, bench/RESULTS.md issue 46), and on the
+simulator with its noise fitted to them: every answer is the declared layout, one switch where
+there is one, or undecided with what would decide it; never a wrong layout."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+
+import pytest
+from test_topology_trees import Measured, canon, simulate
+
+from rmax.topology.infer import infer_groups
+from rmax.vcluster.plan import make_plan
+
+DATA = Path(__file__).parent / "matrices"
+FIXTURES = sorted(DATA.glob("*.json"))
+
+
+def load(path: Path):
+    """(hosts, latency s, bandwidth bytes/s, the declared plan, the fixture) of a stored fixture."""
+    f = json.loads(path.read_text())
+    hosts, n = f["hosts"], len(f["hosts"])
+    lat = [[None] * n for _ in range(n)]
+    bw = [[None] * n for _ in range(n)]
+    for i, j, ij, ji, us in f["pairs"]:
+        bw[i][j] = ij * 1e6 if ij is not None else None
+        bw[j][i] = ji * 1e6 if ji is not None else None
+        lat[i][j] = lat[j][i] = us * 1e-6 if us is not None else None
+    lay = f["layout"]
+    plan = make_plan(hosts[0].rsplit("-n", 1)[0], lay["nodes"], len(lay["switch_sizes"]), "10.213.9.0/24",
+                     trunk_kind=lay["trunks"], link_rate=10**9, trunk_rate=10**8, sizes=lay["switch_sizes"])
+    assert [x.name for x in plan.nodes] == hosts
+    return hosts, lat, bw, plan, f
+
+
+def never_wrong(got, plan, hosts):
+    if got.answer == "layout":
+        assert canon(got.levels) == canon(plan.tree()), got.note
+    elif got.answer == "one switch":
+        assert len(plan.groups()) == 1, got.note
+    else:
+        assert got.answer == "undecided" and len(got.candidates) >= 2 and len(got.decide) >= 4, got.note
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_measured_matrices_never_wrong(path):
+    hosts, lat, bw, plan, _ = load(path)
+    never_wrong(infer_groups(lat, bw, hosts), plan, hosts)
+
+
+def test_fixtures_are_small_and_measured():
+    assert len(FIXTURES) >= 4
+    for path in FIXTURES:
+        f = json.loads(path.read_text())
+        assert path.stat().st_size < 12 << 10 and f["seconds"] > 0 and f["options"]["pairs_at_once"] >= 1
+
+
+def _logs(bw, at_once_rounds=None):
+    """(log bw i to j, log bw j to i) of every pair measured both ways."""
+    n = len(bw)
+    return [(math.log(bw[i][j]), math.log(bw[j][i])) for i in range(n) for j in range(i + 1, n)
+            if bw[i][j] and bw[j][i]]
+
+
+def fit_noise(bw, at_once: int) -> Measured:
+    """The simulator's noise from a one-switch matrix: the directions' shared part (covariance of
+    their logarithms) is the pair's settled rate and its round's, their difference each direction's
+    own; the round's share of the shared part is taken as the rest once the pairs' own spread
+    inside a round (neighbouring pairs of one host are in different rounds) is set apart: here,
+    as the covariance of a host's pairs with the next host's, the part every pair of a time shares."""
+    xy = _logs(bw)
+    xs, ys = [x for x, _ in xy], [y for _, y in xy]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    cov = statistics.fmean([(x - mx) * (y - my) for x, y in xy])
+    direction = statistics.stdev([x - y for x, y in xy]) / math.sqrt(2)
+    shared = max(cov, 1e-6)
+    cpu = math.exp(statistics.median(xs + ys))
+    return Measured(pair_sd=math.sqrt(0.5 * shared), direction_sd=direction, round_sd=math.sqrt(0.5 * shared),
+                    cpu=cpu, at_once=at_once)
+
+
+ONE_SWITCH = DATA / "one-switch-16-a.json"
+
+
+def measured_noise() -> Measured:
+    _, _, bw, _, f = load(ONE_SWITCH)
+    return fit_noise(bw, f["options"]["pairs_at_once"])
+
+
+def test_fitted_noise_reproduces_its_matrix():
+    """The simulator with the fitted noise, on the fixture's own layout, has the fixture's spread:
+    each direction's own and the directions' shared part, within a third."""
+    noise = measured_noise()
+    _, _, bw, plan, _ = load(ONE_SWITCH)
+    _, sim = simulate([x.switch for x in plan.nodes], [], plan.link_rate / 8, seed=3, missing=0.0, noise=noise)
+    again = fit_noise(sim, noise.at_once)
+    for field in ("direction_sd", "pair_sd"):
+        assert abs(getattr(again, field) / getattr(noise, field) - 1) < 1 / 3, (field, again, noise)
+    assert abs(again.cpu / noise.cpu - 1) < 0.2
+
+
+@pytest.mark.parametrize("sizes,trunks", [([8, 6, 6, 4], "star"), ([4] * 5, "chain"), ([14, 11, 9, 6], "chain"),
+                                          ([5, 4, 3], "mesh"), ([16], "chain")])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_simulated_with_measured_noise_never_wrong(sizes, trunks, seed):
+    plan = make_plan("tp", sum(sizes), len(sizes), "10.213.9.0/24", trunk_kind=trunks, link_rate=10**9,
+                     trunk_rate=10**8, sizes=sizes)
+    lat, bw = simulate([x.switch for x in plan.nodes], [(t.a, t.b, plan.trunk_rate / 8) for t in plan.trunks],
+                       plan.link_rate / 8, seed=seed, noise=measured_noise())
+    hosts = [x.name for x in plan.nodes]
+    never_wrong(infer_groups(lat, bw, hosts), plan, hosts)
+
+
+def store_probe(db, hosts, lat, bw, params=None):
+    """A stored all-pairs run of these hosts (the virtual cluster's TCP probe's kind), as a real row."""
+    from rmax.store import open_store
+
+    with open_store(db) as store:
+        with store.start_run("tcp-matrix", params=params or {"launcher": "vcluster"}, hosts=hosts) as run:
+            run.update(summary={"hosts": hosts, "latency_s": lat, "bandwidth_Bps": bw})
+    return run.id
+
+
+def test_undecided_names_the_command_and_placement_refuses_it(db):
+    from cliutil import run_cli
+
+    hosts, lat, bw, _, _ = load(ONE_SWITCH)
+    store_probe(db, hosts, lat, bw)
+    got = json.loads(run_cli("topology", "infer", "--json", check=True).stdout)["summary"]
+    assert got["answer"] == "undecided" and got["groups"] == [hosts]
+    cmd = got["command"].split()
+    assert cmd[:5] == ["rmax", "bench", "matrix", "--vcluster", "t46c"] and "--pairs-at-once" in cmd
+    assert cmd[cmd.index("--hosts") + 1].split(",") == got["decide"] and cmd[cmd.index("--np") + 1] == str(len(got["decide"]))
+    assert got["pairs"] and all(a in got["decide"] and b in got["decide"] for a, b in got["pairs"])
+    text = run_cli("topology", "infer", check=True).stdout
+    assert "UNDECIDED" in text and got["command"] in text
+    refused = run_cli("topology", "place", "--hosts", ",".join(hosts), "--order", "block")
+    assert refused.returncode != 0 and "undecided" in refused.stderr and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) <= 2
+    forced = json.loads(run_cli("topology", "place", "--hosts", ",".join(hosts), "--order", "block", "--force",
+                                "--json", check=True).stdout)
+    assert "undecided, forced" in forced["source"]
+    assert run_cli("topology", "infer", "--write", str(db.parent / "c.toml")).returncode != 0
+
+
+def test_a_later_run_of_some_hosts_is_evidence(db):
+    """The deciding command's run (a subset of the hosts, later) joins the inference of the first
+    run: its margins judge the boundaries it covers. Here it is the simulator's clean bandwidth
+    matrix of those hosts on their declared switches: of the layouts the first matrix left open,
+    fewer stay open."""
+    from cliutil import run_cli
+
+    hosts, lat, bw, plan, _ = load(DATA / "star-8-6-6-4-a.json")
+    first = store_probe(db, hosts, lat, bw)
+    before = json.loads(run_cli("topology", "infer", "--json", check=True).stdout)["summary"]
+    sub = before["decide"]
+    switch = {x.name: x.switch for x in plan.nodes}
+    _, sbw = simulate([switch[h] for h in sub], [(t.a, t.b, plan.trunk_rate / 8) for t in plan.trunks],
+                      plan.link_rate / 8, seed=5, missing=0.0)
+    later = store_probe(db, sub, None, sbw)
+    rec = json.loads(run_cli("topology", "infer", "--json", check=True).stdout)
+    assert rec["params"]["source"] == first and rec["params"]["evidence"] == [later]
+    after = rec["summary"]
+    assert after["evidence"] == [later] and after["answer"] in ("layout", "undecided")
+
+    def open_(s):
+        return [c for c in s["candidates"] if c["metric"] == "bandwidth"]
+    assert open_(before) and len(open_(after)) < len(open_(before)), (before["note"], after["note"])
+    if after["answer"] == "layout":
+        assert canon(after["levels"]) == canon(plan.tree())
