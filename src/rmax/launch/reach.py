@@ -58,19 +58,23 @@ def unanswered(hosts: list[str], launcher: str | None, run_job: Callable, *, via
     with ThreadPoolExecutor(max_workers=max(1, min(in_flight, len(hosts)))) as pool:
         gone = {h: why for h, why in pool.map(ask, hosts) if why}
         silent = [h for h, why in gone.items() if why.startswith("no answer")]
-        if silent and took and max(took) > timeout / 3:
-            # launching is slow now (a loaded machine: the answered took a third of the time or
-            # more): the silent ones are asked once more, for twice as long, before they are lost
-            for h, why in pool.map(lambda h: ask(h, 2 * timeout), silent):
-                if why:
-                    gone[h] = why
-                else:
-                    del gone[h]
+        again = [] if not (silent and took and max(took) > timeout / 3) else \
+            list(pool.map(lambda h: ask(h, 2 * timeout), silent))
+        # launching is slow now (a loaded machine: the answered took a third of the time or more):
+        # the silent ones were asked once more, for twice as long, before they are lost; a launch
+        # that failed at once is asked again alone (launches started together have collided on
+        # the launching host: Open MPI's "File exists")
+        again += [ask(h) for h in gone if h not in silent]
+    for h, why in again:
+        if why:
+            gone[h] = why
+        else:
+            del gone[h]
     others = [h for h in hosts if h != via]
     if first and via and len(others) > 1 and set(gone) >= set(others):
         # none answered from `via`: that one may be the host cut off; asked from the next
-        again = unanswered(hosts, launcher, run_job, via=others[0], timeout=timeout, in_flight=in_flight)
-        if len(again) < len(gone):
-            gone = {**again, via: again.get(via) or f"reached none of the other {len(others)} hosts"}
+        turned = unanswered(hosts, launcher, run_job, via=others[0], timeout=timeout, in_flight=in_flight)
+        if len(turned) < len(gone):
+            gone = {**turned, via: turned.get(via) or f"reached none of the other {len(others)} hosts"}
     return gone
 

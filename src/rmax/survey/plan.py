@@ -403,6 +403,11 @@ def ring(o, s, n, crowd, quick):
         per_link = sum(measurement_s(c, 2 * z, samples, 0.0) for z in (o.lat_size, bw))
         return (1 + rings) * per_ring + (n * per_link if links else 0)
 
+    if c > MAX_COLL_CROWDING:
+        # A random ring pairs every rank with new neighbours, each a TCP connection opened among ranks
+        # that crowd the cores: past 8 a core it stalled (64 virtual nodes on 2 cores: "timed out after
+        # 233 s in step 'ring pattern 1'", twice, where the natural ring took seconds), as coll's did
+        rings, links = 0, False
     while fixed(rings, links, bw) > 0.7 * s:
         if links:
             links = False
