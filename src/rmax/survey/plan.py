@@ -14,7 +14,9 @@ so two surveys measure the same things and can be compared.
   outnumber the cores of the machine behind them (a virtual cluster's nodes on one host), every
   measurement's fixed work costs in proportion to the ranks per core (`Crowd`, docs/SCALE.md):
   the points and the work per point are cut so that the planned seconds still hold.
-- HPL's N is sized from its seconds later, from the measured rate (steps.Hpl.problem)."""
+- HPL's N is sized from its seconds later, by rmax's HPL model with what the survey measured by
+  then (steps.Hpl.problem: the ring's latency and bandwidth among every rank, the DGEMM step's rate).
+- The plan's total is its steps' seconds and the reachability checks' (check_seconds)."""
 
 from __future__ import annotations
 
