@@ -50,11 +50,10 @@ def run_hpl(cwd, np=1, args=(), timeout=120, env_extra=None, threads=None, mpi=N
         from rmax.native import executable
 
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **(env_extra or {})}
-        if np > len(os.sched_getaffinity(0)):
-            # ranks sharing cores yield while they wait, as rmax's mpiexec launcher has them do
-            from rmax.launch.mpiexec import yielding
+        # as rmax's mpiexec launcher runs them: ranks sharing cores yield while they wait
+        from rmax.launch.mpiexec import mpich_ranks
 
-            env.update(yielding({"LD_PRELOAD": env.get("LD_PRELOAD", "")}))
+        env.update(mpich_ranks({"LD_PRELOAD": env.get("LD_PRELOAD", "")}, np > len(os.sched_getaffinity(0))))
         argv = [shutil.which("mpiexec.mpich") or "mpiexec.mpich", "-n", str(np), executable("rmax-hpl", mpi="mpich"),
                 *args]
         return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)

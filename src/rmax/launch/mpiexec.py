@@ -8,15 +8,16 @@ from rmax.launch.hosts import host_argument
 from rmax.launch.netscope import JobNetwork
 from rmax.native import library
 
-# Ranks that share cores yield the CPU after this many idle passes of MPICH's progress loop
-# (librmax-yield.so, native/launch/yield.c: MPICH 4.0's ch4 never yields by itself).
+# Ranks that share cores yield the CPU after this many idle passes of MPICH's progress loop.
 YIELD_AFTER = "10"
 
 
-def yielding(env: dict[str, str]) -> dict[str, str]:
-    """The ranks' environment with the yield preload added to the bind preload (LD_PRELOAD)."""
-    preload = " ".join(filter(None, [env.get("LD_PRELOAD"), library("librmax-yield.so")]))
-    return {**env, "LD_PRELOAD": preload, "RMAX_YIELD_AFTER": YIELD_AFTER}
+def mpich_ranks(env: dict[str, str], crowded: bool) -> dict[str, str]:
+    """The environment of the mpich build's ranks with librmax-mpich.so added to the preloads
+    (native/launch/mpich_ranks.c: MPICH 4.0's ch4 never yields the CPU by itself, and its finalize
+    can hang across namespaces): they yield where they share cores."""
+    preload = " ".join(filter(None, [env.get("LD_PRELOAD"), library("librmax-mpich.so")]))
+    return {**env, "LD_PRELOAD": preload, **({"RMAX_YIELD_AFTER": YIELD_AFTER} if crowded else {})}
 
 
 @register
@@ -55,8 +56,8 @@ class MpichExec(Launcher):
         if spec.bind != "none" and not crowded:
             argv += ["-bind-to", f"{spec.bind}:{spec.blas_threads}" if spec.bind == "core" else spec.bind]
         ranks = {**spec.rank_env(), **env}
-        if crowded:
-            ranks = yielding(ranks)
+        if spec.mpi and spec.mpi.get("build") == "mpich":   # built against Debian's MPICH, as rmax's build is
+            ranks = mpich_ranks(ranks, crowded)
         for k, v in ranks.items():
             argv += ["-genv", k, v]
         return argv
