@@ -112,7 +112,9 @@ def test_a_busy_node_is_other_processes_cpu_not_our_own():
     busy = {**quiet, "end": {**quiet["end"], "busy_s": 14.0}}
     assert load.verdict(busy).busy and load.verdict(busy).others == pytest.approx(1.05)
     short = {**quiet, "end": {**quiet["end"], "total_s": 101.0}}
-    assert load.verdict(short) is None and load.verdict({"start": quiet["start"]}) is None
+    # a short run is judged too, its clock ticks' error allowed for (0.2 CPUs over 0.5 s: not busy)
+    assert not load.verdict(short).busy and load.verdict(short).error > 0
+    assert load.verdict({"start": quiet["start"]}) is None
     assert load.verdict({"start": {"load1": "x"}, "end": {}}) is None
 
 
