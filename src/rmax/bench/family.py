@@ -215,6 +215,11 @@ class Family:
         makes: a family whose measurement stands for part of HPL measures it at HPL's own sizes."""
         return o
 
+    def between_ranks_options(self, o):
+        """The options of its survey step where a pair step runs between two ranks of one node (a
+        one-node survey): what rmax's HPL model needs from it there."""
+        return o
+
     def check(self, o, ctx: RunContext) -> None:
         """Refuse options this machine or these ranks cannot run, before a run exists (RmaxError)."""
 

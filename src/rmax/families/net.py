@@ -7,6 +7,8 @@ and the anomalies of each bandwidth curve."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import statistics
 from dataclasses import dataclass
 
@@ -240,6 +242,10 @@ class Net(Family):
     default_np = 2
     survey = SurveyPlan("point-to-point latency and bandwidth", 0.08, 40, ranks="pair")
     example = "rmax bench net --hosts node1:1,node2:1"
+
+    def between_ranks_options(self, o):
+        # a one-node survey's step: the blocking MPI ping-pong, whose Hockney fit `rmax model hpl` reads
+        return dataclasses.replace(o, layers=("mpi",))
 
     def check(self, o, ctx):
         require_ranks(self.ranks(ctx), "the net (point-to-point) test", exactly=2)

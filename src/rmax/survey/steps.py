@@ -95,6 +95,11 @@ class FamilyStep(Step):
             return "one node: no network to measure"
         return None
 
+    def default_options(self, ctx):
+        """Its options before the plan sizes them (the family's, or what it measures between two ranks of one node)."""
+        o = self.family.options(ctx.quick)
+        return self.family.between_ranks_options(o) if self.between_ranks_here(ctx) else o
+
     def between_ranks_here(self, ctx) -> bool:
         """A pair step on one node of two slots or more runs between two ranks of it (shared memory):
         the latency and bandwidth `rmax model hpl` needs for this node's HPL."""
@@ -102,7 +107,7 @@ class FamilyStep(Step):
 
     def options(self, ctx):
         """Its options in this survey: the planned sizes that fit its share of the budget, then HPL's shape."""
-        o = self.family.options(ctx.quick)
+        o = self.default_options(ctx)
         planned = ctx.plan.get(self.name) if ctx.plan else None
         if planned:
             o = dataclasses.replace(o, **planned.sizes)

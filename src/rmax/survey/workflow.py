@@ -99,7 +99,7 @@ def plan_steps(ctx: SurveyContext, steps: list[Step], net_budget: float = 0.0) -
     that share a machine and its cores (the inventory's findings) and the options; a tuning session
     has its own time."""
     planned = [s for s in steps if s.name != "tune" and not s.skip_reason(ctx)]
-    defaults = {s.name: s.family.options(ctx.quick) for s in planned if isinstance(s, FamilyStep)}
+    defaults = {s.name: s.default_options(ctx) for s in planned if isinstance(s, FamilyStep)}
     return make_plan([(s.name, s.share, s.where) for s in planned], defaults, nodes=len(ctx.nodes),
                      sharing=ctx.facts.get("sharing", 1), cores=ctx.facts.get("cores", 0), quick=ctx.quick,
                      budget=ctx.budget - (ctx.tune_budget or 0), net_budget=net_budget, done=("inventory",),
