@@ -1,7 +1,7 @@
 """% of peak in a survey's summary: against the peak of every node HPL ran on (each node measures its
 own), and never above 100%: an HPL rate above the peak says the peak was measured low."""
 
-from rmax.report.summary import what_limits
+from rmax.survey.limits import what_limits
 from rmax.survey.headline import cluster_peak, peak_beaten, percent_of_peak
 
 
@@ -30,3 +30,14 @@ def test_hpl_above_the_peak_gives_no_percentage_and_says_why():
     assert "HPL's 150.0 GFLOPS is above the peak used for % of peak (120.0 GFLOPS" in said
     assert what_limits(rows, [])[0] == said
     assert peak_beaten([_peak("n1", 200.0), HPL]) is None
+
+
+def test_what_limits_names_a_busy_figure_instead_of_explaining_it():
+    rows = [{"metric": "HPL Rmax", "value": 42.0, "unit": "GFLOPS", "role": "hpl_rmax", "run": "busy1"},
+            {"metric": "DGEMM bound (all cores)", "value": 100.0, "unit": "GFLOPS", "role": "dgemm_bound",
+             "run": "quiet", "at_hpl_shape": True}]
+    quiet = what_limits(rows, [])
+    assert any("HPL reaches 42.0 GFLOPS, 42% of the DGEMM bound" in line for line in quiet), quiet
+    busy = what_limits(rows, [], {"busy1"})
+    assert not any("panel factorisation" in line or "HPL reaches" in line for line in busy), busy
+    assert "Compute: not judged, HPL Rmax (42 GFLOPS) measured on a busy node" in busy[0], busy

@@ -186,7 +186,8 @@ def test_report_renders_in_chromium_without_errors(report):
     assert summary < first_plot < html.index("<details")
     # (this machine may be busy too: other runs may be named beside hpl)
     warn = re.search(r'<p class="warn">\d of 7 runs (was|were) measured on a busy node[^<]*hpl \w{8} on \S+ '
-                     r'\(3\.0 CPUs over 10 s, load average 12\.0\)', html)
+                     r'\(other processes used 3\.0 CPUs on average over its 10 s \(load average 12\.0 at its start\)\)',
+                     html)
     assert warn and summary < warn.start() < first_family, "the busy run is not said at the top"
     assert re.search(r"<td>HPL % of peak</td>.*?; from a run on a busy node</td>", html, re.S)
     assert html.index("What limits this cluster") < html.index("<th>Metric</th>") < first_family

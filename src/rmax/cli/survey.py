@@ -50,16 +50,20 @@ def drain_lost(lost: list[dict], survey: str, really: bool) -> None:
 @click.option("--drain", is_flag=True,
               help="Under Slurm, drain each lost node (scontrol update ... State=DRAIN) with the survey's reason; "
               "without it the command to do so is printed.")
+@click.option("--busy-ok", is_flag=True,
+              help="Exit 0, not 4, when every step ran but figures were measured on a busy node (the summary "
+              "names them either way).")
 @lost_after_option
 @click.option("--out", type=OutputDir(), default=None, help="Also write the HTML report here.")
 @json_option
 def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, vcluster, timeout, label,
-            require_all_nodes, drain, out, as_json):
+            require_all_nodes, drain, busy_ok, out, as_json):
     """Characterise this node (or the nodes given): inventory, node benchmarks, network benchmarks
     when there are several nodes, and HPL at a sensible N; all stored as one survey.
 
     Exit status 3: the survey is partial (a planned step did not run or finish, or a node was lost:
-    the summary names it first). A node that does not answer a launch, or whose heartbeat stops in
+    the summary names it first). Exit status 4: every step ran, but figures were measured on a busy
+    node (the summary names the runs; --busy-ok: 0). A node that does not answer a launch, or whose heartbeat stops in
     a step and then does not answer, is named lost within about --lost-after + 10 s and left out of
     every later step, which runs on the others.
 
@@ -138,3 +142,13 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
             console.print(f"report: rmax report {rec.id[:8]} --out rmax-report")
     if rec.status != "ok":
         raise unfinished("survey", rec)
+    if not busy_ok:
+        from rmax.survey.limits import busy_runs
+
+        with open_store(reading=True) as store:
+            runs = store.children(rec.id)
+        busy = busy_runs(runs)
+        if busy:
+            raise RmaxError(f"survey {rec.id[:8]} ok, but {len(busy)} of {len(runs)} runs were measured on a busy "
+                            "node (named above)", hint="measure again on quiet nodes, or pass --busy-ok",
+                            exit_code=4)

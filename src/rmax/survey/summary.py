@@ -8,7 +8,8 @@ from rich.text import Text
 
 from rmax.store import open_store
 from rmax.store.runs import RunRecord
-from rmax.survey.headline import headline, peak_beaten, percent_of_peak, shown_metric
+from rmax.survey.headline import headline, percent_of_peak, shown_metric
+from rmax.survey.limits import busy_runs, busy_warning, what_limits
 from rmax.survey.spread import RULE
 from rmax.survey.workflow import lost_line, missing_steps, partial_line
 
@@ -75,6 +76,9 @@ def render_summary(rec: RunRecord, console) -> None:
         console.print(lost_line(rec.summary["lost"]), style="bold red")
     if missing_steps(steps):
         console.print(partial_line(steps), style="bold yellow")   # then what this survey lacks
+    busy = busy_runs(runs)
+    if busy:   # as the report says it, the first few named
+        console.print(busy_warning(busy, len(runs), most=5), style="bold yellow")
     counts = {st: sum(s["status"] == st for s in steps) for st in ("ok", "skipped")}
     others = len(steps) - counts["ok"] - counts["skipped"]
     ranks = rec.summary.get("ranks")
@@ -84,9 +88,11 @@ def render_summary(rec: RunRecord, console) -> None:
              + f"; {rec.status}")
     console.print(title)    # its own line: a panel's title is cut to the panel's width
     console.print(Panel(t, expand=False))
-    beaten = peak_beaten(rows)
-    if beaten:
-        console.print(beaten, style="yellow")
+    limits = what_limits(rows, runs, {r.id for r, _ in busy})
+    if limits:
+        console.print("What limits this cluster:")
+        for line in limits:
+            console.print(f"  {line}")
     spread = rec.summary.get("spread") or {}
     shared = next((v["rule"] for v in spread.values() if v["rule"] != RULE), None)   # nodes on one machine
     if shared:
