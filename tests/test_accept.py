@@ -22,7 +22,7 @@ def surveys(tmp_path_factory):
     with one degree of freedom a busy machine's jumps leave even a tenfold miss undecided."""
     db = tmp_path_factory.mktemp("accept") / "s.db"
     env = {"RMAX_DB": str(db)}
-    ids = [json.loads(run_cli("survey", "--quick", "--steps", STEPS, "--json", env=env, check=True,
+    ids = [json.loads(run_cli("survey", "--busy-ok", "--quick", "--steps", STEPS, "--json", env=env, check=True,
                               timeout=240).stdout)["id"] for _ in range(3)]
     return db, ids
 

@@ -26,7 +26,7 @@ def survey(tmp_path_factory):
     survey and its report show and where they come from, not how precise they are."""
     db = tmp_path_factory.mktemp("survey") / "results.db"
     env = {"RMAX_DB": str(db)}
-    proc = run_cli("survey", "--quick", "--budget", "20", "--steps", QUICK_STEPS,
+    proc = run_cli("survey", "--busy-ok", "--quick", "--budget", "20", "--steps", QUICK_STEPS,
                    "--label", "<script>alert('x')</script> & co", "--json", env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout), env
@@ -142,7 +142,7 @@ def test_the_peak_is_measured_once_and_both_headline_rows_read_it(survey):
 
 
 def test_a_survey_without_peakflops_measures_the_peak_in_its_inventory(db):
-    rec = json.loads(run_cli("survey", "--quick", "--steps", "inventory", "--json", check=True, timeout=300).stdout)
+    rec = json.loads(run_cli("survey", "--busy-ok", "--quick", "--steps", "inventory", "--json", check=True, timeout=300).stdout)
     with open_store(db) as store:
         (info,) = store.children(rec["id"])
     assert info.summary["measured"] is True and info.summary["rpeak"]["measured"]["all_cores_gflops"] > 0
@@ -324,7 +324,7 @@ def test_survey_bad_input(db):
 
 def test_survey_with_tuning_shows_the_trajectory(db, tmp_path):
     out = tmp_path / "report"
-    proc = run_cli("survey", "--quick", "--steps", "inventory,hpl,tune", "--tune", "20s", "--out", str(out), "--json",
+    proc = run_cli("survey", "--busy-ok", "--quick", "--steps", "inventory,hpl,tune", "--tune", "20s", "--out", str(out), "--json",
                    timeout=600)
     assert proc.returncode == 0, proc.stderr
     rec = json.loads(proc.stdout)

@@ -26,7 +26,7 @@ CAP, PERIOD_US = 0.2, 10_000
 
 
 def survey(name: str, nodes: list[str]) -> str:
-    rec = json.loads(run_cli("survey", "--vcluster", name, "--steps", STEPS, "--quick", "--json",
+    rec = json.loads(run_cli("survey", "--busy-ok", "--vcluster", name, "--steps", STEPS, "--quick", "--json",
                              check=True, timeout=180).stdout)
     assert rec["status"] == "ok" and rec["hosts"] == nodes, rec
     return rec["id"]

@@ -320,7 +320,7 @@ def test_survey_spans_the_nodes(cluster, db, monkeypatch):
     launched, start = [], FanOut.start
     monkeypatch.setattr(FanOut, "start", lambda fan: launched.append(fan) or start(fan))
     two = sorted(n.name for n in cluster.plan.nodes)[:2]
-    code, out, err = run_in_process(["survey", "--quick", "--launcher", "vcluster", "--hosts",
+    code, out, err = run_in_process(["survey", "--busy-ok", "--quick", "--launcher", "vcluster", "--hosts",
                                      ",".join(f"{n}:1" for n in two), "--steps", "inventory,peakflops", "--json"])
     assert code == 0, err
     # the nodes are on this machine: they took peakflops in the inventory's launch, waiting there
@@ -348,7 +348,7 @@ def test_survey_measures_the_network_between_the_nodes(cluster, db, tmp_path):
     # links; the trunk between the switches is the matrix and bisect tests' subject.)
     hosts = ",".join(f"{n}:1" for n in sorted(cluster.plan.groups()[0]))
     out = tmp_path / "report"
-    proc = run_cli("survey", "--quick", "--launcher", "vcluster", "--hosts", hosts, "--steps", "coll,ring,matrix",
+    proc = run_cli("survey", "--busy-ok", "--quick", "--launcher", "vcluster", "--hosts", hosts, "--steps", "coll,ring,matrix",
                    "--out", str(out), "--json", timeout=300)
     assert proc.returncode == 0, proc.stderr
     rec = json.loads(proc.stdout)
@@ -430,7 +430,7 @@ def test_mbw_pairs_share_the_trunk_and_a_survey_leaves_an_odd_node_out(cluster, 
     assert p["pairs"] == 2 and p["validated"] and 0 < p["bandwidth"] < 13.5e6, p
     # mbw needs pairs: on three nodes the survey's step runs on the first two.
     three = sorted(n.name for n in cluster.plan.nodes)[:3]
-    proc = run_cli("survey", "--quick", "--launcher", "vcluster", "--hosts", ",".join(f"{n}:1" for n in three),
+    proc = run_cli("survey", "--busy-ok", "--quick", "--launcher", "vcluster", "--hosts", ",".join(f"{n}:1" for n in three),
                    "--steps", "mbw", "--json", check=True, timeout=300)
     (step,) = json.loads(proc.stdout)["summary"]["steps"]
     assert step["status"] == "ok"

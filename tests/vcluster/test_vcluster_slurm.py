@@ -28,7 +28,7 @@ needs_slurm = pytest.mark.skipif(not all(shutil.which(t) for t in ("slurmctld", 
 def test_script_runs_rmax_with_srun_inside(tmp_path):
     out = tmp_path / "job.sbatch"
     run_cli("slurm", "script", "--nodes", "4", "--ntasks-per-node", "2", "--time", "00:30:00", "-o", str(out),
-            "--", "rmax", "survey", "--label", "two words", check=True)
+            "--", "rmax", "survey", "--busy-ok", "--label", "two words", check=True)
     text = out.read_text()
     assert text.startswith("#!/bin/bash\n")
     for line in ("#SBATCH --nodes=4", "#SBATCH --ntasks-per-node=2", "#SBATCH --time=00:30:00", "#SBATCH --exclusive"):
@@ -258,7 +258,7 @@ def test_quick_survey_through_sbatch(slurm_cluster, tmp_path):
     name, _ = slurm_cluster
     db, script, report = tmp_path / "results.db", tmp_path / "survey.sbatch", tmp_path / "report"
     run_cli("slurm", "script", "--nodes", "4", "--time", "15", "--db", str(db), "-o", str(script), "--",
-            "rmax", "survey", "--quick", "--budget", f"{QUICK_BUDGET:g}", "--steps", STEPS, check=True)
+            "rmax", "survey", "--busy-ok", "--quick", "--budget", f"{QUICK_BUDGET:g}", "--steps", STEPS, check=True)
     t0 = time.monotonic()
     # Waited for here, not with sbatch --wait: that looks at the job 2, 10 and 42 s after submitting it
     # (then every 32 s), so a 30 s job held the test for 42.

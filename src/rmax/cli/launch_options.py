@@ -52,8 +52,9 @@ mpi_option = click.option("--mpi", metavar="BUILD", default=None, expose_value=F
 
 lost_after_option = click.option("--lost-after", type=Seconds(0, 7 * 86400, lo_open=False), default=None,
                                  expose_value=False, callback=use_lost_after, metavar="SECONDS",
-                                 help="Seconds without a heartbeat before a rank's host is taken for lost and "
-                                      "the job stopped (default: $RMAX_LOST_AFTER, else 15; 0: off).")
+                                 help="Seconds without a heartbeat before a rank's host is asked whether it "
+                                      "still starts a program; one that does not is lost and the job stopped (a "
+                                      "survey goes on without it) (default: $RMAX_LOST_AFTER, else 15; 0: off).")
 
 vcluster_option = click.option("--vcluster", metavar="NAME", default=None, expose_value=False, callback=use_vcluster,
                                help="Virtual cluster for --launcher vcluster (default: $RMAX_VCLUSTER, else the "

@@ -11,7 +11,7 @@ from rmax.errors import RmaxError, unfinished
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
 from rmax.cli.launch_options import use_vcluster
 from rmax.launch.allocation import allocation_hosts
-from rmax.cli.launch_options import lost_after_option
+from rmax.cli.launch_options import lost_after_option, mpi_option
 
 
 def drain_lost(lost: list[dict], survey: str, really: bool) -> None:
@@ -54,6 +54,7 @@ def drain_lost(lost: list[dict], survey: str, really: bool) -> None:
               help="Exit 0, not 4, when every step ran but figures were measured on a busy node (the summary "
               "names them either way).")
 @lost_after_option
+@mpi_option
 @click.option("--out", type=OutputDir(), default=None, help="Also write the HTML report here.")
 @json_option
 def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, vcluster, timeout, label,
