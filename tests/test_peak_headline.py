@@ -41,3 +41,15 @@ def test_what_limits_names_a_busy_figure_instead_of_explaining_it():
     busy = what_limits(rows, [], {"busy1"})
     assert not any("panel factorisation" in line or "HPL reaches" in line for line in busy), busy
     assert "Compute: not judged, HPL Rmax (42 GFLOPS) measured on a busy node" in busy[0], busy
+
+
+def test_the_survey_leads_with_rmax_its_percent_of_peak_and_what_limits_it():
+    from rmax.survey.limits import lead
+
+    rows = [{"metric": "HPL Rmax (N=8000, NB=192, 1x2, rmax)", "value": 42.0, "unit": "GFLOPS", "role": "hpl_rmax",
+             "run": "r1"},
+            {"metric": "DGEMM bound (all cores)", "value": 100.0, "unit": "GFLOPS", "role": "dgemm_bound",
+             "run": "r2", "at_hpl_shape": True}]
+    said = lead(rows, what_limits(rows, []))
+    assert said.startswith("Rmax 42 GFLOPS (N=8000, NB=192, 1x2, rmax). HPL reaches 42.0 GFLOPS, 42% of the DGEMM"), said
+    assert lead([], []) is None

@@ -36,6 +36,7 @@ class Section:
     plots: list[str] = field(default_factory=list)          # SVG text (trusted: made by matplotlib here)
     notes: list[str] = field(default_factory=list)          # plain text, escaped in the template
     warnings: list[str] = field(default_factory=list)       # plain text shown first: what to doubt (a busy node)
+    lead: str | None = None                                 # the section's answer in a line, before its plots and tables
     data: dict[str, list[dict]] = field(default_factory=dict)  # name -> rows, downloadable as CSV/JSON
     order: int = 50
 

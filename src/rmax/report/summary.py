@@ -6,7 +6,7 @@ from __future__ import annotations
 from rmax.report.section import Section, Table
 from rmax.store.runs import RunRecord
 from rmax.survey.headline import headline, percent_of_peak, shown_metric
-from rmax.survey.limits import busy_runs, busy_warning, what_limits
+from rmax.survey.limits import busy_runs, busy_warning, lead, what_limits
 
 
 def summary_section(survey: RunRecord, runs: list[RunRecord]) -> Section:
@@ -30,6 +30,7 @@ def summary_section(survey: RunRecord, runs: list[RunRecord]) -> Section:
                      + (f"; {s['ranks']} ranks." if s.get("ranks") else "; ranks not recorded (the survey did not finish)."))
     busy_ids = {r.id for r, _ in busy}
     limits = what_limits(rows, runs, busy_ids)
+    sec.lead = lead(rows, limits)   # Rmax, % of peak and what limits it, before any table
     sec.tables.append(Table(["What limits this cluster"], [[t] for t in limits] or [["Not enough measurements to say."]],
                             answer=True))
 

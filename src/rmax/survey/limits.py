@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rmax.inventory import load
 from rmax.store.runs import RunRecord
-from rmax.survey.headline import by_role, cluster_peak, peak_beaten
+from rmax.survey.headline import by_role, cluster_peak, peak_beaten, percent_of_peak
 from rmax.units import to_base
 
 
@@ -75,3 +75,14 @@ def what_limits(rows: list[dict], runs: list[RunRecord], busy: set[str] = frozen
     elif len({h for r in runs for h in r.hosts}) <= 1:
         out.append("Network: one node only, so no interconnect was measured.")
     return out
+
+
+def lead(rows: list[dict], limits: list[str]) -> str | None:
+    """The survey's answer in a line, before any table: Rmax, its % of peak, and what limits it."""
+    hpl = by_role(rows, "hpl_rmax")
+    if not hpl:
+        return None
+    pct = percent_of_peak(rows)
+    compute = next((line for line in limits if line.startswith(("HPL reaches", "Compute:", "HPL's"))), None)
+    return (f"Rmax {hpl['value']:.4g} GFLOPS ({hpl['metric'].removeprefix('HPL Rmax ').strip('()')})"
+            + (f", {pct['value']:.1f}% of peak" if pct else "") + (f". {compute}" if compute else ""))

@@ -9,7 +9,7 @@ from rich.text import Text
 from rmax.store import open_store
 from rmax.store.runs import RunRecord
 from rmax.survey.headline import headline, percent_of_peak, shown_metric
-from rmax.survey.limits import busy_runs, busy_warning, what_limits
+from rmax.survey.limits import busy_runs, busy_warning, lead, what_limits
 from rmax.survey.spread import RULE
 from rmax.survey.workflow import lost_line, missing_steps, partial_line
 
@@ -86,9 +86,12 @@ def render_summary(rec: RunRecord, console) -> None:
              + (f"{ranks} ranks; " if ranks else "ranks not recorded; ") +
              f"steps {counts['ok']} ok, {counts['skipped']} skipped" + (f", {others} not ok" if others else "")
              + f"; {rec.status}")
+    limits = what_limits(rows, runs, {r.id for r, _ in busy})
+    answer = lead(rows, limits)
+    if answer:
+        console.print(answer, style="bold")
     console.print(title)    # its own line: a panel's title is cut to the panel's width
     console.print(Panel(t, expand=False))
-    limits = what_limits(rows, runs, {r.id for r, _ in busy})
     if limits:
         console.print("What limits this cluster:")
         for line in limits:
