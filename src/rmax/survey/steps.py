@@ -184,21 +184,15 @@ class PeakStep(FamilyStep):
         from rmax.families.peakflops import derive_from_rows
         from rmax.store.runs import Run
 
-        from rmax.inventory import load
-
         records = super().run(ctx)
         infos = [r for r in ctx.store.children(ctx.survey_id) if r.kind == "info" and r.status == "ok"]
         for rec in records:
             got = loaded(rec) if rec.status == "ok" else None
             if not got or not got[1].results:
                 continue
-            # a peak measured beside other work is shown, not the basis of % of peak (inventory/rpeak._basis)
-            v = load.verdict(rec.load)
-            busy = v.line() if v and v.busy else None
             for info in infos:
                 if info.hosts == rec.hosts:
-                    rp = {**derive_from_rows(info.summary.get("cpu") or {}, got[1].results, busy),
-                          "measured_in": rec.id}
+                    rp = {**derive_from_rows(info.summary.get("cpu") or {}, got[1].results), "measured_in": rec.id}
                     Run(ctx.store, info).update(summary={**info.summary, "rpeak": rp})
                     if info.hosts == [ctx.nodes[0].name]:
                         ctx.facts["rpeak"] = rp
