@@ -46,10 +46,17 @@ def never_wrong(got, plan, hosts):
         assert got.answer == "undecided" and len(got.candidates) >= 2 and len(got.decide) >= 4, got.note
 
 
+# measured when the machine was quiet (load 3-16): the layout stands out (1.8x and 2.2x between the
+# class medians), and the inference names it; the others are left undecided
+EXACT = {"star-8-6-6-4-b", "chain-5x4-b"}
+
+
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
 def test_measured_matrices_never_wrong(path):
     hosts, lat, bw, plan, _ = load(path)
-    never_wrong(infer_groups(lat, bw, hosts), plan, hosts)
+    got = infer_groups(lat, bw, hosts)
+    never_wrong(got, plan, hosts)
+    assert (got.answer == "layout") == (path.stem in EXACT), got.note
 
 
 def test_fixtures_are_small_and_measured():
