@@ -15,7 +15,6 @@ from rmax.errors import RmaxError
 from rmax.store import Store
 from rmax.store.runs import RunRecord
 
-REASON_MAX = 160     # characters of a drain reason (as `rmax agent check`'s)
 
 
 def check_units(series: dict[tuple[str, str], Series], classes: dict[str, str], refs: References) -> None:
@@ -97,13 +96,13 @@ def store_accept(store: Store, summary: dict, params: dict, label: str | None) -
 
 
 def drain_reason(node: str, verdicts: list[dict]) -> str:
-    """What failed on the node, first figures first (sinfo -R shows the first 20 characters), in
-    printable ASCII without quotes, cut short."""
+    """What failed on the node, first figures first (sinfo -R shows the first 20 characters),
+    readable and cut short (launch/drain.reason_text)."""
+    from rmax.launch.drain import reason_text
+
     failed = [v for v in verdicts if v["node"] == node and v["state"] == "fail"]
-    parts = [f"{v['metric'].split(' at ')[0]} {100 * v['diff']:+.0f}% vs {v['against']}" for v in failed]
-    text = "".join(c if " " <= c <= "~" and c not in "\"'" else "?" for c in "; ".join(parts))
-    tail = " [rmax accept]"
-    return (text if len(text) + len(tail) <= REASON_MAX else text[:REASON_MAX - len(tail) - 3] + "...") + tail
+    return reason_text("; ".join(f"{v['metric'].split(' at ')[0]} {100 * v['diff']:+.0f}% vs {v['against']}"
+                                 for v in failed), "rmax accept")
 
 
 def reference_rows(summary: dict, lower: float) -> list[dict]:
@@ -127,27 +126,3 @@ def references_text(summary: dict, accept_id: str, lower: float, fleet) -> str:
                   f"references written by `rmax accept --write-references` from accept run {accept_id[:8]}\n"
                   f"(surveys {', '.join(s[:8] for s in summary['surveys'])}): each value the median of its class's "
                   f"nodes; tolerance {100 * lower:g}%")
-
-
-def drain(node: str, reason: str) -> str:
-    """Drain the node in Slurm (`scontrol update ... State=DRAIN Reason=...`, as `rmax agent check
-    --drain` does); what happened, in a few words."""
-    import shutil
-    import subprocess
-
-    from rmax.agent.check import NODE_NAME
-
-    if not NODE_NAME.match(node):
-        return f"not drained: {node[:60]!r} is not a Slurm node name"
-    scontrol = shutil.which("scontrol")
-    if not scontrol:
-        return "not drained: scontrol not found"
-    try:
-        p = subprocess.run([scontrol, "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}"],
-                           capture_output=True, text=True, timeout=30)
-    except subprocess.TimeoutExpired:
-        return "not drained: scontrol did not answer within 30 s"
-    if p.returncode != 0:
-        said = next((line for line in reversed(p.stderr.splitlines()) if line.strip()), f"exit status {p.returncode}")
-        return f"not drained: {said.strip()}"
-    return f"drained {node}"

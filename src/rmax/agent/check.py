@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import socket
 import statistics
-import subprocess
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -42,16 +40,14 @@ from rmax.agent.probes import CHECK_LABEL, REGISTRY
 from rmax.agent.units import shown
 from rmax.errors import RmaxError
 from rmax.inventory.load import cpu_quota, proc_fields
+from rmax.launch.drain import NODE_NAME, REASON_MAX, drain as drain_node, scontrol
 from rmax.store import Store
 
 CHECK_PROBES = ("dgemm",)       # a node that lost CPU time shows first in dgemm (docs/AGENT.md)
 DEFAULT_TIMEOUT = 30.0          # slurmd kills a HealthCheckProgram after 60 s
 MARGIN = 5.0                    # seconds of the timeout kept for the line and the drain after an alarm
 MIN_PROBE = 1.0                 # seconds: a probe given less than this is not started
-SCONTROL_TIMEOUT = 10.0
-REASON_MAX = 160                # characters of the drain reason
 REASON_PREFIX = "rmax: "        # a drain reason that begins so is a check's: only those are resumed
-NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 FAILED = ("drift", "failed", "unhealthy")    # the states that exit 1
 PASSED = ("ok", "undecided")    # nothing found wrong in what could be judged: a node drained by a check resumes
 
@@ -247,27 +243,11 @@ def reason(outcome: Outcome) -> str:
     return REASON_PREFIX + (text if len(text) <= room else text[:room - 3] + "...") + tail
 
 
-def _scontrol(args: list[str]) -> tuple[subprocess.CompletedProcess | None, str | None]:
-    scontrol = shutil.which("scontrol")
-    if not scontrol:
-        return None, "scontrol not found"
-    try:
-        p = subprocess.run([scontrol, *args], capture_output=True, text=True, timeout=SCONTROL_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return None, f"scontrol did not answer within {SCONTROL_TIMEOUT:g} s"
-    if p.returncode != 0:
-        said = next((l for l in reversed(p.stderr.splitlines()) if l.strip()), f"exit status {p.returncode}")
-        return None, said.strip()
-    return p, None
-
-
 def drain(outcome: Outcome) -> str:
     """Drain the node in Slurm with the outcome's line as the reason; what happened, as a few words."""
-    _, err = _scontrol(["update", f"NodeName={outcome.node}", "State=DRAIN", f"Reason={reason(outcome)}"])
-    if err:
-        return f"not drained: {err}"
-    outcome.drained = True
-    return f"drained {outcome.node}"
+    said = drain_node(outcome.node, reason(outcome))
+    outcome.drained = said.startswith("drained")
+    return said
 
 
 def resume(outcome: Outcome) -> str | None:
@@ -276,14 +256,14 @@ def resume(outcome: Outcome) -> str | None:
     by someone else, whose reason is left alone)."""
     if outcome.state not in PASSED:
         return None
-    p, err = _scontrol(["show", "node", "-o", outcome.node])
+    p, err = scontrol(["show", "node", "-o", outcome.node])
     if err:
         return f"not resumed: {err}"
     state = re.search(r"\bState=(\S+)", p.stdout)
     why = p.stdout.split(" Reason=", 1)[1].strip() if " Reason=" in p.stdout else ""
     if not state or "DRAIN" not in state.group(1) or not why.startswith(REASON_PREFIX):
         return None
-    _, err = _scontrol(["update", f"NodeName={outcome.node}", "State=RESUME"])
+    _, err = scontrol(["update", f"NodeName={outcome.node}", "State=RESUME"])
     if err:
         return f"not resumed: {err}"
     outcome.resumed = True

@@ -115,8 +115,10 @@ def command(from_ids, references, tolerance, confidence, repeat, more, hosts, ho
         write_atomic(write_refs, workflow.references_text(summary, rec.id, refs.fleet.lower, refs.fleet), "the references")
     drained = {}
     if drain:
+        from rmax.launch.drain import drain as drain_node
+
         for n in summary["failed_nodes"]:
-            drained[n] = workflow.drain(n, workflow.drain_reason(n, summary["verdicts"]))
+            drained[n] = drain_node(n, workflow.drain_reason(n, summary["verdicts"]))
     if as_json:
         print_json({**rec.as_dict(), "drained": drained})
     else:
