@@ -62,3 +62,22 @@ def run_in_process(args: list[str], env: dict[str, str] | None = None) -> tuple[
         for s, h in handlers.items():
             signal.signal(s, h)
     return code, out.getvalue(), err.getvalue()
+
+
+def peakflops_running(db: Path) -> subprocess.Popen:
+    """`rmax bench peakflops` in a process of its own, once its run is in the store as running (at
+    most 30 s): what a signal is sent to in the exit-status tests."""
+    import time
+
+    from rmax.store import open_store
+
+    proc = subprocess.Popen([sys.executable, "-m", "rmax", "bench", "peakflops", "--budget", "60"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if db.exists():
+            with open_store() as s:
+                if s.list(status="running"):
+                    break
+    return proc

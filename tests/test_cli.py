@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from cliutil import assert_one_line_error, run_cli
+from cliutil import assert_one_line_error, peakflops_running, run_cli
 
 from rmax.store import open_store
 
@@ -128,15 +128,7 @@ def test_run_killed_with_sigkill_is_found_interrupted(db):
 
 
 def test_sigterm_marks_the_run_interrupted(db):
-    proc = subprocess.Popen([sys.executable, "-m", "rmax", "bench", "peakflops", "--budget", "60"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        if db.exists():
-            with open_store() as s:
-                if s.list(status="running"):
-                    break
+    proc = peakflops_running(db)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 143 and "interrupted" in err

@@ -1,12 +1,9 @@
 """Exit codes a script can act on: 2 usage, 1 a failed run or an unusable store, 128 + the signal."""
 
 import signal
-import subprocess
-import sys
-import time
 
 import pytest
-from cliutil import run_in_process
+from cliutil import peakflops_running, run_in_process
 
 from rmax.store import open_store
 
@@ -18,15 +15,7 @@ def test_any_out_of_range_count_gets_the_range_message(db, np):
 
 
 def test_sigint_exits_130_and_stores_the_run_interrupted(db):
-    proc = subprocess.Popen([sys.executable, "-m", "rmax", "bench", "peakflops", "--budget", "60"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        if db.exists():
-            with open_store() as s:
-                if s.list(status="running"):
-                    break
+    proc = peakflops_running(db)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "interrupted" in err
