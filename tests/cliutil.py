@@ -71,8 +71,13 @@ def peakflops_running(db: Path) -> subprocess.Popen:
 
     from rmax.store import open_store
 
+    import signal
+
+    # SIGINT as a terminal gives it: a suite started in the background by a non-interactive shell
+    # has SIGINT ignored, which the child would inherit and keep (Python leaves an ignored SIGINT be)
     proc = subprocess.Popen([sys.executable, "-m", "rmax", "bench", "peakflops", "--budget", "60"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         time.sleep(0.2)

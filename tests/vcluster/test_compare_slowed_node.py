@@ -17,7 +17,7 @@ from vcutil import needs_mpi, needs_root, temporary_cluster
 # STREAM's figure is its best repetition. peakflops is left out: its peak is the fastest 5 ms block,
 # and its 12 figures would weaken Holm's adjustment.
 STEPS = "stream"
-REPEATS = 4   # surveys a side: independent repeats for Welch's test
+REPEATS = 3   # surveys a side: independent repeats for Welch's test (the cap gave p(Holm) 1e-7 to 1e-9 with 4)
 # Node 2's cap: this share of its CPU in every period of PERIOD_US. A busy process sharing the core
 # is no sure slow-down of a best repetition: on a guest where one core alone streams 43 GB/s, quick
 # STREAM's repetitions last 2-7 ms, about one scheduler slice, and the best of 10 found one that ran

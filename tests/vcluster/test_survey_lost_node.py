@@ -33,7 +33,7 @@ def cluster():
 
 
 def survey(db, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "rmax", "--db", str(db), "survey", "--quick", "--lost-after", "5",
+    return subprocess.Popen([sys.executable, "-m", "rmax", "--db", str(db), "survey", "--quick", "--lost-after", "5", "--budget", "40",
                              "--steps", ",".join(("inventory", *PER_NODE, "coll", "ring", "hpl")), "--json", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "RMAX_VCLUSTER": os.environ["RMAX_VCLUSTER"]})

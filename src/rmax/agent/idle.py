@@ -3,8 +3,10 @@
 The system load average cannot say: it counts the agent's own probes (which use every core)
 and lags by a minute. So the load here is the kernel's own definition, runnable (R) and
 uninterruptible (D) tasks (proc(5), /proc/loadavg), counted over every thread of every process
-except the agent and the process sessions it started (each probe runs in a session of its own),
-averaged over a short window. It is sampled only while a probe set is due or running.
+except the agent and the process sessions it started (each probe runs in a session of its own)
+and the resource manager's own daemons (RESOURCE_MANAGER: slurmd runs a health check and waits for
+it, munged and slurmctld answer the drain it may ask for; a 0.25 s window that met them answering
+four nodes' checks read 2 runnable tasks), averaged over a short window. It is sampled only while a probe set is due or running.
 
 A node is the processes that share the agent's network namespace: on a real node every process
 (the agent runs in the machine's own), on a virtual cluster's node that node's, not the other
@@ -25,6 +27,7 @@ from rmax.inventory.load import proc_fields
 
 SAMPLE_PERIOD = 0.25      # seconds between two counts
 SLURM_PERIOD = 5.0        # seconds between two squeue calls while a probe runs
+RESOURCE_MANAGER = frozenset({"slurmd", "slurmstepd", "slurmctld", "slurmdbd", "munged"})   # comm names
 
 
 def _netns(pid: int | str) -> str | None:
@@ -36,7 +39,7 @@ def _netns(pid: int | str) -> str | None:
 
 def foreign_tasks(me: int | None = None) -> dict[int, int]:
     """Runnable or uninterruptible threads, by process, of the processes of this node that are
-    neither this one nor in a session that one of its children leads."""
+    neither this one, nor in a session that one of its children leads, nor the resource manager's."""
     me = me or os.getpid()
     procs = {}
     for name in os.listdir("/proc"):
@@ -59,6 +62,8 @@ def foreign_tasks(me: int | None = None) -> dict[int, int]:
             t = proc_fields(f"/proc/{pid}/task/{tid}/stat")
             if t and t[0] in ("R", "D"):
                 found[pid] = found.get(pid, 0) + 1
+        if pid in found and command_name(pid) in RESOURCE_MANAGER:   # read only for the few that ran
+            del found[pid]
     return found
 
 
