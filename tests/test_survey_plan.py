@@ -104,11 +104,45 @@ def test_a_step_stopped_at_its_time_keeps_its_run_and_the_survey_is_partial(db):
     with open_store() as store:
         rec = run_survey(store, [step], hosts=[Host("n1", 1), Host("n2", 1)], budget=40.0, timeout=900.0)
     assert rec.summary["plan"]["steps"] == [{"step": "ring", "where": "all", "seconds": 40.0,
-                                             "timeout_s": step.timeout, "sizes": {}}]
+                                             "timeout_s": pytest.approx(step.timeout, abs=1.0), "sizes": {}}]
     assert step.timeout < 900.0      # its share bounds it, not the survey's --timeout
     entry = rec.summary["steps"][0]
     assert entry["status"] == "partial" and len(entry["runs"]) == 1
     assert rec.status == "partial" and rec.summary["missing"][0]["step"] == "ring"
+
+
+class _LosesANode(_Stopped):
+    """A network step that loses 127.0.0.1 after `after` seconds each time it runs (HostsLost)."""
+
+    def __init__(self, after: float):
+        self.after, self.timeouts = after, []
+
+    def run(self, ctx):
+        import time
+
+        from rmax.launch.job import HostsLost
+
+        self.timeouts.append(ctx.step_timeout(self.name))
+        time.sleep(self.after)
+        raise HostsLost("host 127.0.0.1 lost: no heartbeat", ["127.0.0.1"])
+
+
+@pytest.mark.parametrize("limit, runs", [(30.0, 2), (11.0, 1)])
+def test_a_retry_gets_what_is_left_of_the_steps_time(db, limit, runs):
+    """The plan's "stop at" is the step's: the run once more without a lost node gets what the first
+    try left of it, and none when under RETRY_LEAST_S is left."""
+    import socket
+
+    step = _LosesANode(after=1.5)
+    hosts = [Host(h, 1) for h in (socket.gethostname(), "127.0.0.1", "localhost")]   # all answer a launch
+    with open_store() as store:
+        rec = run_survey(store, [step], hosts=hosts, budget=40.0, timeout=limit)
+    assert len(step.timeouts) == runs and limit - 0.5 < step.timeouts[0] <= limit, step.timeouts
+    if runs == 2:
+        assert limit - 1.5 - 1.0 < step.timeouts[1] <= limit - 1.5
+    entry = rec.summary["steps"][0]
+    assert entry["status"] == "failed" and [x["host"] for x in rec.summary["lost"]] == ["127.0.0.1"]
+    assert ("not run again without 127.0.0.1" in entry["error"]) == (runs == 1), entry["error"]
 
 
 def test_oslat_on_a_crowded_machine_measures_fewer_tests_in_its_time():

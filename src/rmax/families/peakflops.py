@@ -12,7 +12,7 @@ from rmax.bench.family import Family, RunContext, Summary, SurveyPlan, option, r
 from rmax.bench.node_kernel import invalid
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, cell, figure
-from rmax.inventory.rpeak import TOGETHER, PeakRow, derive, peak_rows, peakflops_row, widest_isa
+from rmax.inventory.rpeak import BUSY_PREFIX, TOGETHER, PeakRow, derive, peak_rows, peakflops_row, widest_isa
 from rmax.native import executable
 from rmax.params import Count, Seconds
 
@@ -87,13 +87,15 @@ def cpu_facts(ctx: RunContext) -> dict | None:
     return None
 
 
-def derive_from_rows(cpu: dict, rows: list[PeakRow]) -> dict:
+def derive_from_rows(cpu: dict, rows: list[PeakRow], busy: str | None = None) -> dict:
     """rmax.inventory.rpeak.derive over a peakflops run's rows: its summary's basis, and the
-    survey's inventory Rpeak once the survey's peakflops step has run (survey/steps.py)."""
+    survey's inventory Rpeak once the survey's peakflops step has run (survey/steps.py). `busy`:
+    how busy the node was while the rows were measured (load.busy_line), when it was: the rows are
+    then shown but are no basis for % of peak."""
     widest = widest_isa(cpu.get("flags", []))
     missing = None if any(r.isa == widest and r.precision == "double" for r in rows) else \
         f"this run measured no double-precision {widest} row"
-    return derive(cpu, rows, missing)
+    return derive(cpu, rows, f"{BUSY_PREFIX}{busy}" if busy else missing)
 
 
 def apart(rows: list[PeakRow]) -> list[str]:

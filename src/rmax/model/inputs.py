@@ -247,13 +247,15 @@ class NodeFacts:
 
 def peak_basis(store, inv: dict) -> tuple[float | None, str | None]:
     """(GFLOPS, basis) of this node's peak for % of peak: the "Peak used for % of peak" figure of the
-    latest peakflops run here (the one measurement the survey and the report also use), else the
-    inventory's nominal Rpeak."""
+    latest peakflops run here measured on a quiet node (the one measurement the survey and the report
+    also use; one taken beside other work would make % of peak depend on the load of the moment),
+    else the inventory's nominal Rpeak."""
     from rmax.families import loaded, role_figure
+    from rmax.inventory.load import busy_line
 
     scope = Scope.here()
     for run in (store.list(kind="peakflops", status="ok", limit=20) if store is not None else []):
-        got = loaded(run) if scope.on_a_node(run) else None
+        got = loaded(run) if scope.on_a_node(run) and not busy_line(run.load) else None
         fig = role_figure(got, "peak_basis")
         if fig:
             s = got[1]

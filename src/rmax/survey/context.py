@@ -32,6 +32,7 @@ class SurveyContext:
     lost: dict[str, dict] = field(default_factory=dict)   # host -> {step, why, at_s}: left out of every later step
     checks: list[dict] = field(default_factory=list)      # the reachability checks (survey/reachability.py)
     started: float = field(default_factory=time.monotonic)
+    running: tuple[str, float] | None = None   # (step, time.monotonic() it began): the step running now
 
     def lose(self, host: str, step: str, why: str) -> None:
         """Record a node lost (once: the first step and evidence stand); every later step runs without it."""
@@ -40,10 +41,19 @@ class SurveyContext:
                                "at_s": round(time.monotonic() - self.started, 1)}
 
     def step_timeout(self, step: str) -> float:
-        """A step's watchdog: its planned seconds with a margin (plan.StepPlan.timeout), at most --timeout."""
+        """A step's watchdog: its planned seconds with a margin (plan.StepPlan.timeout), at most --timeout,
+        less what the step has used already when it runs a job again (the plan's "stop at" is the step's,
+        however many jobs it takes); at least 1 s (step_left says whether any is left)."""
+        return max(1.0, self.step_left(step))
+
+    def step_left(self, step: str) -> float:
+        """Seconds left of the step's watchdog, counted from the step's start while it runs."""
         planned = self.plan.get(step) if self.plan else None
-        return min(self.timeout, planned.timeout(len(self.nodes))) if planned and not planned.before else \
+        limit = min(self.timeout, planned.timeout(len(self.nodes))) if planned and not planned.before else \
             self.timeout
+        if self.running and self.running[0] == step:
+            limit -= time.monotonic() - self.running[1]
+        return limit
 
     @property
     def nodes(self) -> list[Host]:

@@ -135,7 +135,7 @@ def headline(runs: list[RunRecord]) -> list[dict]:
         where = {"run": r.id, "host": r.hosts[0] if r.hosts else None}
         fam_rows = _family_rows(r)
         if fam_rows is not None:
-            rows += [{**row, **where} for row in fam_rows]
+            rows += [{**row, **where, **_not_a_basis(row, r)} for row in fam_rows]
             continue
         fn = EXTRACTORS.get(r.kind)
         if fn:
@@ -152,6 +152,16 @@ def headline(runs: list[RunRecord]) -> list[dict]:
     bound = _dgemm_bound(rows, runs)
     peak = cluster_peak(rows)
     return rows + ([bound] if bound else []) + ([peak] if peak and peak.get("role") == "cluster_peak" else [])
+
+
+def _not_a_basis(row: dict, run: RunRecord) -> dict:
+    """A peak basis measured on a busy node plays no role: % of peak would depend on the load of the
+    moment (the inventory's Rpeak, derived without it, gives the basis or says there is none)."""
+    from rmax.inventory.load import busy_line
+
+    if row.get("role") != "peak_basis" or not (busy := busy_line(run.load)):
+        return {}
+    return {"role": None, "statistic": f"{row['statistic']}; measured on a busy node ({busy}): not the basis"}
 
 
 def by_role(rows: list[dict], role: str) -> dict | None:

@@ -182,6 +182,7 @@ class PeakStep(FamilyStep):
     def run(self, ctx):
         from rmax.families import loaded
         from rmax.families.peakflops import derive_from_rows
+        from rmax.inventory.load import busy_line
         from rmax.store.runs import Run
 
         records = super().run(ctx)
@@ -192,7 +193,9 @@ class PeakStep(FamilyStep):
                 continue
             for info in infos:
                 if info.hosts == rec.hosts:
-                    rp = {**derive_from_rows(info.summary.get("cpu") or {}, got[1].results), "measured_in": rec.id}
+                    # a peak measured on a busy node is shown, and % of peak rests on the nominal Rpeak or on none
+                    rp = {**derive_from_rows(info.summary.get("cpu") or {}, got[1].results, busy_line(rec.load)),
+                          "measured_in": rec.id}
                     Run(ctx.store, info).update(summary={**info.summary, "rpeak": rp})
                     if info.hosts == [ctx.nodes[0].name]:
                         ctx.facts["rpeak"] = rp

@@ -21,6 +21,8 @@ NET_BUDGET, QUICK_NET_BUDGET = 900.0, 240.0
 # What a step's entry in the survey summary may say: ok, skipped (it does not apply here: one node,
 # no --tune), or one of MISSING: planned, and it did not run or finish (the survey is then partial).
 MISSING = ("failed", "invalid", "interrupted", "partial")
+RETRY_LEAST_S = 10.0   # a multi-node step that failed on a lost node runs again only with this much of
+                       # its watchdog left: a launch over the nodes left, and some measuring
 
 
 def default_budget(quick: bool) -> float:
@@ -179,6 +181,7 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                     continue
             on_step and on_step(step.name, "start", {"title": step.title})
             t0 = time.monotonic()
+            ctx.running = (step.name, t0)
             before = store.child_ids(survey.id)
             retried: dict | None = None
             try:
@@ -193,6 +196,9 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                     gone = losses(e, ctx, step) if multi_node(step, ctx) else []
                     if not gone or not ctx.multi_node:
                         raise
+                    if ctx.step_left(step.name) < RETRY_LEAST_S:   # the plan's "stop at" holds for the retry too
+                        raise RmaxError(f"{e}; not run again without {', '.join(gone)}: "
+                                        f"{max(0.0, ctx.step_left(step.name)):.0f} s left of the step's time") from e
                     # once more on the nodes left (HPL's grid chosen for them), the first try named
                     retried = {"error": str(e), "lost": gone, "runs": sorted(store.child_ids(survey.id) - before)}
                     note()
@@ -205,6 +211,8 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                       "seconds": time.monotonic() - t0, **({"runs": [r.id for r in kept]} if kept else {})})
                 on_step and on_step(step.name, status, {"error": str(e)})
                 continue
+            finally:
+                ctx.running = None
             status, error = step_outcome(records)
             entry = {"step": step.name, "title": step.title, "status": status, "runs": [r.id for r in records],
                      "seconds": time.monotonic() - t0, **({"retried": retried} if retried else {}),
