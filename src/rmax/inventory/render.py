@@ -222,6 +222,23 @@ def rpeak_table(inv: dict) -> Group:
     return Group(*parts)
 
 
+def node_line(inv: dict) -> str:
+    """The node in one line (CPU, cores, memory, BLAS, MPI, the peak % of peak is taken against), as
+    the survey's terminal summary shows it: `rmax info` and the report have the whole inventory."""
+    c, m = inv.get("cpu") or {}, inv.get("memory") or {}
+    ld = (inv.get("blas") or {}).get("loaded") or {}
+    mpi = (inv.get("mpi") or {}).get("default") or {}
+    rp = inv.get("rpeak") or {}
+    parts = [f"{val(c, 'model')}, {plural(c.get('sockets'), 'socket')} {plural(c.get('cores'), 'core')} "
+             f"({plural(c.get('threads'), 'thread')})", f"{val(m, 'total_bytes', gib)} memory",
+             f"BLAS {ld['name']} {ld.get('version') or ''}".rstrip() if ld.get("name") else f"BLAS {why(ld, 'name')}",
+             f"MPI {mpi.get('implementation')} {mpi.get('version') or ''}".rstrip() if mpi.get("implementation")
+             else f"MPI {why(inv.get('mpi'), 'default')}",
+             f"peak for % of peak {rp['gflops']:.1f} GFLOPS ({rp.get('basis')})" if rp.get("gflops")
+             else f"no peak for % of peak ({rp.get('basis_reason') or why(rp, 'gflops')})"]
+    return "; ".join(parts)
+
+
 def render(inv: dict) -> Group:
     parts = [node_table(inv), cache_table(inv), nic_table(inv), blas_table(inv), rpeak_table(inv)]
     if inv.get("errors"):

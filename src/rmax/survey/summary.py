@@ -15,10 +15,12 @@ from rmax.survey.workflow import lost_line, missing_steps, partial_line
 
 
 def render_inventory(rec: RunRecord, console) -> None:
-    """The nodes' inventories, as `rmax info` shows them: one for each set of alike nodes (one
-    fingerprint), naming them, so that hundreds of identical nodes print one inventory."""
-    from rmax.inventory.render import render
+    """The nodes in a line for each set of alike nodes (one fingerprint), naming them, so that
+    hundreds of identical nodes print one line and the summary fits a screen; the whole inventory
+    (caches, interfaces, BLAS alternatives, the peak's derivation) is `rmax runs show` of its run,
+    and the report's."""
     from rmax.hostlist import compress
+    from rmax.inventory.render import node_line
 
     with open_store() as store:
         infos = [r for r in store.children(rec.id) if r.kind == "info" and r.status == "ok"]
@@ -26,10 +28,10 @@ def render_inventory(rec: RunRecord, console) -> None:
     for r in infos:
         alike.setdefault(r.fingerprint or r.id, []).append(r)
     for group in alike.values():
-        console.print(render(group[0].summary))
-        if len(group) > 1:
-            console.print(f"{len(group)} nodes alike (fingerprint {group[0].fingerprint}): "
-                          + compress([h for r in group for h in r.hosts]))
+        hosts = [h for r in group for h in r.hosts]
+        console.print(f"{compress(hosts) if len(hosts) > 1 else hosts[0] if hosts else group[0].summary.get('hostname')}"
+                      f"{f' ({len(hosts)} nodes alike)' if len(hosts) > 1 else ''}: {node_line(group[0].summary)}; "
+                      f"inventory: rmax runs show {group[0].id[:8]}", soft_wrap=True, highlight=False, markup=False)
 
 
 FOLD_HOSTS = 4   # a metric measured on more nodes than this is one row in the terminal (the report has them all)
