@@ -199,10 +199,16 @@ def peakflops(o, s, n, k, quick):
     machine, one thread: the all-core row's threads start each block together from a spinning start
     line, and k nodes' threads on the same cores wait there for the scheduler, not for the FMA units
     (64 virtual nodes on 2 cores: 3-21 s a node, against 1.3-1.8 s on 4); the node's Rpeak is then
-    its cores times one core's (inventory/rpeak.choose_basis)."""
+    its cores times one core's (inventory/rpeak.choose_basis). Past 4 nodes a machine, double precision
+    alone (the peak basis and the FMA-unit count are double's) and shorter blocks: each block's
+    fixed work waits k-fold for the cores (24 virtual nodes on 2 cores: 18 s a node for 2 planned,
+    6 rows of 7 blocks of 20 ms at 1/12 of a core); a block of 2 ms is still 10^6 FMAs."""
     out = {"budget": max(0.01, per_point(s, 16))}
     if k > 1:
         out["threads"] = 1
+    if k > 4:
+        out["precision"] = "double"
+        out["sample_time"] = sig(max(0.002, o.sample_time * 4 / k))
     return out
 
 
