@@ -123,7 +123,7 @@ def make_plan(steps: list[tuple[str, float, str]], defaults: dict, *, nodes: int
     crowd = Crowd(max(1, sharing), cores)
     for name, _, where in steps:
         sizer, net_sizer = SIZERS.get(name), NET_SIZERS.get(name)
-        bound = bounded_nodes(nodes, crowd, (per_core or {}).get(name, 0)) if where == "all" else 0
+        bound = bounded_nodes(nodes, crowd, (per_core or {}).get(name, 0)) if where in ("all", "hpl") else 0
         sizes = {} if name not in defaults else \
             net_sizer(defaults[name], secs[name], bound or nodes, crowd, quick) if net_sizer else \
             sizer(defaults[name], secs[name], nodes, max(1, sharing), quick) if sizer else {}

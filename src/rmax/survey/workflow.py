@@ -105,7 +105,7 @@ def plan_steps(ctx: SurveyContext, steps: list[Step], net_budget: float = 0.0) -
     return make_plan([(s.name, s.share, s.where) for s in planned], defaults, nodes=len(ctx.nodes),
                      sharing=ctx.facts.get("sharing", 1), cores=ctx.facts.get("cores", 0), quick=ctx.quick,
                      budget=ctx.budget - (ctx.tune_budget or 0), net_budget=net_budget, done=("inventory",),
-                     per_core={s.name: s.plan.per_core for s in planned if isinstance(s, FamilyStep)})
+                     per_core={s.name: s.per_core for s in planned if s.per_core})
 
 
 def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = None, quick: bool = False,
