@@ -6,7 +6,8 @@ uninterruptible (D) tasks (proc(5), /proc/loadavg), counted over every thread of
 except the agent and the process sessions it started (each probe runs in a session of its own)
 and the resource manager's own daemons (RESOURCE_MANAGER: slurmd runs a health check and waits for
 it, munged and slurmctld answer the drain it may ask for; a 0.25 s window that met them answering
-four nodes' checks read 2 runnable tasks), averaged over a short window. It is sampled only while a probe set is due or running.
+four nodes' checks read 2 runnable tasks), averaged over a short window. It is sampled only while
+a probe set is due or running.
 
 A node is the processes that share the agent's network namespace: on a real node every process
 (the agent runs in the machine's own), on a virtual cluster's node that node's, not the other

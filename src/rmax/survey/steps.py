@@ -33,6 +33,12 @@ class Step(ABC):
         """Where it runs, as the survey's plan sizes it (plan.StepPlan.where)."""
         return "node" if self.per_node else "other"
 
+    def bounded(self, ctx: SurveyContext, nodes: list[Host]) -> list[Host]:
+        """The first of `nodes` only, where the plan bounds this step's ranks per core on a shared
+        machine (StepPlan.nodes); all of them otherwise."""
+        planned = ctx.plan.get(self.name) if ctx.plan else None
+        return nodes[:planned.nodes] if planned and planned.nodes else nodes
+
     def skip_reason(self, ctx: SurveyContext) -> str | None:
         """Why this step does not apply here (None: it runs)."""
         return None
@@ -134,10 +140,7 @@ class FamilyStep(Step):
             return [run(self.family, o, base)]
         if self.between_ranks_here(ctx):
             return [run(self.family, o, dataclasses.replace(base, spec=LaunchSpec(program=[], np=2)))]
-        nodes = ctx.nodes[:2] if self.plan.ranks == "pair" else ctx.nodes
-        planned = ctx.plan.get(self.name) if ctx.plan else None
-        if planned and planned.nodes:   # a bound on the ranks per core of a shared machine
-            nodes = nodes[:planned.nodes]
+        nodes = self.bounded(ctx, ctx.nodes[:2] if self.plan.ranks == "pair" else ctx.nodes)
         if self.plan.even:
             nodes = nodes[:len(nodes) - len(nodes) % 2]
         spec = LaunchSpec(program=[], np=len(nodes), hosts=[Host(h.name, 1) for h in nodes])
@@ -210,6 +213,7 @@ FAMILY_STEPS = {"peakflops": PeakStep}   # families whose survey step does more 
 @register
 class Hpl(Step):
     name, title, share, order, where = "hpl", "HPL at a sensible N", 0.3, 60, "hpl"
+
     @property
     def per_core(self) -> int:
         """HPL's ranks wait in MPI calls that poll, as HPC Challenge's kernels do: 64 virtual nodes on 2
@@ -217,12 +221,6 @@ class Hpl(Step):
         from rmax.families.hpcc_family import RANKS_PER_CORE
 
         return RANKS_PER_CORE
-
-    def nodes(self, ctx) -> list[Host]:
-        """The nodes it runs on: the survey's, the first of them only where the plan bounds its ranks
-        per core on a shared machine (StepPlan.nodes)."""
-        planned = ctx.plan.get(self.name) if ctx.plan else None
-        return ctx.nodes[:planned.nodes] if planned and planned.nodes else ctx.nodes
 
     def engine(self) -> str:
         from rmax.native import executable
@@ -254,7 +252,7 @@ class Hpl(Step):
         HPL's time is the latency of its panel broadcasts and pivot exchanges, not its flops."""
         from rmax.model.hpl_model import predict_hpl
 
-        nodes = self.nodes(ctx)
+        nodes = self.bounded(ctx, ctx.nodes)
         p, q = grid_for(sum(h.slots for h in nodes))
         nb = 192
         planned = ctx.plan.get(self.name) if ctx.plan else None
@@ -300,7 +298,7 @@ class Hpl(Step):
         o = HPL.options(config=HplConfig(ns=[n], nbs=[nb], grids=[(p, q)]), engine=self.engine())
         shown = (lambda pr: ctx.on_progress(self.name, pr.short())) if ctx.on_progress else None
         rec = run(HPL, o, RunContext(store=ctx.store, parent=ctx.survey_id, spec=LaunchSpec(program=[], np=p * q,
-                  hosts=self.nodes(ctx) if ctx.hosts else None), launcher=ctx.launcher,
+                  hosts=self.bounded(ctx, ctx.nodes) if ctx.hosts else None), launcher=ctx.launcher,
                   timeout=ctx.step_timeout(self.name), quick=ctx.quick,
                   on_progress=shown))
         return [rec, *ctx.store.children(rec.id)]

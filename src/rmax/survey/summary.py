@@ -28,10 +28,10 @@ def render_inventory(rec: RunRecord, console) -> None:
     for r in infos:
         alike.setdefault(r.fingerprint or r.id, []).append(r)
     for group in alike.values():
-        hosts = [h for r in group for h in r.hosts]
-        console.print(f"{compress(hosts) if len(hosts) > 1 else hosts[0] if hosts else group[0].summary.get('hostname')}"
-                      f"{f' ({len(hosts)} nodes alike)' if len(hosts) > 1 else ''}: {node_line(group[0].summary)}; "
-                      f"inventory: rmax runs show {group[0].id[:8]}", soft_wrap=True, highlight=False, markup=False)
+        hosts = [h for r in group for h in r.hosts] or [group[0].summary.get("hostname")]
+        who = f"{compress(hosts)} ({len(hosts)} nodes alike)" if len(hosts) > 1 else hosts[0]
+        console.print(f"{who}: {node_line(group[0].summary)}; inventory: rmax runs show {group[0].id[:8]}",
+                      soft_wrap=True, highlight=False, markup=False)
 
 
 FOLD_HOSTS = 4   # a metric measured on more nodes than this is one row in the terminal (the report has them all)

@@ -196,9 +196,10 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
                     gone = losses(e, ctx, step) if multi_node(step, ctx) else []
                     if not gone or not ctx.multi_node:
                         raise
-                    if ctx.step_left(step.name) < RETRY_LEAST_S:   # the plan's "stop at" holds for the retry too
+                    left = ctx.step_left(step.name)
+                    if left < RETRY_LEAST_S:   # the plan's "stop at" holds for the retry too
                         raise RmaxError(f"{e}; not run again without {', '.join(gone)}: "
-                                        f"{max(0.0, ctx.step_left(step.name)):.0f} s left of the step's time") from e
+                                        f"{max(0.0, left):.0f} s left of the step's time") from e
                     # once more on the nodes left (HPL's grid chosen for them), the first try named
                     retried = {"error": str(e), "lost": gone, "runs": sorted(store.child_ids(survey.id) - before)}
                     note()
