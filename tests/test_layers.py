@@ -42,6 +42,7 @@ LAYERS = [
     # which stored runs may feed a model, and the models' inputs read from those runs' typed summaries
     "model.provenance", "model.inputs", "model.hpl_prediction",
     "topology.allpairs",    # the stored all-pairs runs (the matrix family's summaries) groups are inferred from
+    "topology.inference_run",   # an inference as a stored run, and the deciding measurement it runs
     "nic",                  # NIC settings, and the MTU experiment that runs families (net, hpl)
     "compare", "scale", "tune",
     "survey",               # its tuning step runs the tuner

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,48 @@ def test_measured_matrices_never_wrong(path):
     got = infer_groups(lat, bw, hosts)
     never_wrong(got, plan, hosts)
     assert (got.answer == "layout") == (path.stem in EXACT), got.note
+
+
+ALONE = DATA / "alone"
+
+
+def load_alone(path: Path):
+    """A fixture of the deciding command's run (every pair of some hosts, one pair at a time) as evidence."""
+    from rmax.topology.infer import Evidence
+
+    f = json.loads(path.read_text())
+    hosts, n = f["hosts"], len(f["hosts"])
+    lat = [[None] * n for _ in range(n)]
+    bw = [[None] * n for _ in range(n)]
+    for i, j, ij, ji, us in f["pairs"]:
+        bw[i][j], bw[j][i] = (None if v is None else v * 1e6 for v in (ij, ji))
+        lat[i][j] = lat[j][i] = us * 1e-6 if us is not None else None
+    assert f["options"]["pairs_at_once"] == 1
+    return Evidence(hosts, lat, bw, source=f["run"], alone=True)
+
+
+def test_a_level_seen_in_concurrent_pairs_waits_for_pairs_alone():
+    """24 nodes on switches of 8, 6, 6 and 4 under one spine, measured 4 pairs at a time on a quiet
+    machine: the switches stand out, and so does the 8-host switch against the rest (its trunk
+    carried more of each round's pairs), which is no level of the star. The inference decides the
+    switches and leaves that level open, naming two hosts of each switch. The three deciding runs
+    that followed it (each every pair of 12 hosts alone, asked for by an earlier version that
+    left the switches open) together measure every switch pair twice or more: no level, and the
+    layout is exact; the first alone does not, and the level stays open."""
+    hosts, lat, bw, plan, _ = load(DATA / "star-8-6-6-4-c.json")
+    got = infer_groups(lat, bw, hosts)
+    assert got.answer == "undecided" and got.switches_decided, got.note
+    assert canon([got.groups]) == canon([plan.groups()]) and [len(c.above) for c in got.candidates] == [0, 1]
+    assert "level above them" in got.note and len(got.decide) == 8
+    switch = {x.name: x.switch for x in plan.nodes}
+    assert sorted(Counter(switch[h] for h in got.decide).values()) == [2, 2, 2, 2]
+    assert all(switch[a] != switch[b] for a, b in got.pairs) and len(got.pairs) == 24
+    runs = [load_alone(ALONE / f"star-8-6-6-4-c-{k}.json") for k in (1, 2, 3)]
+    one = infer_groups(lat, bw, hosts, evidence=runs[:1])
+    assert one.answer == "undecided" and one.switches_decided, one.note
+    after = infer_groups(lat, bw, hosts, evidence=runs)
+    assert after.answer == "layout" and canon(after.levels) == canon(plan.tree()), after.note
+    assert "no level above the switches, judged on every switch pair measured alone" in after.note
 
 
 def test_fixtures_are_small_and_measured():
@@ -179,3 +222,34 @@ def test_a_later_run_of_some_hosts_is_evidence(db):
     assert open_(before) and len(open_(after)) < len(open_(before)), (before["note"], after["note"])
     if after["answer"] == "layout":
         assert canon(after["levels"]) == canon(plan.tree())
+
+
+def store_matrix(db, hosts, lat, bw, pairs_at_once: int):
+    """A stored `rmax bench matrix` run of these hosts (one rank each), its typed summary as the family stores it."""
+    from rmax.families.matrix import MatrixSummary
+    from rmax.store import open_store
+
+    summary = MatrixSummary(hosts=hosts, labels=hosts, latency=lat, bandwidth=bw, pairs_at_once=pairs_at_once)
+    with open_store(db) as store:
+        with store.start_run("matrix", params={"launcher": "vcluster"}, hosts=hosts) as run:
+            run.update(summary=summary.to_dict())
+    return run.id
+
+
+def test_switches_decided_levels_open_places_and_writes(db):
+    """An undecided answer whose candidates agree on the switches (the level above them open) is
+    what placement needs: `place` and `--write` take its switches and say where they came from."""
+    from cliutil import run_cli
+
+    hosts, lat, bw, plan, f = load(DATA / "star-8-6-6-4-c.json")
+    store_matrix(db, hosts, lat, bw, f["options"]["pairs_at_once"])
+    rec = json.loads(run_cli("topology", "infer", "--json", check=True).stdout)["summary"]
+    assert rec["answer"] == "undecided" and rec["switches_decided"], rec["note"]
+    text = run_cli("topology", "infer", check=True).stdout
+    assert "no level above them" in text and "above them 2 groups" in text and rec["command"] in text
+    placed = json.loads(run_cli("topology", "place", "--hosts", ",".join(hosts), "--grid", "4x6", "--json",
+                                check=True).stdout)
+    assert "the switches decided, the levels above them not" in placed["source"]
+    toml = db.parent / "cluster.toml"
+    run_cli("topology", "infer", "--write", str(toml), check=True)
+    assert toml.read_text().count("[[switch]]") == 4

@@ -93,6 +93,15 @@ def from_plan(plan, seed: int, **kw):
                       plan.link_rate / 8, seed=seed, **kw), [n.name for n in plan.nodes])
 
 
+def alone_run(chosen: list[str], switch_of: list[int], hosts: list[str], trunks, link: float, seed: int = 9):
+    """The deciding measurement: every pair of the chosen hosts, one pair at a time."""
+    from rmax.topology.infer import Evidence
+
+    sub = [switch_of[hosts.index(h)] for h in chosen]
+    lat, bw = simulate(sub, trunks, link, seed=seed, missing=0.0, noise=Measured(0.1, 0.05, 0.0, CPU, 1))
+    return Evidence(chosen, lat, bw, source="alone", alone=True)
+
+
 def canon(levels):
     return [sorted(sorted(g) for g in level) for level in levels]
 
@@ -144,8 +153,13 @@ def test_spine_over_pods_gives_three_levels():
     trunks = [(0, 4, 12.5e6), (1, 4, 12.5e6), (2, 5, 12.5e6), (3, 5, 12.5e6), (4, 6, 4e6), (5, 6, 4e6)]
     hosts = [f"h{i}" for i in range(16)]
     lat, bw = simulate(switch_of, trunks, 125e6, seed=3)
-    got = infer_groups(lat, bw, hosts)
     leaves = [hosts[4 * s:4 * s + 4] for s in range(4)]
+    # the matrix measured its pairs at once: the pods are a candidate, open until measured alone
+    got = infer_groups(lat, bw, hosts)
+    assert got.answer == "undecided" and got.switches_decided, got.note
+    assert [canon(c.above) for c in got.candidates] == [[], canon([[leaves[0] + leaves[1], leaves[2] + leaves[3]]])]
+    assert got.decide == [h for g in leaves for h in g[:2]] and len(got.pairs) == 24
+    got = infer_groups(lat, bw, hosts, evidence=[alone_run(got.decide, switch_of, hosts, trunks, 125e6)])
     assert canon(got.levels) == canon([leaves, [leaves[0] + leaves[1], leaves[2] + leaves[3]], [hosts]])
     pods = got.levels[1]
     for g, p in zip(got.levels[0], got.parents[0]):

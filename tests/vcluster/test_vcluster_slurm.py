@@ -287,9 +287,17 @@ def test_quick_survey_through_sbatch(slurm_cluster, tmp_path):
     pairs = [(bw[i][j], switch[a] == switch[b]) for i, a in enumerate(run.summary["hosts"])
              for j, b in enumerate(run.summary["hosts"]) if i != j]
     assert min(x for x, same in pairs if same) > 2 * max(x for x, same in pairs if not same), bw
+    # the switches inferred from it, one of the three answers, never a wrong layout
+    (topo,) = [k for k in kids if k.kind == "topology"]
+    assert topo.params["source"] == run.id and topo.summary["answer"] in ("layout", "undecided"), topo.summary["note"]
+    if topo.summary["answer"] == "layout":
+        assert sorted(map(sorted, topo.summary["groups"])) == [nodes[:2], nodes[2:]]
+    else:
+        assert topo.summary["command"].startswith("rmax bench matrix ")
+    assert f"Switches: {topo.summary['answer']}" in log     # the terminal's summary says it too
     run_cli("report", surveys[0].id, "--out", str(report), env={"RMAX_DB": str(db)}, check=True)
     page = (report / "index.html").read_text()
-    for word in [*nodes, "matrix"]:
+    for word in [*nodes, "matrix", "Switch layout", topo.summary["answer"]]:
         assert word in page
 
 

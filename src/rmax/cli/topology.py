@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import shlex
-
 import click
 from rich.text import Text
 
 from rmax.cli.output import console, json_option, print_json
-from rmax.params import HOSTFILE, HOSTS, TOPOLOGY, Number, OutputFile, to_number
+from rmax.params import HOSTFILE, HOSTS, TOPOLOGY, Number, OutputFile, Seconds, to_number
 from rmax.errors import RmaxError
 from rmax.hostlist import compress
 from rmax.launch.base import MAX_RANKS
 from rmax.textfile import write_atomic
+from rmax.topology.inference_run import MEASURE_LEAST_S
 
 
 @click.group("topology")
@@ -23,7 +22,12 @@ def command():
 @command.command("infer")
 @click.argument("run_id", required=False)
 @click.option("--write", "write_path", type=OutputFile(), default=None,
-              help="Also write the groups as a cluster.toml (refused when undecided).")
+              help="Also write the groups as a cluster.toml (refused while the switches are undecided).")
+@click.option("--measure", is_flag=True,
+              help="While undecided, measure what it names (every pair of the deciding hosts, one pair at a time, "
+                   "through the launcher the matrix used) and infer again, until decided or --budget is spent.")
+@click.option("--budget", type=Seconds(MEASURE_LEAST_S, 86400, lo_open=False), default=300.0, show_default=True,
+              help="Seconds --measure may spend measuring.")
 @click.option("--min-ratio", type=Number(1, 1e6, lo_open=True), default=1.2, show_default=True,
               help="Smallest far/near ratio, for the typical host, that counts as a switch boundary.")
 @click.option("--min-significance", type=Number(0.5, 1e6), default=3.0, show_default=True,
@@ -34,36 +38,35 @@ def command():
               help="A level above the switches: smallest share of (far, near) switch-pair couples in which "
                    "the far pair is the farther.")
 @json_option
-def infer_cmd(run_id, write_path, min_ratio, min_significance, min_level_significance, min_separation, as_json):
+def infer_cmd(run_id, write_path, measure, budget, min_ratio, min_significance, min_level_significance,
+              min_separation, as_json):
     """One of three answers from an all-pairs matrix run (default: the latest of `rmax bench matrix`
     and `rmax vcluster probe`): the switches and the levels above them; one switch; or undecided,
     naming the candidate layouts, the pairs that would decide and the command that measures them.
-    Later runs of some of its hosts (that command's) join the tests as evidence.
+    Later runs of some of its hosts (that command's) join the tests as evidence; --measure runs
+    that command itself until the answer is decided or its budget is spent.
 
-    Example: rmax bench matrix --hostfile nodes && rmax topology infer --write cluster.toml"""
+    Example: rmax bench matrix --hostfile nodes && rmax topology infer --measure --write cluster.toml"""
     from rmax.store import open_store
-    from rmax.topology.allpairs import matrices, with_evidence
     from rmax.topology.declared import write_cluster_toml
-    from rmax.topology.infer import Evidence, infer_groups
+    from rmax.topology.inference_run import deciding_command, infer_from_store, measure_until_decided, store_inference
 
+    limits = {"min_ratio": min_ratio, "min_significance": min_significance,
+              "min_level_significance": min_level_significance, "min_separation": min_separation}
     with open_store() as store:
-        source, later = with_evidence(store, run_id)
-        hosts, lat, bw = matrices(source)
-        evidence = [Evidence(*matrices(r), source=r.id) for r in later]
-        limits = {"min_ratio": min_ratio, "min_significance": min_significance,
-                  "min_level_significance": min_level_significance, "min_separation": min_separation}
-        result = infer_groups(lat, bw, hosts, evidence=evidence, **limits)
-        summary = result.to_dict()
-        if result.answer == "undecided":
-            summary["command"] = deciding_command(source, result.decide)
-        if write_path and result.answer == "undecided":
-            raise RmaxError("the inference is undecided: no switch groups to write",
-                            hint=f"measure the deciding pairs first: {summary['command']}")
-        with store.start_run("topology", params={"source": source.id, "source_kind": source.kind,
-                                                 "evidence": [r.id for r in later], **limits},
-                             hosts=hosts, parent=None) as run:
-            run.update(summary=summary)
-        rec = store.get(run.id)
+        source, later, hosts, result = infer_from_store(store, run_id, limits)
+    rounds: list[dict] = []
+    stopped = ""
+    if measure and not result.decided:
+        say = None if as_json else (lambda line: console.print(line, style="dim"))
+        source, later, result, rounds, stopped = measure_until_decided(source, later, result, limits, budget, say)
+    command = deciding_command(source, result.decide) if not result.decided else None
+    if write_path and not result.switches_decided:
+        raise RmaxError("the inference is undecided: no switch groups to write",
+                        hint=f"measure the deciding pairs first: {command} (or add --measure)")
+    with open_store() as store:
+        rec = store_inference(store, source, later, hosts, result, limits, command=command,
+                              measured={"rounds": rounds, "budget_s": budget, "stopped": stopped} if measure else None)
     if write_path:
         write_cluster_toml(write_path, result.groups, note=f"inferred by rmax topology infer (run {rec.id[:8]}) "
                            f"from {source.kind} run {source.id[:8]}: {result.note}")
@@ -71,8 +74,8 @@ def infer_cmd(run_id, write_path, min_ratio, min_significance, min_level_signifi
         print_json(rec.as_dict())
         return
     more = f", with {len(later)} later run(s) of some of its hosts" if later else ""
-    console.print(f"from {source.kind} run {source.id[:8]} ({len(hosts)} hosts{more}): {result.answer.upper()}: "
-                  f"{result.note}")
+    console.print(f"from {source.kind} run {source.id[:8]} ({len(hosts)} hosts{more}): "
+                  f"{result.answer.upper()}: {result.note}")
     if result.answer == "layout":
         for i, g in enumerate(result.groups, 1):
             console.print(f"  switch {i}: " + ", ".join(g))
@@ -91,35 +94,34 @@ def infer_cmd(run_id, write_path, min_ratio, min_significance, min_level_signifi
             console.print(f"  {b.metric}: strongest candidate boundary {_num(b.ratio, '.2f')}x, "
                           f"{_num(b.t, '.1f')} standard errors over {b.hosts} host margins ({b.verdict})", style="dim")
     else:
+        levels = any(c.above for c in result.candidates)
         for k, c in enumerate(result.candidates, 1):
-            what = "one switch" if len(c.groups) == 1 else "; ".join(compress(g) for g in c.groups)
-            console.print(f"  candidate {k} ({c.metric}, {c.verdict}): {what}")
+            console.print(f"  candidate {k} ({c.metric}, {c.verdict}): {candidate_text(c, levels)}")
         console.print("  deciding pairs: " + ", ".join(f"{a}-{b}" for a, b in result.pairs[:SHOWN_PAIRS])
                       + (f" and {len(result.pairs) - SHOWN_PAIRS} more" if len(result.pairs) > SHOWN_PAIRS else ""))
         console.print(Text.assemble("  to decide, measure every pair of those hosts, then infer again: ",
-                                    (summary["command"], "bold"), " && rmax topology infer"))
+                                    (command, "bold"), " && rmax topology infer"))
+    if stopped:
+        console.print(f"  --measure: {stopped}", style="yellow")
     console.print(f"stored as topology run {rec.id[:8]}" + (f"; written to {write_path}" if write_path else ""))
 
 
-SHOWN_PAIRS = 24
+def candidate_text(c, levels: bool = False) -> str:
+    """A candidate layout in one line: its switches, then the levels above them (levels: say so
+    where it has none, since another candidate has)."""
+    what = "one switch" if len(c.groups) == 1 else "; ".join(compress(g) for g in c.groups)
+    for part in c.above:
+        what += f"; above them {len(part)} groups: " + " | ".join(compress(g) for g in part)
+    if levels and len(c.groups) > 1 and not c.above:
+        what += "; no level above them"
+    return what
 
 
 def _num(x, spec: str) -> str:
     return "-" if x is None or x != x else format(x, spec)
 
 
-def deciding_command(source, hosts: list[str]) -> str:
-    """The command that measures every pair of `hosts` (both directions, latency and bandwidth),
-    one pair at a time so that a pair's rate is its path's, on the launcher the source run used."""
-    p = source.params or {}
-    where = ["--hosts", ",".join(hosts), "--np", str(len(hosts))]
-    if p.get("launcher") == "vcluster":
-        prefix = {h.rsplit("-n", 1)[0] for h in hosts}
-        where = (["--vcluster", prefix.pop()] if len(prefix) == 1 else ["--launcher", "vcluster"]) + where
-    elif p.get("launcher"):
-        where = ["--launcher", str(p["launcher"])] + where
-    argv = ["rmax", "bench", "matrix", *where, "--design", "full", "--pairs-at-once", "1", "--quick"]
-    return " ".join(shlex.quote(a) for a in argv)
+SHOWN_PAIRS = 24
 
 
 def _grid(text: str) -> tuple[int, int]:

@@ -207,7 +207,30 @@ class PeakStep(FamilyStep):
         return records
 
 
-FAMILY_STEPS = {"peakflops": PeakStep}   # families whose survey step does more than run them
+class MatrixStep(FamilyStep):
+    """The all-pairs matrix, and the switch layout inferred from it (a `topology` run of the survey):
+    one of three answers, which the summary and the report carry. It measures nothing more: an
+    undecided answer names its deciding command (`rmax topology infer --measure` runs it)."""
+
+    def run(self, ctx):
+        from rmax.errors import RmaxError
+        from rmax.topology.inference_run import deciding_command, infer_from_store, store_inference
+
+        records = super().run(ctx)
+        for rec in records:
+            if rec.status != "ok":
+                continue
+            try:
+                source, later, hosts, result = infer_from_store(ctx.store, rec.id, {})
+            except RmaxError:
+                continue     # a matrix without host names or values: nothing to infer from
+            command = None if result.decided else deciding_command(source, result.decide)
+            records.append(store_inference(ctx.store, source, later, hosts, result, {}, command=command,
+                                           parent=ctx.survey_id))
+        return records
+
+
+FAMILY_STEPS = {"peakflops": PeakStep, "matrix": MatrixStep}   # families whose survey step does more than run them
 
 
 @register

@@ -39,6 +39,15 @@ def matrices(run) -> tuple[list[str], list | None, list | None]:
     return list(hosts), lat, bw
 
 
+def measured_alone(run) -> bool:
+    """Whether the run measured its pairs one at a time (the virtual cluster's probe does; `rmax
+    bench matrix` with --pairs-at-once 1), so that a pair's rate is its path's and not a share of
+    trunks that the round's other pairs cross too."""
+    if run.kind != "matrix":
+        return True
+    return (run.summary or {}).get("pairs_at_once") == 1
+
+
 def _per_host(rank_hosts: list[str], m: list | None) -> tuple:
     """(unique hosts, host x host matrix of medians over rank pairs on distinct hosts)."""
     names = list(dict.fromkeys(rank_hosts))
@@ -57,23 +66,25 @@ def _per_host(rank_hosts: list[str], m: list | None) -> tuple:
 
 def with_evidence(store, run_id: str | None = None):
     """(the run to infer from, the later all-pairs runs of some of its hosts, oldest first): the
-    measurements an undecided inference asked for (`rmax bench matrix --hosts ...`). Without a run
-    id, when the latest run measured a strict subset of an earlier run's hosts, the earlier is the
-    one inferred from and the latest its evidence."""
+    measurements an undecided inference asked for (`rmax bench matrix --hosts ...`). A later run
+    is evidence for an earlier one when it measured a strict subset of its hosts, or some or all
+    of them one pair at a time (the deciding command's run). Without a run id, the latest run is
+    the one inferred from unless it is such evidence, and then the run it is evidence for."""
     first = latest_matrix_run(store, run_id)
     runs = sorted((r for k in MATRIX_KINDS for r in store.list(kind=k, status="ok", limit=EVIDENCE_LOOKBACK)),
                   key=lambda r: r.started_at)
 
-    def hosts_of(r) -> set:
-        return set(r.hosts or ())
+    def evidence_for(r, base) -> bool:
+        mine, theirs = set(r.hosts or ()), set(base.hosts or ())
+        return (r.id != base.id and r.started_at > base.started_at and bool(mine) and mine <= theirs
+                and (mine < theirs or measured_alone(r)))
     base = first
-    if not run_id:
-        wider = [r for r in runs if r.started_at < first.started_at and hosts_of(first) < hosts_of(r)]
-        if wider:
-            base = wider[-1]
-    later = [r for r in runs if r.started_at > base.started_at and r.id != base.id
-             and hosts_of(r) and hosts_of(r) < hosts_of(base)]
-    return base, later
+    while not run_id:
+        wider = [r for r in runs if evidence_for(base, r)]
+        if not wider:
+            break
+        base = wider[-1]
+    return base, [r for r in runs if evidence_for(r, base)]
 
 
 EVIDENCE_LOOKBACK = 50     # stored all-pairs runs looked at for the evidence of one inference

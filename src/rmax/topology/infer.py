@@ -25,7 +25,9 @@ trunks are narrower or shared, higher bandwidth. Per metric, on a log scale (rat
    evidence; else undecided. Other measurements of some of the hosts (what an undecided answer
    asks for) judge the boundaries they cover on their own margins.
 4. The levels above the switches come from a second tree, of the switches, each switch pair one
-   unit (the mean of its measured pairs), judged by significance, separation and ratio (_upper).
+   unit (the mean of its measured pairs), judged by significance, separation and ratio (_upper),
+   on pairs measured one at a time: a level that a matrix of concurrent pairs shows is open
+   until such a measurement of every switch pair judges it (_layout).
 
 Pure functions: no I/O, testable on synthetic and stored matrices."""
 
@@ -68,8 +70,11 @@ class _Tree:
     cum_df: np.ndarray        # and its degrees of freedom (pairs less one, per merge)
 
 
-def _distances(matrix: Matrix | None, n: int, invert: bool) -> np.ndarray | None:
-    """Symmetrised log-distances (mean of the two directions' logs), NaN where neither was measured."""
+def _distances(matrix: Matrix | None, n: int, invert: bool, best: bool = False) -> np.ndarray | None:
+    """Symmetrised log-distances (mean of the two directions' logs; best: the nearer of the two),
+    NaN where neither was measured. A pair measured alone has one path both ways, and what else
+    can hold a direction back (on a virtual cluster, its two ranks on two CPUs rather than one:
+    27 against 55 MB/s here) only slows it, so its nearer direction is its path's."""
     if not matrix:
         return None
     try:
@@ -81,10 +86,15 @@ def _distances(matrix: Matrix | None, n: int, invert: bool) -> np.ndarray | None
     np.log(a, out=logs, where=ok)
     if invert:
         logs = -logs
-    count = ok.astype(float) + ok.T
-    total = np.where(ok, logs, 0.0) + np.where(ok.T, logs.T, 0.0)
     d = np.full((n, n), np.nan)
-    np.divide(total, count, out=d, where=count > 0)
+    if best:
+        one, other = np.where(ok, logs, np.inf), np.where(ok.T, logs.T, np.inf)
+        near = np.minimum(one, other)
+        d = np.where(np.isfinite(near), near, np.nan)
+    else:
+        count = ok.astype(float) + ok.T
+        total = np.where(ok, logs, 0.0) + np.where(ok.T, logs.T, 0.0)
+        np.divide(total, count, out=d, where=count > 0)
     np.fill_diagonal(d, np.nan)
     return d
 
@@ -280,7 +290,7 @@ def _levels(tree: _Tree, metric: str, limits: tuple[float, float, float]):
     return [], [_judge(tree, *best_refused[1], metric, 1, limits, screen=False)[0]], -math.inf
 
 
-def _upper(tree: _Tree, leaf: list[list[int]], metric: str,
+def _upper(d: np.ndarray, leaf: list[list[int]], metric: str,
            limits: tuple[float, float, float]) -> tuple[list[list[list[int]]], list[MetricCut]]:
     """The levels above the leaf switches (host partitions, bottom-up) and their cuts, judged with
     switch pairs as the units: the mean distance between two switches' hosts is one value. The
@@ -293,19 +303,26 @@ def _upper(tree: _Tree, leaf: list[list[int]], metric: str,
     g = len(leaf)
     if g < 3:
         return [], []
-    member = np.zeros((len(tree.d), g))
+    btree = _tree(_blocks(d, leaf))
+    cuts, judged, _ = _levels(btree, metric, limits)
+    parts = [[sorted(h for k in grp for h in leaf[k]) for grp in _partition(btree, c)] for c in cuts]
+    return parts, [replace(c, level=j + 2) for j, c in enumerate(judged) if c.accepted]
+
+
+def _blocks(d: np.ndarray, leaf: list[list[int]]) -> np.ndarray:
+    """Switch x switch: the mean log distance of the measured pairs between two switches' hosts
+    (NaN where none was measured, and on the diagonal)."""
+    g = len(leaf)
+    member = np.zeros((len(d), g))
     for k, hosts in enumerate(leaf):
         member[hosts, k] = 1.0
-    measured = np.isfinite(tree.d)
-    total = member.T @ np.where(measured, tree.d, 0.0) @ member
+    measured = np.isfinite(d)
+    total = member.T @ np.where(measured, d, 0.0) @ member
     count = member.T @ measured.astype(float) @ member
     blocks = np.full((g, g), np.nan)
     np.divide(total, count, out=blocks, where=count > 0)
     np.fill_diagonal(blocks, np.nan)
-    btree = _tree(blocks)
-    cuts, judged, _ = _levels(btree, metric, limits)
-    parts = [[sorted(h for k in grp for h in leaf[k]) for grp in _partition(btree, c)] for c in cuts]
-    return parts, [replace(c, level=j + 2) for j, c in enumerate(judged) if c.accepted]
+    return blocks
 
 
 def _strength(c: MetricCut) -> tuple:
@@ -351,6 +368,7 @@ class Candidate:
     verdict: str              # yes: every boundary stands; no: one has no evidence; maybe: the rest
     boundaries: list[Boundary]    # the weakest few, weakest first
     source: str = ""          # the folds whose candidates it was ("1,3": made without fold 1's pairs, and without 3's)
+    above: list[list[list[str]]] = field(default_factory=list)   # the levels above its switches, bottom-up (the root left out)
 
 
 @dataclass
@@ -362,6 +380,7 @@ class Evidence:
     latency: Matrix | None
     bandwidth: Matrix | None
     source: str = ""          # e.g. the stored run's id
+    alone: bool = False       # its pairs were measured one at a time (what a level above the switches is judged on)
 
 
 def _verdicts(count: np.ndarray, total: np.ndarray, squares: np.ndarray, min_ratio: float, t_yes: float = T_YES):
@@ -597,6 +616,20 @@ def _metric_answer(metric: str, d: np.ndarray, evidence: list[tuple[np.ndarray, 
                               metric, min_ratio, t_yes)
             c.source = ",".join(str(f + 1) for f in sorted(folds))
             cands.append(c)
+    for k, (de, idx) in enumerate(evidence):
+        # a later measurement's own layouts are candidates too: the first matrix's may not hold the
+        # true one (its noise can hide a boundary a measurement of pairs alone shows). Judged
+        # without the measurement that made them, as a fold's are, and with the square of the
+        # ratio: a pair measured alone gets its path's rate, so a boundary that the first matrix
+        # missed stands far out there (4.6x here, against 1.5-2.5x among concurrent pairs), while
+        # on a virtual cluster a pair's rate also depends on which CPUs its two ranks happen to run
+        # on (2x apart, in patterns that can hold from one run to the next: a host 1.2x slower).
+        for p in _cuts(de, max(2, len(idx) // 2)):
+            full = _extended(p, idx, d)
+            if full:
+                c = _judge_layout(full, [(d, base)], _without(evidence, k), hosts, metric, min_ratio ** 2, t_yes)
+                c.source = f"evidence {k + 1}"
+                cands.append(c)
     yes = [c for c in cands if c.verdict == "yes"]
     one = Candidate(metric, [list(hosts)], "one switch", [])
     if not yes:
@@ -610,30 +643,51 @@ def _metric_answer(metric: str, d: np.ndarray, evidence: list[tuple[np.ndarray, 
     k = len(best.groups)
     rivals = [c for c in yes if len(c.groups) == k and not _same(c.groups, best.groups)]
     rivals += [c for c in cands if c.verdict == "maybe" and len(c.groups) > k]
-    moved = _misfits(d, best, hosts)
+    moved = _misfits(d, best, hosts, evidence)
     if moved is not None:
         rivals.append(_judge_layout(moved, [(d, base)], evidence, hosts, metric, min_ratio, t_yes))
-    for split in _splits_seen(d, best, [(d, base)] + evidence, hosts, min_ratio):
-        rivals.append(_judge_layout(split, [(d, base)], evidence, hosts, metric, min_ratio, t_yes))
+    for split, k in _splits_seen(d, best, [(d, base)] + evidence, hosts, min_ratio):
+        # a split seen in a later measurement is judged without it (as its layouts are, above)
+        rivals.append(_judge_layout(split, [(d, base)], _without(evidence, k - 1), hosts, metric, min_ratio, t_yes))
     rivals = [c for c in rivals if c.verdict != "no"]     # ruled out, even on the pairs that made it
     if not rivals:
         return _MetricAnswer(metric, "layout", best, [], None)
     return _MetricAnswer(metric, "undecided", None, _distinct([best] + rivals), None)
 
 
+def _without(evidence: list, k: int) -> list:
+    """The evidence less its k-th measurement (k < 0: all of it)."""
+    return evidence[:k] + evidence[k + 1:] if k >= 0 else evidence
+
+
+def _extended(part: list[list[int]], idx: np.ndarray, d: np.ndarray) -> list[list[int]] | None:
+    """A partition of some hosts (positions in idx) as one of all hosts: each other host joins the
+    group it is nearest on average in d; None when one of them has no pair measured to any."""
+    groups = [[int(idx[x]) for x in g] for g in part]
+    measured = set(int(i) for i in idx)
+    for i in range(len(d)):
+        if i in measured:
+            continue
+        near = [np.nanmean(d[i, g]) if np.isfinite(d[i, g]).any() else np.inf for g in groups]
+        if not np.isfinite(min(near)):
+            return None
+        groups[int(np.argmin(near))].append(i)
+    return sorted((sorted(g) for g in groups), key=lambda g: g[0])
+
+
 def _splits_seen(d: np.ndarray, cand: Candidate, evidence: list[tuple[np.ndarray, np.ndarray]], hosts: list[str],
-                 min_ratio: float) -> list[list[list[int]]]:
+                 min_ratio: float) -> list[tuple[list[list[int]], int]]:
     """The candidate with one group split in two wherever a measurement (the matrix itself, or one
-    made to decide) shows a boundary inside it that it does not rule out: the held-out tests
-    confirm a candidate's boundaries, but a layout too coarse has those too, and a finer one made
-    of small switches may have too few held-out margins to be judged. The split is the
-    measurement's own tree's, judged on the pairs it was made from: leaning towards seeing one,
-    which can only keep a layout open; the group's hosts it did not measure go with the half
-    they are nearer on `d`."""
+    made to decide) shows a boundary inside it that it does not rule out, each with the index of
+    that measurement in `evidence`: the held-out tests confirm a candidate's boundaries, but a
+    layout too coarse has those too, and a finer one made of small switches may have too few
+    held-out margins to be judged. The split is the measurement's own tree's, seen on the pairs
+    it was made from: leaning towards seeing one, which can only keep a layout open; the group's
+    hosts it did not measure go with the half they are nearer on `d`."""
     index = {h: i for i, h in enumerate(hosts)}
     groups = [[index[h] for h in g] for g in cand.groups]
     out = []
-    for de, idx in evidence:
+    for source, (de, idx) in enumerate(evidence):
         pos = {int(b): k for k, b in enumerate(idx)}
         for gi, g in enumerate(groups):
             inside = [pos[i] for i in g if i in pos]
@@ -659,16 +713,19 @@ def _splits_seen(d: np.ndarray, cand: Candidate, evidence: list[tuple[np.ndarray
             for i in rest:     # the unmeasured hosts go with the half they are nearer on d
                 near = [np.nanmean(d[i, h]) if np.isfinite(d[i, h]).any() else np.inf for h in halves]
                 halves[int(np.argmin(near))].append(i)
-            out.append(sorted([sorted(x) for k, x in enumerate(groups) if k != gi] + [sorted(h) for h in halves]))
+            out.append((sorted([sorted(x) for k, x in enumerate(groups) if k != gi] + [sorted(h) for h in halves]),
+                        source))
     return out
 
 
-def _misfits(d: np.ndarray, cand: Candidate, hosts: list[str]) -> list[list[int]] | None:
+def _misfits(d: np.ndarray, cand: Candidate, hosts: list[str],
+             evidence: list[tuple[np.ndarray, np.ndarray]] = ()) -> list[list[int]] | None:
     """The candidate with every host that is not clearly nearer its own group than the next
     nearest (Welch's t over its pairs to either under T_HOST) moved to that group; None when every
     host is. The held-out tests judge boundaries by whole groups, where one host on the wrong side
     weighs little: this is what keeps a host whose pairs are too few or too noisy to place from
-    being placed as fact."""
+    being placed as fact. A host that a later measurement (evidence) covers with two pairs or more
+    to either group is judged on that measurement's pairs alone, as a boundary is."""
     index = {h: i for i, h in enumerate(hosts)}
     groups = [[index[h] for h in g] for g in cand.groups]
     lab = _labels(groups, len(hosts))
@@ -677,14 +734,24 @@ def _misfits(d: np.ndarray, cand: Candidate, hosts: list[str]) -> list[list[int]
     other[np.arange(len(hosts)), lab] = np.inf
     nearest = np.argmin(other, axis=1)
     odd = []
+
+    def pairs_to(i: int, group: list[int]) -> list[np.ndarray]:
+        """i's distances to the group's other hosts: in d, then in each evidence matrix holding i."""
+        out = [d[i, [j for j in group if j != i]]]
+        for de, idx in evidence:
+            pos = {int(b): k for k, b in enumerate(idx)}
+            if i in pos:
+                out.append(de[pos[i], [pos[j] for j in group if j != i and j in pos]])
+        return [x[np.isfinite(x)] for x in out]
+
     for i in range(len(hosts)):
-        mine = d[i, [j for j in groups[lab[i]] if j != i]]
-        theirs = d[i, groups[nearest[i]]]
-        mine, theirs = mine[np.isfinite(mine)], theirs[np.isfinite(theirs)]
         if len(groups[lab[i]]) < 2 or not np.isfinite(other[i, nearest[i]]):
             continue               # alone in its group, or nothing measured to another
-        if len(mine) < 2 or len(theirs) < 2:
+        measured = [(a, b) for a, b in zip(pairs_to(i, groups[lab[i]]), pairs_to(i, groups[nearest[i]]))
+                    if len(a) >= 2 and len(b) >= 2]
+        if not measured:
             continue               # too few pairs for a test (a switch of two, a sampled design's shifts)
+        mine, theirs = measured[-1]     # the latest measurement that covers it
         se = math.sqrt(mine.var(ddof=1) / len(mine) + theirs.var(ddof=1) / len(theirs))
         gap = float(theirs.mean() - mine.mean())
         if (gap / se if se > 0 else (math.inf if gap > 0 else 0.0)) < T_HOST:
@@ -753,11 +820,18 @@ class Inference:
             if isinstance(x, (list, tuple)):
                 return [clean(v) for v in x]
             return x
-        return clean(asdict(self))
+        return {**clean(asdict(self)), "switches_decided": self.switches_decided}
 
     @property
     def decided(self) -> bool:
         return self.answer != "undecided"
+
+    @property
+    def switches_decided(self) -> bool:
+        """The leaf switches are known (what placement needs): decided, or undecided only about the
+        levels above them."""
+        return self.decided or (len(self.candidates) > 1 and
+                                all(_same(c.groups, self.candidates[0].groups) for c in self.candidates))
 
 
 ANSWERS = ("layout", "one switch", "undecided")
@@ -765,10 +839,12 @@ ANSWERS = ("layout", "one switch", "undecided")
 
 def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[str], *,
                  min_ratio: float = 1.2, min_significance: float = T_YES, min_level_significance: float = 2.0,
-                 min_separation: float = 1.0, evidence: Sequence[Evidence] = ()) -> Inference:
+                 min_separation: float = 1.0, evidence: Sequence[Evidence] = (), alone: bool = False) -> Inference:
     """Group hosts into switches and switches into a tree; latency in seconds, bandwidth in
     bytes/s, either may be None, and so may any entry (a pair not measured). `evidence`: other
-    all-pairs measurements of some of the hosts, whose margins join the tests.
+    all-pairs measurements of some of the hosts, whose margins join the tests; alone: the
+    matrices' pairs were measured one at a time (else a level above the switches that they show
+    stays open until evidence measured so covers every switch pair: _layout).
     min_ratio: the smallest far/near ratio a boundary needs (the typical host's); min_significance:
     the standard errors its held-out host margins need;
     min_level_significance, min_separation: the tests of a level above the switches (see _upper)."""
@@ -782,6 +858,7 @@ def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[s
     index = {h: i for i, h in enumerate(hosts)}
     answers: dict[str, _MetricAnswer] = {}
     dists: dict[str, np.ndarray] = {}
+    alone_d: dict[str, np.ndarray | None] = {}
     for metric, m in (("bandwidth", bandwidth), ("latency", latency)):
         d = _distances(m, n, invert=metric == "bandwidth")
         if d is None or not np.isfinite(d).any():
@@ -790,11 +867,13 @@ def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[s
         for e in evidence:
             em = e.bandwidth if metric == "bandwidth" else e.latency
             idx = [index.get(h, -1) for h in e.hosts]
-            de = _distances(em, len(e.hosts), invert=metric == "bandwidth") if em else None
+            de = _distances(em, len(e.hosts), invert=metric == "bandwidth", best=e.alone) if em else None
             if de is not None and min(idx) >= 0:
-                ev.append((de, np.array(idx)))
+                ev.append((de, np.array(idx), e.alone))
         dists[metric] = d
-        answers[metric] = _metric_answer(metric, d, ev, hosts, min_ratio, min_significance)
+        alone_d[metric] = _alone_distances(ev, n)
+        answers[metric] = _metric_answer(metric, d, [(de, idx) for de, idx, _ in ev], hosts, min_ratio,
+                                         min_significance)
     used = [e.source for e in evidence]
     if not answers:
         return Inference("one switch", one, None, note="nothing measured: no pair to group by", levels=[one])
@@ -806,7 +885,8 @@ def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[s
         # one metric's layout stands where the other saw none or could not tell (on links that are
         # not oversubscribed only latency shows the switches; on a shared machine latency is noisy)
         a = layouts[0]
-        return _layout(a, dists[a.metric], hosts, used, min_ratio, min_level_significance, min_separation)
+        return _layout(a, dists[a.metric], alone_d[a.metric], alone, hosts, used, min_ratio, min_level_significance,
+                       min_separation)
     open_ = [a for a in answers.values() if a.answer == "undecided"]
     if open_:
         cands = _distinct([c for a in open_ for c in a.candidates])
@@ -817,13 +897,23 @@ def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[s
     return Inference("one switch", one, None, note, [one], boundaries=bounds, evidence=used)
 
 
-def _layout(a: _MetricAnswer, d: np.ndarray, hosts: list[str], used: list[str], min_ratio: float,
-            min_level_significance: float, min_separation: float) -> Inference:
+def _layout(a: _MetricAnswer, d: np.ndarray, alone_d: np.ndarray | None, alone: bool, hosts: list[str],
+            used: list[str], min_ratio: float, min_level_significance: float, min_separation: float) -> Inference:
+    """The switches decided; the levels above them judged on pairs measured one at a time. In a
+    matrix whose pairs measure several at once, a pair across switches shares its switch's trunk
+    with as many of the round's pairs as that switch's hosts take part in: a bigger switch's pairs
+    measure slower, as a level above it would make them (24 nodes on switches of 8, 6, 6 and 4
+    under one spine put the 8 apart from the rest, at 4 pairs at once). So a level such a matrix
+    shows is open until every switch pair is measured alone (`evidence` with alone=True, or the
+    matrix itself when it was)."""
     n = len(hosts)
     index = {h: i for i, h in enumerate(hosts)}
     leaf = sorted((sorted(index[h] for h in g) for g in a.layout.groups), key=lambda g: g[0])
-    tree = _tree(d)
-    upper, above = _upper(tree, leaf, a.metric, (min_ratio, min_separation, min_level_significance))
+    limits = (min_ratio, min_separation, min_level_significance)
+    on_alone = alone_d is not None and len(leaf) >= 3 and _covers(alone_d, leaf)
+    upper, above = _upper(alone_d if on_alone else d, leaf, a.metric, limits)
+    if upper and not (alone or on_alone):
+        return _levels_open(a, leaf, upper, hosts, used)
     levels_idx = [leaf, *upper, [list(range(n))]]
     levels = [[[hosts[i] for i in g] for g in part] for part in levels_idx]
     parents = []
@@ -844,11 +934,65 @@ def _layout(a: _MetricAnswer, d: np.ndarray, hosts: list[str], used: list[str], 
                  "(pairs the layout was not made from)")
     if len(levels) > 2:
         note += "; above them " + ", then ".join(f"{len(lv)} groups" for lv in levels[1:-1])
-    alone = [hosts[i] for i in range(n) if not np.isfinite(d[i]).any()]
-    if alone:
-        note += f"; no pair measured with {', '.join(alone)}: each left a group of its own"
+    if on_alone:
+        note += f"; {'levels' if upper else 'no level'} above the switches, judged on every switch pair measured alone"
+    unmeasured = [hosts[i] for i in range(n) if not np.isfinite(d[i]).any()]
+    if unmeasured:
+        note += f"; no pair measured with {', '.join(unmeasured)}: each left a group of its own"
     return Inference("layout", levels[0], a.metric, note, levels, parents, a.layout.boundaries, cuts=above,
                      inconsistent_pairs=odd, evidence=used)
+
+
+LEVEL_PAIRS = 2    # pairs measured alone between every two switches, at least, for the levels to be judged on them
+
+
+def _covers(d: np.ndarray, leaf: list[list[int]]) -> bool:
+    """Whether d measured LEVEL_PAIRS pairs or more between every two switches."""
+    member = np.zeros((len(d), len(leaf)))
+    for k, hosts in enumerate(leaf):
+        member[hosts, k] = 1.0
+    count = member.T @ np.isfinite(d).astype(float) @ member
+    return bool((count[~np.eye(len(leaf), dtype=bool)] >= LEVEL_PAIRS).all())
+
+
+def _alone_distances(evidence: list[tuple[np.ndarray, np.ndarray, bool]], n: int) -> np.ndarray | None:
+    """n x n: the mean log distance of each pair over the evidence measured one pair at a time
+    (NaN where none measured it); None without such evidence."""
+    total, count = np.zeros((n, n)), np.zeros((n, n))
+    for de, idx, alone in evidence:
+        if alone:
+            ok = np.isfinite(de)
+            total[np.ix_(idx, idx)] += np.where(ok, de, 0.0)
+            count[np.ix_(idx, idx)] += ok
+    if not count.any():
+        return None
+    out = np.full((n, n), np.nan)
+    np.divide(total, count, out=out, where=count > 0)
+    return out
+
+
+def _levels_open(a: _MetricAnswer, leaf: list[list[int]], upper: list[list[list[int]]], hosts: list[str],
+                 used: list[str]) -> Inference:
+    """Undecided between the switches with the levels the concurrent matrix shows and the switches
+    alone under one root: the deciding hosts are two of each switch (one where that would pass
+    DECIDE_HOSTS), every pair of them across switches measured one at a time."""
+    names = [[hosts[i] for i in g] for g in leaf]
+    seen = [[[hosts[i] for i in g] for g in part] for part in upper]
+    with_levels = replace(a.layout, groups=names, above=seen)
+    flat = replace(a.layout, groups=names, above=[])
+    each = 2 if 2 * len(leaf) <= DECIDE_HOSTS else 1
+    decide = sorted((h for g in names for h in g[:each]), key={h: i for i, h in enumerate(hosts)}.get)
+    switch = {h: k for k, g in enumerate(names) for h in g}
+    pairs = [(x, y) for i, x in enumerate(decide) for y in decide[i + 1:] if switch[x] != switch[y]]
+    b = a.layout.boundaries[0] if a.layout.boundaries else None
+    note = f"{len(leaf)} switches, decided by {a.metric}"
+    if b:
+        note += f" (the weakest boundary {b.ratio:.2f}x, {b.t:.1f} standard errors over {b.hosts} host margins)"
+    note += ("; the level above them (" + ", then ".join(f"{len(lv)} groups" for lv in seen) + ") is undecided: "
+             "its pairs measured several at a time, where a switch's trunk carries as many of a round's pairs as its "
+             "hosts take part in; every switch pair measured one pair at a time decides it")
+    return Inference("undecided", names, None, note, [], [], a.layout.boundaries, [flat, with_levels], decide,
+                     pairs=pairs, evidence=used)
 
 
 def _undecided(cands: list[Candidate], hosts: list[str], used: list[str], why: str) -> Inference:

@@ -7,20 +7,24 @@ from rmax.errors import MissingData, RmaxError
 
 
 def stored_groups(store, force: bool = False) -> tuple[list[list[str]], str]:
-    """The latest inference's switch groups; an undecided one only when forced (then its
-    coarsest candidate)."""
+    """The latest inference's switch groups; an undecided one only when its candidates agree on the
+    switches (they differ in the levels above, which placement does not use) or when forced (then
+    its coarsest candidate)."""
     runs = store.list(kind="topology", status="ok", limit=1)
     if not runs:
         raise MissingData("no switch groups known",
                         hint="run `rmax topology infer`, or give --topology cluster.toml")
     s = runs[0].summary
-    if s.get("answer") == "undecided" and not force:
+    if s.get("answer") == "undecided" and not s.get("switches_decided") and not force:
         raise RmaxError(f"the latest inference (topology run {runs[0].id[:8]}) is undecided between "
                         f"{len(s.get('candidates') or [])} layouts: no switch groups to place by",
                         hint="measure what `rmax topology infer` names and infer again, give --topology "
                              "cluster.toml, or --force to place by its coarsest candidate")
-    return s["groups"], f"topology run {runs[0].id[:8]}" + (" (undecided, forced)" if s.get("answer") == "undecided"
-                                                            else "")
+    how = s.get("answer") or "layout"     # which of the three answers the groups come from
+    if how == "undecided":
+        how = "undecided: the switches decided, the levels above them not" if s.get("switches_decided") else \
+            "undecided, forced"
+    return s["groups"], f"topology run {runs[0].id[:8]} ({how})"
 
 
 def groups_for(topology_file: str | None, launcher: str | None, force: bool = False) -> tuple[list[list[str]], str]:

@@ -1,3 +1,3 @@
 """Section builders, one module per family; importing this package registers them."""
 
-from rmax.report.sections import accept, experiment, generic, inventory, tuning  # noqa: F401
+from rmax.report.sections import accept, experiment, generic, inventory, topology, tuning  # noqa: F401
