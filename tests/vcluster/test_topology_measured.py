@@ -102,6 +102,17 @@ def test_a_level_seen_in_concurrent_pairs_waits_for_pairs_alone():
     assert "no level above the switches, judged on every switch pair measured alone" in after.note
 
 
+def test_pairs_alone_on_one_switch_make_no_layout():
+    """16 nodes on one switch, then the deciding run of 6 of them, every pair alone: there a pair
+    whose two ranks ran on two CPUs moved half what a pair on one CPU did, a 10 / 6 split at 1.20x
+    and 3.5 standard errors on those pairs. A boundary judged on such a run alone needs the square
+    of the ratio: one switch or undecided, never the split."""
+    hosts, lat, bw, plan, _ = load(DATA / "one-switch-16-b.json")
+    got = infer_groups(lat, bw, hosts, evidence=[load_alone(ALONE / "one-switch-16-b-1.json")])
+    never_wrong(got, plan, hosts)
+    assert got.answer != "layout", got.note
+
+
 def test_fixtures_are_small_and_measured():
     assert len(FIXTURES) >= 4
     for path in FIXTURES:

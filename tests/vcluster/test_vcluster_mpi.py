@@ -350,6 +350,18 @@ def test_measure_decides_what_a_misleading_matrix_left_open(cluster, db):
             assert m.kind == "matrix" and m.status == "ok" and m.summary["pairs_at_once"] == 1
 
 
+def test_place_uses_the_cluster_named_when_two_are_up(cluster, db, tmp_path):
+    """--vcluster A names the hosts and the declared switches alike, with another cluster up."""
+    from vcutil import temporary_cluster
+
+    with temporary_cluster(2, 1) as other:
+        out = json.loads(run_cli("topology", "place", "--grid", "2x2", "--vcluster", cluster.name, "--rankfile",
+                                 str(tmp_path / "r.txt"), "--json", env={"RMAX_VCLUSTER": ""}, check=True).stdout)
+        assert str(cluster.cluster_toml) in out["source"] and other.name not in out["source"]
+        ranks = parse_rankfile((tmp_path / "r.txt").read_text())
+        assert {s.host for s in ranks} == {n.name for n in cluster.plan.nodes}
+
+
 def test_survey_spans_the_nodes(cluster, db, monkeypatch):
     # The survey's multi-node path: inventory and a node benchmark on every node, and their spread.
     from rmax.survey.fanout import FanOut

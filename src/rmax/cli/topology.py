@@ -166,7 +166,7 @@ def place_cmd(grid, pmap, keep, order, topology_file, hosts, hostfile, vcluster_
 
         st = find(vcluster_name or None, "--vcluster NAME")
         host_list = read_hostfile(st.hostfile)
-        groups, source = groups_for(topology_file, "vcluster")
+        groups, source = groups_for(topology_file, "vcluster", vcluster=st.name)
         cpus = f"0-{local_slots() - 1}"   # virtual nodes share this machine's cores: do not pin
     else:
         if not (hosts or hostfile):

@@ -25,17 +25,18 @@ def hpl_rankfile(cfg, spec: LaunchSpec, launcher: str | None, topology_file: str
     if name not in RANKFILE_LAUNCHERS:
         raise RmaxError(f"--placement topology works with the {' and '.join(RANKFILE_LAUNCHERS)} launchers, "
                         f"not {name}", hint="with srun, order the nodes with --nodelist and --distribution")
-    cpus = None
+    cpus, cluster = None, None
     if name == "vcluster":
         from rmax.vcluster.state import LAUNCH_HOW, find
 
         st = find(None, LAUNCH_HOW)
+        cluster = st.name
         if not spec.hosts:
             spec.hostfile, spec.hosts = str(st.hostfile), read_hostfile(st.hostfile)
         cpus = f"0-{local_slots() - 1}"   # virtual nodes share this machine's cores: do not pin
     if not spec.hosts:
         raise RmaxError("--placement topology needs the nodes to place ranks on", hint="give --hosts or --hostfile")
-    groups, source = groups_for(topology_file, name)
+    groups, source = groups_for(topology_file, name, vcluster=cluster)
     named = {n for g in groups for n in g}
     unknown = [h.name for h in spec.hosts if h.name not in named]
     if unknown:   # placing by switches that do not hold the job's hosts would be a guess

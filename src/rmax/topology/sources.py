@@ -27,10 +27,11 @@ def stored_groups(store, force: bool = False) -> tuple[list[list[str]], str]:
     return s["groups"], f"topology run {runs[0].id[:8]} ({how})"
 
 
-def groups_for(topology_file: str | None, launcher: str | None, force: bool = False) -> tuple[list[list[str]], str]:
+def groups_for(topology_file: str | None, launcher: str | None, force: bool = False,
+               vcluster: str | None = None) -> tuple[list[list[str]], str]:
     """Switch groups for placement: the cluster.toml given, else a virtual cluster's
-    declared layout when launching on one, else the latest stored inference (undecided: only
-    when forced)."""
+    declared layout when launching on one (vcluster: the one named, else $RMAX_VCLUSTER or the
+    only one up), else the latest stored inference (undecided: only when forced)."""
     from rmax.topology.declared import read_groups
 
     if topology_file:
@@ -38,7 +39,7 @@ def groups_for(topology_file: str | None, launcher: str | None, force: bool = Fa
     if launcher == "vcluster":
         from rmax.vcluster.state import LAUNCH_HOW, find
 
-        st = find(None, LAUNCH_HOW)
+        st = find(vcluster, LAUNCH_HOW)
         return read_groups(st.cluster_toml)[1], str(st.cluster_toml)
     from rmax.store import open_store
 
