@@ -780,13 +780,14 @@ def _deciding_hosts(cands: list[Candidate], hosts: list[str]) -> list[str]:
     order = {h: i for i, h in enumerate(hosts)}
     where = [{h: k for k, g in enumerate(c.groups) for h in g} for c in cands]
     moved = [h for h in hosts if len({frozenset(c.groups[w[h]]) for c, w in zip(cands, where) if h in w}) > 1]
-    # a host that moves, and its neighbours in every candidate: the ones it would be compared with
-    picked = list(dict.fromkeys(moved[:DECIDE_HOSTS // 2]))
+    # a host that moves, and two of its neighbours in every candidate: the ones it is compared with
+    # (a host is placed on two pairs or more to either group, _misfits); then the weakest hosts
+    picked = list(dict.fromkeys(moved[:DECIDE_HOSTS // 3]))
+    for h in list(picked):
+        for c, w in zip(cands, where):
+            picked += [x for x in c.groups[w[h]] if x != h][:2]
     for b in sorted((b for c in cands for b in c.boundaries), key=lambda b: b.verdict == "yes"):
         picked += b.weakest
-    for c, w in zip(cands, where):
-        for h in moved[:DECIDE_HOSTS // 2]:
-            picked += [x for x in c.groups[w[h]] if x != h][:2]
     picked = list(dict.fromkeys(picked))[:DECIDE_HOSTS]
     if len(picked) < 4:
         picked = list(dict.fromkeys(picked + [h for c in cands for g in c.groups for h in g[:2]]))[:max(4, len(picked))]

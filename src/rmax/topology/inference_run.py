@@ -81,7 +81,7 @@ def measure_pairs(argv: list[str], seconds: float) -> str:
 GRACE_S = 120.0    # past its watchdog, for the child's MPI start and its run's closing
 
 
-MEASURE_ROUNDS = 4      # deciding measurements at most: each narrows the candidates, or the data cannot
+MEASURE_ROUNDS = 6      # deciding measurements at most: each narrows the candidates, or the data cannot
 MEASURE_LEAST_S = 30.0  # the least budget for one deciding measurement (12 hosts' 66 pairs took 27-29 s here)
 
 
