@@ -264,3 +264,51 @@ def test_switches_decided_levels_open_places_and_writes(db):
     toml = db.parent / "cluster.toml"
     run_cli("topology", "infer", "--write", str(toml), check=True)
     assert toml.read_text().count("[[switch]]") == 4
+
+
+def test_a_surveys_answer_in_its_summary_and_report(db):
+    """The survey's matrix step stores its inference under the survey: the terminal summary's
+    'Switches:' line and the report's 'Switch layout' section say which answer it is."""
+    import io
+
+    from rich.console import Console
+
+    from rmax.report.build import collect_sections
+    from rmax.store import open_store
+    from rmax.survey.summary import render_summary
+    from rmax.topology.inference_run import deciding_command, infer_from_store, store_inference
+
+    hosts, lat, bw, plan, f = load(DATA / "star-8-6-6-4-c.json")
+    matrix = store_matrix(db, hosts, lat, bw, f["options"]["pairs_at_once"])
+    with open_store(db) as store:
+        with store.start_run("survey", hosts=hosts) as survey:
+            survey.update(summary={"nodes": hosts, "steps": [{"step": "matrix", "status": "ok"}]})
+        source, later, names, result = infer_from_store(store, matrix, {})
+        store_inference(store, source, later, names, result, {}, command=deciding_command(source, result.decide),
+                        parent=survey.id)
+        rec = store.get(survey.id)
+        sections = collect_sections(rec, store.children(rec.id))
+    out = io.StringIO()
+    render_summary(rec, Console(file=out, width=200))
+    line = next(x for x in out.getvalue().splitlines() if x.startswith("Switches: "))
+    assert "undecided between 2 candidate layouts (the 4 switches decided" in line and "--pairs-at-once 1" in line
+    (sec,) = [s for s in sections if s.title == "Switch layout"]
+    assert sec.lead.startswith("undecided between 2 candidate layouts") and matrix[:8] in sec.lead
+    candidates = sec.tables[0].rows
+    assert len(candidates) == 2 and candidates[0][3].count(";") == 3 and "above them 2 groups" in candidates[1][3]
+    assert any(result.decide[0] in n and "--pairs-at-once 1" in n for n in sec.notes)
+
+
+def test_measure_that_cannot_run_stores_the_answer_and_fails(db):
+    """--measure on a matrix of a virtual cluster that is not up: the deciding measurement cannot
+    start; the undecided answer is stored with why --measure stopped, and the exit is 1, one line."""
+    from cliutil import run_cli
+
+    hosts, lat, bw, _, _ = load(ONE_SWITCH)
+    store_probe(db, hosts, lat, bw)
+    proc = run_cli("topology", "infer", "--measure", "--budget", "60")
+    assert proc.returncode == 1 and "deciding measurement failed" in proc.stderr and "Traceback" not in proc.stderr
+    rec = json.loads(run_cli("runs", "list", "--kind", "topology", "--json", check=True).stdout)[0]
+    measured = rec["summary"]["measured"]
+    assert rec["summary"]["answer"] == "undecided" and measured["stopped"].startswith("the deciding measurement failed")
+    assert measured["rounds"][0]["run"] is None and "t46c" in measured["rounds"][0]["failed"]

@@ -72,6 +72,7 @@ def infer_cmd(run_id, write_path, measure, budget, min_ratio, min_significance, 
                            f"from {source.kind} run {source.id[:8]}: {result.note}")
     if as_json:
         print_json(rec.as_dict())
+        _fail_if_a_round_failed(rounds)
         return
     more = f", with {len(later)} later run(s) of some of its hosts" if later else ""
     console.print(f"from {source.kind} run {source.id[:8]} ({len(hosts)} hosts{more}): "
@@ -104,6 +105,16 @@ def infer_cmd(run_id, write_path, measure, budget, min_ratio, min_significance, 
     if stopped:
         console.print(f"  --measure: {stopped}", style="yellow")
     console.print(f"stored as topology run {rec.id[:8]}" + (f"; written to {write_path}" if write_path else ""))
+    _fail_if_a_round_failed(rounds)
+
+
+def _fail_if_a_round_failed(rounds: list[dict]) -> None:
+    """A deciding measurement that did not end ok is an error (exit 1), once the answer so far is stored."""
+    if rounds and rounds[-1].get("failed"):
+        from rmax.errors import RunFailed
+
+        raise RunFailed(f"the deciding measurement failed: {rounds[-1]['failed']}",
+                        hint="the answer so far is stored; run the deciding command by hand to see its output")
 
 
 def candidate_text(c, levels: bool = False) -> str:

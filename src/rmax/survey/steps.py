@@ -217,8 +217,8 @@ class MatrixStep(FamilyStep):
         from rmax.topology.inference_run import deciding_command, infer_from_store, store_inference
 
         records = super().run(ctx)
-        for rec in records:
-            if rec.status != "ok":
+        for rec in list(records):
+            if rec.status not in ("ok", "partial"):     # a matrix stopped at its share keeps its rounds
                 continue
             try:
                 source, later, hosts, result = infer_from_store(ctx.store, rec.id, {})

@@ -309,17 +309,21 @@ def _upper(d: np.ndarray, leaf: list[list[int]], metric: str,
     return parts, [replace(c, level=j + 2) for j, c in enumerate(judged) if c.accepted]
 
 
-def _blocks(d: np.ndarray, leaf: list[list[int]]) -> np.ndarray:
-    """Switch x switch: the mean log distance of the measured pairs between two switches' hosts
-    (NaN where none was measured, and on the diagonal)."""
-    g = len(leaf)
-    member = np.zeros((len(d), g))
+def _block_sums(d: np.ndarray, leaf: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Switch x switch: the sum of the measured pairs' log distances between two switches' hosts,
+    and their count."""
+    member = np.zeros((len(d), len(leaf)))
     for k, hosts in enumerate(leaf):
         member[hosts, k] = 1.0
     measured = np.isfinite(d)
-    total = member.T @ np.where(measured, d, 0.0) @ member
-    count = member.T @ measured.astype(float) @ member
-    blocks = np.full((g, g), np.nan)
+    return member.T @ np.where(measured, d, 0.0) @ member, member.T @ measured.astype(float) @ member
+
+
+def _blocks(d: np.ndarray, leaf: list[list[int]]) -> np.ndarray:
+    """Switch x switch: the mean log distance of the measured pairs between two switches' hosts
+    (NaN where none was measured, and on the diagonal)."""
+    total, count = _block_sums(d, leaf)
+    blocks = np.full(total.shape, np.nan)
     np.divide(total, count, out=blocks, where=count > 0)
     np.fill_diagonal(blocks, np.nan)
     return blocks
@@ -509,7 +513,7 @@ def _cuts(d: np.ndarray, most: int) -> list[list[list[int]]]:
 
 def _judge_layout(groups: list[list[int]], tests: list[tuple[np.ndarray, np.ndarray]],
                   evidence: list[tuple[np.ndarray, np.ndarray]], hosts: list[str], metric: str,
-                  min_ratio: float, t_yes: float = T_YES) -> Candidate:
+                  min_ratio: float, t_yes: float = T_YES, alone_ratio: float | None = None) -> Candidate:
     """A candidate judged on the test matrices, each (distances, the base index of each of its
     hosts). A boundary that the evidence (other measurements, made to decide) covers with
     MIN_MARGINS margins is judged on the evidence alone: the first matrix's pairs that left it
@@ -540,7 +544,7 @@ def _judge_layout(groups: list[list[int]], tests: list[tuple[np.ndarray, np.ndar
     # a boundary judged on the evidence alone needs the square of the ratio: there its pairs were
     # measured alone, where on a virtual cluster a pair's rate depends on its ranks' CPUs as much as
     # its path's (16 nodes of one switch split 10 / 6 at 1.20x and 3.5 standard errors on them)
-    t, ratio, code = _verdicts(c, tot, sq, np.where(own_ev, min_ratio ** 2, min_ratio), t_yes)
+    t, ratio, code = _verdicts(c, tot, sq, np.where(own_ev, alone_ratio or min_ratio ** 2, min_ratio), t_yes)
     iu, ju = np.triu_indices(k, 1)
     if not len(iu):
         return Candidate(metric, [[hosts[i] for i in g] for g in groups], "no", [])
@@ -605,7 +609,7 @@ def _metric_answer(metric: str, d: np.ndarray, evidence: list[tuple[np.ndarray, 
         # too few pairs to hold any out: judged on the pairs they were made from, each boundary
         # needing the square of the ratio (a cut of noise picks its widest gap)
         for p in _cuts(d, max(2, n // 2)):
-            c = _judge_layout(p, [(d, base)], evidence, hosts, metric, min_ratio ** 2, t_yes)
+            c = _judge_layout(p, [(d, base)], evidence, hosts, metric, min_ratio ** 2, t_yes, alone_ratio=min_ratio ** 2)
             c.source = "all"
             cands.append(c)
     else:
@@ -620,24 +624,31 @@ def _metric_answer(metric: str, d: np.ndarray, evidence: list[tuple[np.ndarray, 
                               metric, min_ratio, t_yes)
             c.source = ",".join(str(f + 1) for f in sorted(folds))
             cands.append(c)
+    unjudged: list[Candidate] = []      # a deciding measurement's layouts that only it has judged
     for k, (de, idx) in enumerate(evidence):
         # a later measurement's own layouts are candidates too: the first matrix's may not hold the
         # true one (its noise can hide a boundary a measurement of pairs alone shows). Judged
-        # without the measurement that made them, as a fold's are, and with the square of the
-        # ratio: a pair measured alone gets its path's rate, so a boundary that the first matrix
-        # missed stands far out there (4.6x here, against 1.5-2.5x among concurrent pairs), while
-        # on a virtual cluster a pair's rate also depends on which CPUs its two ranks happen to run
-        # on (2x apart, in patterns that can hold from one run to the next: a host 1.2x slower).
+        # without the measurement that made them, as a fold's are, each boundary at the square of
+        # the ratio (on a virtual cluster a pair's rate also depends on which CPUs its two ranks
+        # happen to run on, 2x apart, in patterns that can hold for a run: a host 1.2x slower,
+        # while a boundary the first matrix missed stands 4.6x out among pairs alone). One that stands on its own measurement (its boundaries there
+        # at the square of the ratio) keeps "one switch" from being said, until another
+        # measurement judges it, whatever the first matrix says: that matrix is what the deciding
+        # measurements were taken to overrule.
         for p in _cuts(de, max(2, len(idx) // 2)):
             full = _extended(p, idx, d)
             if full:
-                c = _judge_layout(full, [(d, base)], _without(evidence, k), hosts, metric, min_ratio ** 2, t_yes)
+                c = _judge_layout(full, [(d, base)], _without(evidence, k), hosts, metric, min_ratio ** 2, t_yes,
+                                  alone_ratio=min_ratio ** 2)
                 c.source = f"evidence {k + 1}"
                 cands.append(c)
+                if c.verdict == "no" and _judge_layout(full, [(d, base)], [evidence[k]], hosts, metric, min_ratio,
+                                                       t_yes).verdict == "yes":
+                    unjudged.append(replace(c, verdict="maybe"))
     yes = [c for c in cands if c.verdict == "yes"]
     one = Candidate(metric, [list(hosts)], "one switch", [])
     if not yes:
-        maybe = [c for c in cands if c.verdict == "maybe"]
+        maybe = [c for c in cands if c.verdict == "maybe"] + unjudged
         if maybe:
             return _MetricAnswer(metric, "undecided", None, [one] + _distinct(maybe), None)
         strongest = max(cands, key=lambda c: c.boundaries[0].t if c.boundaries and
@@ -953,10 +964,7 @@ LEVEL_PAIRS = 2    # pairs measured alone between every two switches, at least, 
 
 def _covers(d: np.ndarray, leaf: list[list[int]]) -> bool:
     """Whether d measured LEVEL_PAIRS pairs or more between every two switches."""
-    member = np.zeros((len(d), len(leaf)))
-    for k, hosts in enumerate(leaf):
-        member[hosts, k] = 1.0
-    count = member.T @ np.isfinite(d).astype(float) @ member
+    count = _block_sums(d, leaf)[1]
     return bool((count[~np.eye(len(leaf), dtype=bool)] >= LEVEL_PAIRS).all())
 
 

@@ -89,8 +89,8 @@ def measure_until_decided(source, later, result, limits: dict, budget: float, sa
     """Run the deciding command, infer again with its run as evidence, until decided, MEASURE_ROUNDS
     are done or the budget cannot hold another round (the first needs MEASURE_LEAST_S, each later
     one as long as the last took). Each run's watchdog is the budget left, so a round never
-    outlasts it. Returns (source, later runs, Inference, the rounds, why it stopped undecided);
-    say: a function given a line per round."""
+    outlasts it. Returns (source, later runs, Inference, the rounds, why it stopped undecided;
+    a round that failed has "failed"); say: a function given a line per round."""
     import time
 
     from rmax.store import open_store
@@ -109,7 +109,12 @@ def measure_until_decided(source, later, result, limits: dict, budget: float, sa
         say(f"measuring every pair of {len(result.decide)} hosts one pair at a time ({len(rounds) + 1} of at most "
             f"{MEASURE_ROUNDS}, {left:.0f} s of the budget left) ...")
         t0, hosts = time.monotonic(), list(result.decide)
-        run_id = measure_pairs(deciding_argv(source, hosts), left)
+        try:
+            run_id = measure_pairs(deciding_argv(source, hosts), left)
+        except RmaxError as e:     # the answer so far is kept; the caller says the measurement failed
+            rounds.append({"run": None, "hosts": hosts, "seconds": round(time.monotonic() - t0, 1),
+                           "failed": e.message})
+            return source, later, result, rounds, f"the deciding measurement failed: {e.message}"
         took = time.monotonic() - t0
         need = took
         with open_store() as store:
