@@ -790,7 +790,7 @@ def _deciding_hosts(cands: list[Candidate], hosts: list[str]) -> list[str]:
     apart differently, then the weakest hosts of every contested boundary, at most DECIDE_HOSTS."""
     order = {h: i for i, h in enumerate(hosts)}
     where = [{h: k for k, g in enumerate(c.groups) for h in g} for c in cands]
-    moved = [h for h in hosts if len({frozenset(c.groups[w[h]]) for c, w in zip(cands, where) if h in w}) > 1]
+    moved = _moved(cands, order)
     # a host that moves, and two of its neighbours in every candidate: the ones it is compared with
     # (a host is placed on two pairs or more to either group, _misfits); then the weakest hosts
     picked = list(dict.fromkeys(moved[:DECIDE_HOSTS // 3]))
@@ -803,6 +803,19 @@ def _deciding_hosts(cands: list[Candidate], hosts: list[str]) -> list[str]:
     if len(picked) < 4:
         picked = list(dict.fromkeys(picked + [h for c in cands for g in c.groups for h in g[:2]]))[:max(4, len(picked))]
     return sorted(picked, key=order.get)
+
+
+def _moved(cands: list[Candidate], order: dict[str, int]) -> list[str]:
+    """The hosts that the candidates place differently, in host order: against the first
+    candidate, each group of another is matched to the first's group it shares most hosts with,
+    and the hosts of either that the other lacks have moved (not every host of a group that lost
+    one: 13 hosts of a switch do not move because its 14th may be elsewhere)."""
+    out: list[str] = []
+    for c in cands[1:]:
+        for g in c.groups:
+            best = max(cands[0].groups, key=lambda b: len(set(b) & set(g)))
+            out += [h for h in g if h not in best] + [h for h in best if h not in g]
+    return sorted(set(out), key=order.get)
 
 
 @dataclass
