@@ -21,16 +21,21 @@ DATA = Path(__file__).parent / "matrices"
 FIXTURES = sorted(DATA.glob("*.json"))
 
 
-def load(path: Path):
-    """(hosts, latency s, bandwidth bytes/s, the declared plan, the fixture) of a stored fixture."""
+def _read(path: Path):
+    """(hosts, latency s, bandwidth bytes/s, the fixture) of a stored fixture's pairs."""
     f = json.loads(path.read_text())
     hosts, n = f["hosts"], len(f["hosts"])
     lat = [[None] * n for _ in range(n)]
     bw = [[None] * n for _ in range(n)]
     for i, j, ij, ji, us in f["pairs"]:
-        bw[i][j] = ij * 1e6 if ij is not None else None
-        bw[j][i] = ji * 1e6 if ji is not None else None
+        bw[i][j], bw[j][i] = (None if v is None else v * 1e6 for v in (ij, ji))
         lat[i][j] = lat[j][i] = us * 1e-6 if us is not None else None
+    return hosts, lat, bw, f
+
+
+def load(path: Path):
+    """(hosts, latency s, bandwidth bytes/s, the declared plan, the fixture) of a stored fixture."""
+    hosts, lat, bw, f = _read(path)
     lay = f["layout"]
     plan = make_plan(hosts[0].rsplit("-n", 1)[0], lay["nodes"], len(lay["switch_sizes"]), "10.213.9.0/24",
                      trunk_kind=lay["trunks"], link_rate=10**9, trunk_rate=10**8, sizes=lay["switch_sizes"])
@@ -67,13 +72,7 @@ def load_alone(path: Path):
     """A fixture of the deciding command's run (every pair of some hosts, one pair at a time) as evidence."""
     from rmax.topology.infer import Evidence
 
-    f = json.loads(path.read_text())
-    hosts, n = f["hosts"], len(f["hosts"])
-    lat = [[None] * n for _ in range(n)]
-    bw = [[None] * n for _ in range(n)]
-    for i, j, ij, ji, us in f["pairs"]:
-        bw[i][j], bw[j][i] = (None if v is None else v * 1e6 for v in (ij, ji))
-        lat[i][j] = lat[j][i] = us * 1e-6 if us is not None else None
+    hosts, lat, bw, f = _read(path)
     assert f["options"]["pairs_at_once"] == 1
     return Evidence(hosts, lat, bw, source=f["run"], alone=True)
 
