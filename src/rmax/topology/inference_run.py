@@ -72,7 +72,9 @@ def measure_pairs(argv: list[str], seconds: float) -> str:
     except ValueError:
         rec = {}
     if proc.returncode != 0 or rec.get("status") != "ok":
-        why = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        lines = proc.stderr.strip().splitlines()
+        errors = [x.split("error:", 1)[1].strip() for x in lines if x.startswith("rmax: error:")]
+        why = (errors or lines or [f"exit status {proc.returncode}"])[-1]     # its error line, not its hint
         raise RmaxError(f"the deciding measurement (rmax {' '.join(argv)}) did not end ok: {why}",
                         hint="run it by hand to see its output")
     return rec["id"]
