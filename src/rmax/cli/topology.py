@@ -7,7 +7,7 @@ from rich.text import Text
 
 from rmax.cli.output import console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TOPOLOGY, Number, OutputFile, Seconds, to_number
-from rmax.errors import RmaxError
+from rmax.errors import RmaxError, RunFailed
 from rmax.hostlist import compress
 from rmax.launch.base import MAX_RANKS
 from rmax.textfile import write_atomic
@@ -111,8 +111,6 @@ def infer_cmd(run_id, write_path, measure, budget, min_ratio, min_significance, 
 def _fail_if_a_round_failed(rounds: list[dict]) -> None:
     """A deciding measurement that did not end ok is an error (exit 1), once the answer so far is stored."""
     if rounds and rounds[-1].get("failed"):
-        from rmax.errors import RunFailed
-
         raise RunFailed(f"the deciding measurement failed: {rounds[-1]['failed']}",
                         hint="the answer so far is stored; run the deciding command by hand to see its output")
 

@@ -98,10 +98,10 @@ def render_summary(rec: RunRecord, console) -> None:
         console.print("What limits this cluster:")
         for line in limits:
             console.print(f"  {line}")
+    from rmax.topology.inference_run import answer_line
+
     for r in runs:
         if r.kind == "topology" and r.status == "ok":
-            from rmax.topology.inference_run import answer_line
-
             console.print(f"Switches: {answer_line(r.summary)} (topology run {r.id[:8]})", soft_wrap=True,
                           highlight=False, markup=False)
     spread = rec.summary.get("spread") or {}

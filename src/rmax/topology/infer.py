@@ -88,9 +88,8 @@ def _distances(matrix: Matrix | None, n: int, invert: bool, best: bool = False) 
         logs = -logs
     d = np.full((n, n), np.nan)
     if best:
-        one, other = np.where(ok, logs, np.inf), np.where(ok.T, logs.T, np.inf)
-        near = np.minimum(one, other)
-        d = np.where(np.isfinite(near), near, np.nan)
+        near = np.minimum(np.where(ok, logs, np.inf), np.where(ok.T, logs.T, np.inf))
+        np.copyto(d, near, where=np.isfinite(near))
     else:
         count = ok.astype(float) + ok.T
         total = np.where(ok, logs, 0.0) + np.where(ok.T, logs.T, 0.0)
@@ -516,7 +515,7 @@ def _judge_layout(groups: list[list[int]], tests: list[tuple[np.ndarray, np.ndar
                   min_ratio: float, t_yes: float = T_YES, alone_ratio: float | None = None) -> Candidate:
     """A candidate judged on the test matrices, each (distances, the base index of each of its
     hosts). A boundary that the evidence (other measurements, made to decide) covers with
-    MIN_MARGINS margins is judged on the evidence alone: the first matrix's pairs that left it
+    MIN_MARGINS margins is judged on the evidence alone, at alone_ratio: the first matrix's pairs that left it
     open were measured under another load and would pull it back."""
     n, k = len(hosts), len(groups)
     lab = _labels(groups, n)
@@ -541,9 +540,10 @@ def _judge_layout(groups: list[list[int]], tests: list[tuple[np.ndarray, np.ndar
     (c0, t0, q0, r0), (c1, t1, q1, r1) = sums(tests), sums(evidence)
     own_ev = c1 >= MIN_MARGINS
     c, tot, sq = (np.where(own_ev, e, b + e) for b, e in ((c0, c1), (t0, t1), (q0, q1)))
-    # a boundary judged on the evidence alone needs the square of the ratio: there its pairs were
-    # measured alone, where on a virtual cluster a pair's rate depends on its ranks' CPUs as much as
-    # its path's (16 nodes of one switch split 10 / 6 at 1.20x and 3.5 standard errors on them)
+    # a boundary judged on the evidence alone needs alone_ratio (default the square of the ratio):
+    # the deciding measurements measure pairs alone, where on a virtual cluster a pair's rate
+    # depends on its ranks' CPUs as much as on its path (16 nodes of one switch split 10 / 6 at
+    # 1.20x and 3.5 standard errors on such a run)
     t, ratio, code = _verdicts(c, tot, sq, np.where(own_ev, alone_ratio or min_ratio ** 2, min_ratio), t_yes)
     iu, ju = np.triu_indices(k, 1)
     if not len(iu):
@@ -609,7 +609,8 @@ def _metric_answer(metric: str, d: np.ndarray, evidence: list[tuple[np.ndarray, 
         # too few pairs to hold any out: judged on the pairs they were made from, each boundary
         # needing the square of the ratio (a cut of noise picks its widest gap)
         for p in _cuts(d, max(2, n // 2)):
-            c = _judge_layout(p, [(d, base)], evidence, hosts, metric, min_ratio ** 2, t_yes, alone_ratio=min_ratio ** 2)
+            c = _judge_layout(p, [(d, base)], evidence, hosts, metric, min_ratio ** 2, t_yes,
+                              alone_ratio=min_ratio ** 2)
             c.source = "all"
             cands.append(c)
     else:
@@ -626,15 +627,14 @@ def _metric_answer(metric: str, d: np.ndarray, evidence: list[tuple[np.ndarray, 
             cands.append(c)
     unjudged: list[Candidate] = []      # a deciding measurement's layouts that only it has judged
     for k, (de, idx) in enumerate(evidence):
-        # a later measurement's own layouts are candidates too: the first matrix's may not hold the
-        # true one (its noise can hide a boundary a measurement of pairs alone shows). Judged
-        # without the measurement that made them, as a fold's are, each boundary at the square of
-        # the ratio (on a virtual cluster a pair's rate also depends on which CPUs its two ranks
-        # happen to run on, 2x apart, in patterns that can hold for a run: a host 1.2x slower,
-        # while a boundary the first matrix missed stands 4.6x out among pairs alone). One that stands on its own measurement (its boundaries there
-        # at the square of the ratio) keeps "one switch" from being said, until another
-        # measurement judges it, whatever the first matrix says: that matrix is what the deciding
-        # measurements were taken to overrule.
+        # A later measurement's own layouts are candidates too: the first matrix's may not hold
+        # the true one (its noise can hide a boundary that pairs measured alone show, 4.6x out
+        # here). Judged without the measurement that made them, as a fold's are, each boundary at
+        # the square of the ratio: on a virtual cluster a pair's rate also depends on which CPUs
+        # its two ranks happen to run on, 2x apart, in patterns that can hold for a run (a host
+        # 1.2x slower). One that stands on its own measurement keeps "one switch" from being said
+        # until another measurement judges it, whatever the first matrix says: that matrix is
+        # what the deciding measurements were taken to overrule.
         if len(idx) < n:
             # placing the hosts it did not measure by the first matrix would make a candidate of
             # that matrix, then judged on it (a 40-node chain as 5 switches by latency, at 4.2
@@ -642,14 +642,13 @@ def _metric_answer(metric: str, d: np.ndarray, evidence: list[tuple[np.ndarray, 
             continue
         for p in _cuts(de, max(2, len(idx) // 2)):
             full = sorted((sorted(int(idx[x]) for x in g) for g in p), key=lambda g: g[0])
-            if full:
-                c = _judge_layout(full, [(d, base)], _without(evidence, k), hosts, metric, min_ratio ** 2, t_yes,
-                                  alone_ratio=min_ratio ** 2)
-                c.source = f"evidence {k + 1}"
-                cands.append(c)
-                if c.verdict == "no" and _judge_layout(full, [(d, base)], [evidence[k]], hosts, metric, min_ratio,
-                                                       t_yes).verdict == "yes":
-                    unjudged.append(replace(c, verdict="maybe"))
+            c = _judge_layout(full, [(d, base)], _without(evidence, k), hosts, metric, min_ratio ** 2, t_yes,
+                              alone_ratio=min_ratio ** 2)
+            c.source = f"evidence {k + 1}"
+            cands.append(c)
+            if c.verdict == "no" and _judge_layout(full, [(d, base)], [evidence[k]], hosts, metric, min_ratio,
+                                                   t_yes).verdict == "yes":
+                unjudged.append(replace(c, verdict="maybe"))
     yes = [c for c in cands if c.verdict == "yes"]
     one = Candidate(metric, [list(hosts)], "one switch", [])
     if not yes:
@@ -666,9 +665,10 @@ def _metric_answer(metric: str, d: np.ndarray, evidence: list[tuple[np.ndarray, 
     moved = _misfits(d, best, hosts, evidence)
     if moved is not None:
         rivals.append(_judge_layout(moved, [(d, base)], evidence, hosts, metric, min_ratio, t_yes))
-    for split, k in _splits_seen(d, best, [(d, base)] + evidence, hosts, min_ratio):
+    for split, made_by in _splits_seen(d, best, [(d, base)] + evidence, hosts, min_ratio):
         # a split seen in a later measurement is judged without it (as its layouts are, above)
-        rivals.append(_judge_layout(split, [(d, base)], _without(evidence, k - 1), hosts, metric, min_ratio, t_yes))
+        rivals.append(_judge_layout(split, [(d, base)], _without(evidence, made_by - 1), hosts, metric, min_ratio,
+                                    t_yes))
     rivals = [c for c in rivals if c.verdict != "no"]     # ruled out, even on the pairs that made it
     if not rivals:
         return _MetricAnswer(metric, "layout", best, [], None)
@@ -740,11 +740,12 @@ def _misfits(d: np.ndarray, cand: Candidate, hosts: list[str],
     nearest = np.argmin(other, axis=1)
     odd = []
 
+    runs = [(de, {int(b): k for k, b in enumerate(idx)}) for de, idx in evidence]   # each run and its hosts' rows
+
     def pairs_to(i: int, group: list[int]) -> list[np.ndarray]:
         """i's distances to the group's other hosts: in d, then in each evidence matrix holding i."""
         out = [d[i, [j for j in group if j != i]]]
-        for de, idx in evidence:
-            pos = {int(b): k for k, b in enumerate(idx)}
+        for de, pos in runs:
             if i in pos:
                 out.append(de[pos[i], [pos[j] for j in group if j != i and j in pos]])
         return [x[np.isfinite(x)] for x in out]
@@ -946,11 +947,7 @@ def _layout(a: _MetricAnswer, d: np.ndarray, alone_d: np.ndarray | None, alone: 
                            if len(leaf) > 1 and np.isfinite(m.to[i]).sum() > 1 else np.inf for i in range(n)])
     odd = [(hosts[i], hosts[j]) for g in leaf for x, i in enumerate(g) for j in g[x + 1:]
            if np.isfinite(d[i, j]) and d[i, j] > min(near_other[i], near_other[j])]
-    b = a.layout.boundaries[0] if a.layout.boundaries else None
-    note = f"{len(leaf)} switches, decided by {a.metric}"
-    if b:
-        note += (f": the weakest boundary {b.ratio:.2f}x, {b.t:.1f} standard errors over {b.hosts} host margins "
-                 "(pairs the layout was not made from)")
+    note = _switches_note(a, len(leaf))
     if len(levels) > 2:
         note += "; above them " + ", then ".join(f"{len(lv)} groups" for lv in levels[1:-1])
     if on_alone:
@@ -960,6 +957,16 @@ def _layout(a: _MetricAnswer, d: np.ndarray, alone_d: np.ndarray | None, alone: 
         note += f"; no pair measured with {', '.join(unmeasured)}: each left a group of its own"
     return Inference("layout", levels[0], a.metric, note, levels, parents, a.layout.boundaries, cuts=above,
                      inconsistent_pairs=odd, evidence=used)
+
+
+def _switches_note(a: _MetricAnswer, switches: int) -> str:
+    """The decided switches in words, with the weakest boundary that decided them."""
+    b = a.layout.boundaries[0] if a.layout.boundaries else None
+    note = f"{switches} switches, decided by {a.metric}"
+    if b:
+        note += (f": the weakest boundary {b.ratio:.2f}x, {b.t:.1f} standard errors over {b.hosts} host margins "
+                 "(pairs the layout was not made from)")
+    return note
 
 
 LEVEL_PAIRS = 2    # pairs measured alone between every two switches, at least, for the levels to be judged on them
@@ -1000,13 +1007,11 @@ def _levels_open(a: _MetricAnswer, leaf: list[list[int]], upper: list[list[list[
     decide = sorted((h for g in names for h in g[:each]), key={h: i for i, h in enumerate(hosts)}.get)
     switch = {h: k for k, g in enumerate(names) for h in g}
     pairs = [(x, y) for i, x in enumerate(decide) for y in decide[i + 1:] if switch[x] != switch[y]]
-    b = a.layout.boundaries[0] if a.layout.boundaries else None
-    note = f"{len(leaf)} switches, decided by {a.metric}"
-    if b:
-        note += f" (the weakest boundary {b.ratio:.2f}x, {b.t:.1f} standard errors over {b.hosts} host margins)"
-    note += ("; the level above them (" + ", then ".join(f"{len(lv)} groups" for lv in seen) + ") is undecided: "
-             "its pairs measured several at a time, where a switch's trunk carries as many of a round's pairs as its "
-             "hosts take part in; every switch pair measured one pair at a time decides it")
+    above = ", then ".join(f"{len(lv)} groups" for lv in seen)
+    note = _switches_note(a, len(leaf)) + (
+        f"; the level above them ({above}) is undecided: its pairs measured several at a time, where a switch's "
+        "trunk carries as many of a round's pairs as its hosts take part in; every switch pair measured one pair "
+        "at a time decides it")
     return Inference("undecided", names, None, note, [], [], a.layout.boundaries, [flat, with_levels], decide,
                      pairs=pairs, evidence=used)
 

@@ -8,6 +8,7 @@ import json
 import shlex
 import subprocess
 import sys
+import time
 
 from rmax.errors import RmaxError
 
@@ -93,8 +94,6 @@ def measure_until_decided(source, later, result, limits: dict, budget: float, sa
     one as long as the last took). Each run's watchdog is the budget left, so a round never
     outlasts it. Returns (source, later runs, Inference, the rounds, why it stopped undecided;
     a round that failed has "failed"); say: a function given a line per round."""
-    import time
-
     from rmax.store import open_store
 
     say = say or (lambda line: None)

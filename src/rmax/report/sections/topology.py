@@ -19,9 +19,9 @@ def topology(runs: list[RunRecord]) -> list[Section]:
         s = r.summary or {}
         if not s.get("answer"):
             continue
+        source = f"{r.params.get('source_kind')} run {str(r.params.get('source'))[:8]}"
         sec = Section(key=f"topology-{r.id[:8]}", title="Switch layout", order=44,
-                      lead=f"{answer_line(s, command=False)} (topology run {r.id[:8]}, from {r.params.get('source_kind')} run "
-                           f"{str(r.params.get('source'))[:8]})")
+                      lead=f"{answer_line(s, command=False)} (topology run {r.id[:8]}, from {source})")
         if s["answer"] == "layout":
             levels = s.get("levels") or []
             rows = [[f"switch {i}", compress(g), str(len(g))] for i, g in enumerate(s.get("groups") or [], 1)]
