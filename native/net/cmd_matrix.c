@@ -100,29 +100,234 @@ static double measure_on(matrix_ctx *x, MPI_Comm pc, int bandwidth, int *bad, do
     return value;
 }
 
-/* The end of one measurement of every pair at once. A rank whose pair is done only waits: it
- * sleeps between tests instead of polling, or on a host whose cores the ranks share the pairs
- * done first would take CPU time from those still measuring. */
-static void measured(void)
+/* A pair's communicator inside a turn's (rank 0 of it is `first`). */
+static MPI_Comm pair_in(MPI_Comm turn, int first, int second)
 {
-    net_quiet_barrier(MPI_COMM_WORLD, 1);
+    int me;
+    MPI_Comm pc;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_split(turn, first < second ? first : second, me == first ? 0 : 1, &pc);
+    return pc;
 }
 
-/* One measurement between world ranks a (initiator / sender) and b; every rank calls it (ranks
- * of no pair pass -1). As measure_on, on world rank a (and *shared on a and b). */
-static double measure_pair(matrix_ctx *x, int a, int b, int bandwidth, int *bad, double *best, int *shared)
+/* The rounds as turns (turns.c): each round's pairs measure on their own, the others asleep. */
+enum { C_PARTNER, C_LAT, C_LAT_BEST, C_BW, C_BW_BEST, C_SHARED, C_BAD, CELL };
+
+typedef struct {
+    matrix_ctx *x;
+    const mx_schedule *sch;
+    net_run *run;
+    double **mat;     /* rank 0: ROWS matrices */
+    int any_bad;
+    const int *order; /* the rounds in the order run (NULL: as planned) */
+    double budget, start, mean;  /* --rounds-budget: no round starts that would end later */
+} rounds_ctx;
+
+static int round_of(const rounds_ctx *c, int turn) { return c->order ? c->order[turn] : turn; }
+
+static int round_members(void *ctx, int turn, int *out)
 {
-    MPI_Comm pc = net_pair_comm(a, b);
-    double value = NAN;
-    *bad = 0;
-    *shared = 0;
-    *best = NAN;
-    if (pc != MPI_COMM_NULL) {
-        value = measure_on(x, pc, bandwidth, bad, best, shared);
-        MPI_Comm_free(&pc);
+    const rounds_ctx *c = ctx;
+    const int n = c->sch->n, *partner = c->sch->partner + (size_t)round_of(c, turn) * (size_t)n;
+    int m = 0;
+    for (int q = 0; q < n; q++)
+        if (partner[q] >= 0)
+            out[m++] = q;
+    return m;
+}
+
+/* Latency (lo initiates), then bandwidth: lo sends, then hi sends; each rank's cell goes to rank 0
+ * (latency when it initiated, bandwidth from it, their best samples, CPU shared). */
+static void round_run(void *ctx, int turn, MPI_Comm comm, double *cell)
+{
+    rounds_ctx *c = ctx;
+    const int me = c->run->me, partner = c->sch->partner[(size_t)round_of(c, turn) * (size_t)c->sch->n + (size_t)me];
+    if (me == 0) {
+        char step[64];
+        snprintf(step, sizeof step, "matrix round %d of %d", turn + 1, c->sch->rounds);
+        rmx_step(step);
     }
-    measured();
-    return value;
+    const int lo = me < partner ? me : partner, hi = me < partner ? partner : me;
+    /* the reversed pair, whose rank 0 is hi, is split from the pair alone */
+    MPI_Comm pc[2] = {pair_in(comm, lo, hi), MPI_COMM_NULL};
+    MPI_Comm_split(pc[0], 0, me == hi ? 0 : 1, &pc[1]);
+    int bad = 0, sh[3] = {0, 0, 0};
+    double best;
+    for (int k = 0; k < CELL; k++)
+        cell[k] = k == C_PARTNER ? partner : k >= C_SHARED ? 0 : NAN;
+    for (int q = 0; q < 3; q++) {
+        const int dir = q == 2, from = dir ? hi : lo;
+        const double v = measure_on(c->x, pc[dir], q > 0, &bad, &best, &sh[q]);
+        net_quiet_barrier(comm, 1);  /* the round's pairs move on together */
+        if (me == from) {
+            cell[q ? C_BW : C_LAT] = v;
+            cell[q ? C_BW_BEST : C_LAT_BEST] = best;
+            cell[C_BAD] = cell[C_BAD] || bad;
+        }
+    }
+    for (int d = 0; d < 2; d++)
+        MPI_Comm_free(&pc[d]);
+    cell[C_SHARED] = sh[0] || sh[1] || sh[2];
+}
+
+static int round_go(void *ctx, int turn)
+{
+    const rounds_ctx *c = ctx;
+    return c->budget <= 0 || turn == 0 || MPI_Wtime() - c->start + c->mean <= c->budget;
+}
+
+/* Rank 0: the round's cells into the matrices and its record. */
+static void round_done(void *ctx, int turn, const int *members, int m, const double *cells)
+{
+    rounds_ctx *c = ctx;
+    const int n = c->sch->n;
+    static const int row_of[CELL] = {-1, ROW_LAT, ROW_LAT_BEST, ROW_BW, ROW_BW_BEST, ROW_SHARED, -1};
+    c->mean = (MPI_Wtime() - c->start) / (turn + 1);
+    rmx_json *j = net_record(c->run, "round");
+    if (j) {
+        rmx_json_int(j, "round", round_of(c, turn));
+        rmx_json_arr_begin(j, "cells");  /* [from, to, latency, latency_best, bandwidth, bandwidth_best, shared] */
+    }
+    for (int k = 0; k < m; k++) {
+        const double *cl = cells + (size_t)k * CELL;
+        const int i = members[k];
+        const size_t at = (size_t)i * n + (size_t)cl[C_PARTNER];
+        for (int q = C_LAT; q <= C_SHARED; q++)
+            if (q == C_SHARED || !isnan(cl[q]))
+                c->mat[row_of[q]][at] = cl[q];
+        c->any_bad |= cl[C_BAD] != 0;
+        if (j) {
+            rmx_json_arr_begin(j, NULL);
+            rmx_json_int(j, NULL, i);
+            rmx_json_int(j, NULL, (long long)cl[C_PARTNER]);
+            for (int q = C_LAT; q < C_SHARED; q++)
+                rmx_json_num(j, NULL, cl[q]);
+            rmx_json_int(j, NULL, cl[C_SHARED] != 0);
+            rmx_json_arr_end(j);
+        }
+    }
+    if (j) {
+        rmx_json_arr_end(j);
+        rmx_json_bool(j, "validated", !c->any_bad);
+        rmx_json_obj_end(j);
+    }
+}
+
+/* The retests as turns: per retest round, each repetition measures the round's suspects, all at
+ * once, then their controls. Turn t: round t / (2 retests), repetition t / 2 % retests, controls
+ * when t is odd. No round starts that would end past the budget. */
+typedef struct {
+    matrix_ctx *x;
+    net_run *run;
+    const int *units;
+    int nunits, retests, nrounds, n;
+    int *first;       /* per round, its first unit; first[nrounds] = nunits */
+    double *val[4];   /* rank 0: alone, alone CPU shared, control, control CPU shared [unit * retests + r] */
+    double budget, start, round_start, longest;
+    int any_bad, rounds_run, retested;
+} retests_ctx;
+
+static const int *unit_at(const retests_ctx *c, int u) { return c->units + (size_t)u * U_INTS; }
+
+/* The pair a unit measures in this turn ((from, to): the suspect's, or its control's; -1: none). */
+static void unit_pair(const int *t, int control, int *a, int *b)
+{
+    *a = t[control ? U_CTL_FROM : U_FROM];
+    *b = t[control ? U_CTL_TO : U_TO];
+}
+
+static int retest_members(void *ctx, int turn, int *out)
+{
+    const retests_ctx *c = ctx;
+    const int r = turn / (2 * c->retests), control = turn % 2;
+    int m = 0;
+    for (int q = 0; q < c->n; q++)
+        for (int u = c->first[r]; u < c->first[r + 1]; u++) {
+            int a, b;
+            unit_pair(unit_at(c, u), control, &a, &b);
+            if (a >= 0 && (a == q || b == q)) {
+                out[m++] = q;
+                break;
+            }
+        }
+    return m;
+}
+
+static void retest_run(void *ctx, int turn, MPI_Comm comm, double *msg)
+{
+    retests_ctx *c = ctx;
+    const int r = turn / (2 * c->retests), control = turn % 2, me = c->run->me;
+    if (me == 0 && turn % (2 * c->retests) == 0) {
+        char step[64];
+        snprintf(step, sizeof step, "matrix retest round %d of %d", r + 1, c->nrounds);
+        rmx_step(step);
+    }
+    int a = -1, b = -1, kind = 0;
+    for (int u = c->first[r]; u < c->first[r + 1] && a < 0; u++) {  /* a round's pairs share no rank */
+        unit_pair(unit_at(c, u), control, &a, &b);
+        kind = unit_at(c, u)[U_KIND];
+        if (a != me && b != me)
+            a = -1;
+    }
+    int bad = 0, shared = 0;
+    double best;
+    MPI_Comm pc = pair_in(comm, a, b);
+    const double v = measure_on(c->x, pc, kind, &bad, &best, &shared);
+    MPI_Comm_free(&pc);
+    net_quiet_barrier(comm, 1);
+    msg[0] = v;
+    msg[1] = bad;
+    msg[2] = shared;
+}
+
+static int retest_go(void *ctx, int turn)
+{
+    retests_ctx *c = ctx;
+    if (turn % (2 * c->retests))
+        return 1;
+    c->round_start = MPI_Wtime();
+    return c->round_start - c->start + c->longest <= c->budget;
+}
+
+static void retest_done(void *ctx, int turn, const int *members, int m, const double *got)
+{
+    retests_ctx *c = ctx;
+    const int r = turn / (2 * c->retests), rep = turn / 2 % c->retests, control = turn % 2;
+    for (int u = c->first[r]; u < c->first[r + 1]; u++) {
+        int a, b, k = 0;
+        unit_pair(unit_at(c, u), control, &a, &b);
+        while (a >= 0 && k < m && members[k] != a)
+            k++;
+        const size_t at = (size_t)u * (size_t)c->retests + (size_t)rep;
+        c->val[2 * control][at] = a >= 0 ? got[3 * k] : NAN;
+        c->val[2 * control + 1][at] = a >= 0 ? got[3 * k + 2] : 0;
+        c->any_bad |= a >= 0 && got[3 * k + 1] != 0;
+    }
+    if (turn % (2 * c->retests) != 2 * c->retests - 1)
+        return;
+    rmx_json *j = net_record(c->run, "retests");
+    if (j) {
+        rmx_json_int(j, "round", r);
+        rmx_json_arr_begin(j, "suspects");
+        for (int u = c->first[r]; u < c->first[r + 1]; u++) {
+            const size_t at = (size_t)u * (size_t)c->retests;
+            rmx_json_obj_begin(j, NULL);
+            rmx_json_int(j, "suspect", unit_at(c, u)[U_SUSPECT]);
+            rmx_json_nums(j, "alone", c->val[0] + at, (size_t)c->retests);
+            rmx_json_nums(j, "alone_cpu_shared", c->val[1] + at, (size_t)c->retests);
+            if (unit_at(c, u)[U_CTL_FROM] >= 0) {
+                rmx_json_nums(j, "control", c->val[2] + at, (size_t)c->retests);
+                rmx_json_nums(j, "control_cpu_shared", c->val[3] + at, (size_t)c->retests);
+            }
+            rmx_json_obj_end(j);
+        }
+        rmx_json_arr_end(j);
+        rmx_json_obj_end(j);
+    }
+    const double took = MPI_Wtime() - c->round_start;
+    c->longest = c->rounds_run == 0 || took > c->longest ? took : c->longest;
+    c->retested += c->first[r + 1] - c->first[r];
+    c->rounds_run++;
 }
 
 static void write_matrix(rmx_json *j, const char *key, const double *v, int n)
@@ -308,7 +513,7 @@ int cmd_matrix(int argc, char **argv)
     size_t lat_size = 8, bw_size = 1 << 20;
     long long window = 8, max_samples = 20, min_samples = 5, retests = 3, self_test = 0, shifts = 0,
               at_once = 0;
-    double budget = 0.01, retest_budget = 120;
+    double budget = 0.01, retest_budget = 120, rounds_budget = 0;
     int no_retest = 0, slow_last = 0;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
@@ -329,6 +534,9 @@ int cmd_matrix(int argc, char **argv)
         {"pairs-at-once", RMX_ARG_INT, &at_once,
          "pairs measured at once at most (0: every pair of a round; fewer where ranks share few cores)", 0,
          1 << 20, NULL},
+        {"rounds-budget", RMX_ARG_DOUBLE, &rounds_budget,
+         "seconds for the rounds (0: no limit): the rounds run in a shuffled order, each a sample of the design, "
+         "and no round starts that would end later", 0, 86400, NULL},
         {"no-retest", RMX_ARG_FLAG, &no_retest, "report suspects without measuring them again", 0, 0, NULL},
         {"retests", RMX_ARG_INT, &retests, "times each suspect is measured alone", 1, 100, NULL},
         {"retest-budget", RMX_ARG_DOUBLE, &retest_budget,
@@ -401,6 +609,7 @@ int cmd_matrix(int argc, char **argv)
         rmx_json_int(j, "shifts", shifts);
         rmx_json_int(j, "pairs_at_once", at_once);
         rmx_json_int(j, "rounds", sch.rounds);
+        rmx_json_num(j, "rounds_budget", rounds_budget);
         rmx_json_int(j, "pairs", schedule_pairs(&sch));
         rmx_json_int(j, "pairs_total", (long long)n * (n - 1) / 2);
         rmx_json_int(j, "retests", retests);
@@ -424,79 +633,25 @@ int cmd_matrix(int argc, char **argv)
         for (size_t c = 0; me == 0 && c < nn; c++)
             mat[k][c] = k == ROW_SHARED ? 0 : NAN;
     }
-    enum { C_PARTNER, C_LAT, C_LAT_BEST, C_BW, C_BW_BEST, C_SHARED, C_BAD, CELL };
-    double *cells = me == 0 ? malloc((size_t)n * CELL * sizeof *cells) : NULL;
-    int any_bad = 0;
-    const double rounds_start = MPI_Wtime();
-    for (int round = 0; round < sch.rounds; round++) {
-        int partner = sch.partner[(size_t)round * n + me];
-        if (me == 0) {
-            char step[64];
-            snprintf(step, sizeof step, "matrix round %d of %d", round + 1, sch.rounds);
-            rmx_step(step);
-        }
-        const int lo = partner < 0 ? -1 : (me < partner ? me : partner);
-        const int hi = partner < 0 ? -1 : (me < partner ? partner : me);
-        double cell[CELL] = {partner, NAN, NAN, NAN, NAN, 0, 0};
-        /* The round's pair communicators: one split of the world per round, not per measurement
-         * (each costs every rank a time slice where ranks crowd few cores); the reversed one,
-         * whose rank 0 is hi, is split from the pair alone. */
-        MPI_Comm pc[2] = {net_pair_comm(lo, hi), MPI_COMM_NULL};
-        if (pc[0] != MPI_COMM_NULL)
-            MPI_Comm_split(pc[0], 0, me == hi ? 0 : 1, &pc[1]);
-        int bad = 0, sh[3] = {0, 0, 0};
-        double best, v;
-        for (int q = 0; q < 3; q++) {  /* latency (lo initiates), then bandwidth: lo sends, then hi sends */
-            const int dir = q == 2, from = dir ? hi : lo;
-            v = NAN;
-            if (pc[dir] != MPI_COMM_NULL)
-                v = measure_on(&x, pc[dir], q > 0, &bad, &best, &sh[q]);
-            measured();
-            if (me == from && partner >= 0) {
-                cell[q ? C_BW : C_LAT] = v;
-                cell[q ? C_BW_BEST : C_LAT_BEST] = best;
-                cell[C_BAD] = cell[C_BAD] || bad;
-            }
-        }
-        for (int d = 0; d < 2; d++)
-            if (pc[d] != MPI_COMM_NULL)
-                MPI_Comm_free(&pc[d]);
-        cell[C_SHARED] = partner >= 0 && (sh[0] || sh[1] || sh[2]);
-        MPI_Gather(cell, CELL, MPI_DOUBLE, cells, CELL, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        if (me != 0)
-            continue;
-        static const int row_of[CELL] = {-1, ROW_LAT, ROW_LAT_BEST, ROW_BW, ROW_BW_BEST, ROW_SHARED, -1};
-        if ((j = net_record(&run, "round"))) {
-            rmx_json_int(j, "round", round);
-            rmx_json_arr_begin(j, "cells");  /* [from, to, latency, latency_best, bandwidth, bandwidth_best, shared] */
-        }
-        for (int i = 0; i < n; i++) {
-            const double *c = cells + (size_t)i * CELL;
-            if (c[C_PARTNER] < 0)
-                continue;
-            const size_t at = (size_t)i * n + (size_t)c[C_PARTNER];
-            for (int k = C_LAT; k <= C_SHARED; k++)
-                if (k == C_SHARED || !isnan(c[k]))
-                    mat[row_of[k]][at] = c[k];
-            any_bad |= c[C_BAD] != 0;
-            if (j) {
-                rmx_json_arr_begin(j, NULL);
-                rmx_json_int(j, NULL, i);
-                rmx_json_int(j, NULL, (long long)c[C_PARTNER]);
-                for (int k = C_LAT; k < C_SHARED; k++)
-                    rmx_json_num(j, NULL, c[k]);
-                rmx_json_int(j, NULL, c[C_SHARED] != 0);
-                rmx_json_arr_end(j);
-            }
-        }
-        if (j) {
-            rmx_json_arr_end(j);
-            rmx_json_bool(j, "validated", !any_bad);
-            rmx_json_obj_end(j);
-        }
+    /* Under a rounds budget the rounds run in a shuffled order (the same on every rank), so that
+     * the rounds run before it ends are a sample of the whole design's, near and far pairs alike. */
+    int *shuffled = NULL;
+    if (rounds_budget > 0) {
+        uint64_t seed = 0x9E3779B97F4A7C15ULL;
+        shuffled = malloc(((size_t)sch.rounds + 1) * sizeof *shuffled);
+        if (!shuffled)
+            net_fail(1, "out of memory for the order of %d rounds", sch.rounds);
+        for (int r = 0; r < sch.rounds; r++)
+            shuffled[r] = r;
+        net_shuffle(shuffled, sch.rounds, &seed);
     }
-    free(cells);
-    const double per_round = sch.rounds ? (MPI_Wtime() - rounds_start) / sch.rounds : 0;
+    const double rounds_start = MPI_Wtime();
+    rounds_ctx rc = {&x, &sch, &run, mat, 0, shuffled, rounds_budget, rounds_start, 0};
+    const net_turns rounds = {sch.rounds, CELL, round_members, round_run, round_go, round_done, &rc};
+    const int rounds_run = net_turns_run(&rounds);
+    free(shuffled);
+    int any_bad = rc.any_bad;
+    const double per_round = rounds_run ? (MPI_Wtime() - rounds_start) / rounds_run : 0;
     MPI_Bcast(&any_bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
 
     /* the analysis, and the matrices written before any retest */
@@ -562,89 +717,37 @@ int cmd_matrix(int argc, char **argv)
     MPI_Bcast(units, nunits * U_INTS, MPI_INT, 0, MPI_COMM_WORLD);
 
     /* the retests, a round at a time: each suspect of the round, all at once, then their controls */
+    retests_ctx tc = {&x, &run, units, nunits, (int)retests, nrounds, n, malloc(((size_t)nrounds + 2) * sizeof(int)),
+                      {NULL}, retest_budget, MPI_Wtime(), 0, per_round * 2 * (double)retests / 3, any_bad, 0, 0};
+    /* a guess before the first round's time is known: 2 of a round's 3 measurements */
     const size_t nval = (size_t)nunits * (size_t)retests + 1;
-    double *val[4];  /* alone, alone CPU shared, control, control CPU shared: [unit * retests + r] */
     for (int k = 0; k < 4; k++)
-        val[k] = malloc(nval * sizeof *val[k]);
-    double *got = me == 0 ? malloc(3 * (size_t)n * sizeof *got) : NULL;
-    const double retest_start = MPI_Wtime();
-    double longest = per_round * 2 * (double)retests / 3;  /* a guess before the first: 2 of a round's 3 measurements */
-    int rounds_run = 0, retested = 0, u0 = 0;
-    for (int r = 0; r < nrounds; r++) {
-        int go = 1;
-        if (me == 0)
-            go = MPI_Wtime() - retest_start + longest <= retest_budget;
-        MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        if (!go)
-            break;
-        if (me == 0) {
-            char step[64];
-            snprintf(step, sizeof step, "matrix retest round %d of %d", r + 1, nrounds);
-            rmx_step(step);
-        }
-        const double round_start = MPI_Wtime();
-        int u1 = u0;
-        while (u1 < nunits && units[(size_t)u1 * U_INTS + U_ROUND] == r)
-            u1++;
-        int mine[2][3] = {{-1, -1, 0}, {-1, -1, 0}};  /* my (a, b, kind) as suspect, as control */
-        for (int u = u0; u < u1; u++) {
-            const int *t = units + (size_t)u * U_INTS;
-            for (int c = 0; c < 2; c++)
-                if (t[c ? U_CTL_FROM : U_FROM] == me || t[c ? U_CTL_TO : U_TO] == me) {
-                    mine[c][0] = t[c ? U_CTL_FROM : U_FROM];
-                    mine[c][1] = t[c ? U_CTL_TO : U_TO];
-                    mine[c][2] = t[U_KIND];
-                }
-        }
-        for (long rep = 0; rep < retests; rep++)
-            for (int c = 0; c < 2; c++) {
-                int bad, shared;
-                double best, v = measure_pair(&x, mine[c][0], mine[c][1], mine[c][2], &bad, &best, &shared);
-                double msg[3] = {v, bad, shared};
-                MPI_Gather(msg, 3, MPI_DOUBLE, got, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-                for (int u = u0; u < u1 && me == 0; u++) {
-                    const int a = units[(size_t)u * U_INTS + (c ? U_CTL_FROM : U_FROM)];
-                    const size_t at = (size_t)u * (size_t)retests + (size_t)rep;
-                    val[2 * c][at] = a >= 0 ? got[3 * a] : NAN;
-                    val[2 * c + 1][at] = a >= 0 ? got[3 * a + 2] : 0;
-                    any_bad |= a >= 0 && got[3 * a + 1] != 0;
-                }
-            }
-        j = net_record(&run, "retests");
-        if (j) {
-            rmx_json_int(j, "round", r);
-            rmx_json_arr_begin(j, "suspects");
-            for (int u = u0; u < u1; u++) {
-                const size_t at = (size_t)u * (size_t)retests;
-                rmx_json_obj_begin(j, NULL);
-                rmx_json_int(j, "suspect", units[(size_t)u * U_INTS + U_SUSPECT]);
-                rmx_json_nums(j, "alone", val[0] + at, (size_t)retests);
-                rmx_json_nums(j, "alone_cpu_shared", val[1] + at, (size_t)retests);
-                if (units[(size_t)u * U_INTS + U_CTL_FROM] >= 0) {
-                    rmx_json_nums(j, "control", val[2] + at, (size_t)retests);
-                    rmx_json_nums(j, "control_cpu_shared", val[3] + at, (size_t)retests);
-                }
-                rmx_json_obj_end(j);
-            }
-            rmx_json_arr_end(j);
-            rmx_json_obj_end(j);
-        }
-        const double took = MPI_Wtime() - round_start;
-        longest = rounds_run == 0 || took > longest ? took : longest;
-        retested += u1 - u0;
-        rounds_run++;
-        u0 = u1;
+        tc.val[k] = malloc(nval * sizeof *tc.val[k]);
+    if (!tc.first || !tc.val[0] || !tc.val[1] || !tc.val[2] || !tc.val[3])
+        net_fail(1, "out of memory for the retests of %d ranks", n);
+    for (int r = 0, u = 0; r <= nrounds; r++) {
+        while (u < nunits && units[(size_t)u * U_INTS + U_ROUND] < r)
+            u++;
+        tc.first[r] = u;
     }
+    const net_turns retest_turns = {2 * (int)retests * nrounds, 3, retest_members, retest_run, retest_go, retest_done,
+                                    &tc};
+    net_turns_run(&retest_turns);
+    any_bad = tc.any_bad;
+    const int retest_rounds_run = tc.rounds_run, retested = tc.retested;
+    const double retest_start = tc.start;
 
     if (me == 0) {
         j = net_run_done(&run);
         if (j) {
             rmx_json_bool(j, "validated", !any_bad);
-            rmx_json_int(j, "retest_rounds_run", rounds_run);
+            rmx_json_int(j, "rounds_run", rounds_run);
+            rmx_json_bool(j, "rounds_budget_used_up", rounds_run < sch.rounds);
+            rmx_json_int(j, "retest_rounds_run", retest_rounds_run);
             rmx_json_int(j, "retested", retested);
             rmx_json_int(j, "not_retested", nsus - retested);
             rmx_json_num(j, "retest_seconds", MPI_Wtime() - retest_start);
-            rmx_json_bool(j, "retest_budget_used_up", rounds_run < nrounds);
+            rmx_json_bool(j, "retest_budget_used_up", retest_rounds_run < nrounds);
         }
         if (run.table) {
             for (int k = ROW_LAT; k <= ROW_BW; k++) {
@@ -662,8 +765,8 @@ int cmd_matrix(int argc, char **argv)
     for (int k = 0; k < ROWS; k++)
         free(mat[k]);
     for (int k = 0; k < 4; k++)
-        free(val[k]);
-    free(got);
+        free(tc.val[k]);
+    free(tc.first);
     free(units);
     free(sus);
     free(group_of);

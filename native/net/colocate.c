@@ -15,7 +15,6 @@
 
 #include <sched.h>
 #include <stdio.h>
-#include <time.h>
 
 /* FNV-1a of this kernel's boot_id; 0 when it cannot be read. */
 static unsigned long long kernel_id(void)
@@ -65,15 +64,8 @@ void net_quiet_barrier(MPI_Comm comm, int idle)
         MPI_Wait(&rq, MPI_STATUS_IGNORE);
         return;
     }
-    /* Naps from 50 us doubling to 1 ms: a short wait ends soon after the
-     * others arrive, and a long one wakes the CPU seldom (each wake-up can
-     * preempt a rank being measured: at a steady 200 us, 2 MB transfers on
-     * shared cores took 10 % longer). */
-    int done = 0;
-    long nap_ns = 50000;
-    for (MPI_Test(&rq, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&rq, &done, MPI_STATUS_IGNORE)) {
-        const struct timespec nap = {0, nap_ns};
-        nanosleep(&nap, NULL);
-        nap_ns = nap_ns < 500000 ? 2 * nap_ns : 1000000;
-    }
+    /* Naps up to 1 ms: a short wait ends soon after the others arrive, and a long one wakes the
+     * CPU seldom (each wake-up can preempt a rank being measured: at a steady 200 us, 2 MB
+     * transfers on shared cores took 10 % longer). */
+    net_nap_wait(1, &rq, 1000000);
 }

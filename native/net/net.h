@@ -120,6 +120,26 @@ int net_pair_shared_cpu(MPI_Comm pc, int cpu_before);
  * tests of an MPI_Ibarrier instead of polling (colocate.c). */
 void net_quiet_barrier(MPI_Comm comm, int idle);
 
+/* ---- turns (turns.c) ----------------------------------------------------- */
+/* Measurements that some ranks take while the others sleep: rank 0 calls each
+ * turn's members with one message, they measure on a communicator of their
+ * own and report `results` doubles to rank 0, whose `done` gets them in the
+ * members' order; no collective of the whole world per turn. Every rank calls
+ * net_turns_run with the same table; `members` (every rank) lists a turn's
+ * world ranks, ascending; `go` (rank 0, may be NULL) says whether a turn
+ * starts (0 stops the turns there). Returns the turns run, on every rank. */
+typedef struct {
+    int turns, results;
+    int (*members)(void *ctx, int turn, int *out);
+    void (*run)(void *ctx, int turn, MPI_Comm comm, double *result);
+    int (*go)(void *ctx, int turn);
+    void (*done)(void *ctx, int turn, const int *members, int m, const double *results);
+    void *ctx;
+} net_turns;
+int net_turns_run(const net_turns *t);
+/* Waits for the requests, sleeping between tests (50 us doubling up to cap_ns). */
+void net_nap_wait(int count, MPI_Request *rq, long cap_ns);
+
 /* A deterministic permutation of 0..n-1 (xorshift, seeded). */
 void net_shuffle(int *v, int n, uint64_t *state);
 

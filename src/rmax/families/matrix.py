@@ -151,6 +151,10 @@ class MatrixOptions:
     pairs_at_once: int = option(0, "Pairs measured at once at most (0: every pair of a round). Where the ranks "
                                    "crowd few cores (a virtual cluster's) the plan lowers it, so that a pair's "
                                    "bandwidth is its links', not its share of the cores.", type=Count(0, 1 << 20))
+    rounds_budget: float = option(0.0, "Seconds for the rounds (0: no limit): the rounds then run in a shuffled "
+                                       "order, each a sample of the design, and none starts that would end later "
+                                       "(the survey's plan sets it to the step's share).",
+                                  type=Seconds(0, 86400, lo_open=False))
     retest: bool = option(True, "Report suspects without measuring them again.", flag="--no-retest")
     retests: int = option(3, "Retests per suspect (Welch's t-test against its control needs 2 or more).",
                           type=Count(1, 100))
@@ -230,6 +234,8 @@ class MatrixSummary(Summary):
     pairs_at_once: int | None = None       # pairs measured at once at most (0: every pair of a round)
     shifts: int | None = None              # the sampled design's shifts at most (0: all)
     sizing: str = ""                       # how pairs at once, message size and samples were chosen
+    rounds_budget: float | None = None     # s for the rounds (0: no limit)
+    rounds_run: int | None = None          # rounds run, when the rounds budget ended them early
 
     @property
     def flagged(self) -> list[Suspect]:
@@ -472,7 +478,8 @@ class Matrix(Family):
              str(o.bw_size), "--window", str(o.window), "--budget", str(o.budget), "--max-samples",
              str(o.max_samples), "--min-samples", str(o.min_samples), "--design", o.design, "--shifts",
              str(o.shifts), "--pairs-at-once", str(o.pairs_at_once), "--retests", str(o.retests),
-             "--retest-budget", str(o.retest_budget), *groups_argv(o.groups)]
+             "--retest-budget", str(o.retest_budget), "--rounds-budget", str(o.rounds_budget),
+             *groups_argv(o.groups)]
         return a + ([] if o.retest else ["--no-retest"])
 
     def parse(self, records):
@@ -490,7 +497,8 @@ class Matrix(Family):
             bw_size=h.get("bw_size"), rounds=h.get("rounds"), retests=h.get("retests"),
             classes="same switch / across switches" if group_of else "all pairs (switch groups unknown)",
             group_of=group_of, design=h.get("design", "full"), pairs=h.get("pairs"), pairs_total=h.get("pairs_total"),
-            retest_budget=h.get("retest_budget"), pairs_at_once=h.get("pairs_at_once"), shifts=h.get("shifts"))
+            retest_budget=h.get("retest_budget"), pairs_at_once=h.get("pairs_at_once"), shifts=h.get("shifts"),
+            rounds_budget=h.get("rounds_budget"))
         if m is None:
             m = _from_rounds(records, len(hosts), group_of)
             if m is None:
@@ -504,6 +512,9 @@ class Matrix(Family):
         summary.suspects = [_suspect({**x, **retested.get(k, {})}, classes, hosts, retesting, done is not None)
                             for k, x in enumerate(m.get("suspects", []))]
         summary.retest_status = _retest_status(h, done)
+        if done and done.get("rounds_budget_used_up"):   # the pairs of the rounds run, not of the design
+            summary.rounds_run = done.get("rounds_run")
+            summary.pairs = sum(v is not None for i, row in enumerate(summary.latency) for v in row[i + 1:])
         # each pair's best sample (latency: the lower rank's row, copied to both cells)
         samples = {"latency_best": m.get("latency_best", []), "bandwidth_best": m.get("bandwidth_best", [])}
         if not m.get("validated") or (done is not None and not done.get("validated", True)):
@@ -570,6 +581,9 @@ class Matrix(Family):
                                       f"against the control (else the class) (latency us, bandwidth MB/s){more}",
                                 left=4))
         notes = [s.sizing] if s.sizing else []
+        if s.rounds_run is not None:
+            notes.append(f"rounds budget used up: {s.rounds_run} of {s.rounds} rounds run in its {s.rounds_budget:g} s, "
+                         f"in a shuffled order (a sample of the design's pairs)")
         if s.design == "sampled":
             notes.append(f"sampled: {s.pairs} of {s.pairs_total} pairs (every pair inside a switch when the switches "
                          "are known, and O(log N) shifts); the others were not measured")

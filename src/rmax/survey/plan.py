@@ -453,6 +453,9 @@ def shift_rounds(n: int, most: int = 0) -> int:
 
 INSIDE_GUESS = 16      # rounds for the pairs inside switches (switches of up to 16-17 nodes): the plan
                        # does not know the switches; the matrix learns them when it runs
+ROUNDS_SHARE = 0.6     # of the matrix's seconds, its rounds' at most (the kernel's --rounds-budget): where
+                       # the sizes cannot shrink to fit (64 virtual nodes on 2 cores: 118 s for 47 planned),
+                       # the rounds stop at it, a shuffled sample of the design measured; the retests have 0.3
 MIN_SHIFTS = 3         # nearest, middle and farthest shift: every two switches of a chain still meet
 
 
@@ -464,7 +467,7 @@ def matrix(o, s, n, crowd, quick):
     if c <= 1:
         rounds = max(1, n - 1) if design == "full" else 2 * math.ceil(math.log2(max(2, n))) + 8
         return {"design": design, "budget": min(o.budget, per_point(s, 2 * rounds, 0.4)),
-                "retest_budget": sig(min(o.retest_budget, max(1.0, 0.3 * s)))}
+                "retest_budget": sig(min(o.retest_budget, max(1.0, 0.3 * s))), "rounds_budget": sig(ROUNDS_SHARE * s)}
     # Crowded: all of a round's pairs at once would measure their share of the cores, not their links
     # (48 ranks on 2 cores: same-switch and across-switch pairs overlapped, 3.3 against 1.7 MB/s), so
     # at most two pairs a core measure at once, the round's other ranks asleep. A part-round is a
@@ -494,7 +497,7 @@ def matrix(o, s, n, crowd, quick):
             break
     out = {"design": design, "pairs_at_once": at_once,
            "budget": min(o.budget, per_point(max(0.0, 0.7 * s - fixed(bw, shifts)), 3 * rounds(shifts) * parts, 0.8)),
-           "retest_budget": sig(min(o.retest_budget, max(1.0, 0.3 * s)))}
+           "retest_budget": sig(min(o.retest_budget, max(1.0, 0.3 * s))), "rounds_budget": sig(ROUNDS_SHARE * s)}
     if bw != o.bw_size:
         out["bw_size"] = bw
     if shifts != o.shifts:
