@@ -65,6 +65,36 @@ def test_measured_matrices_never_wrong(path):
     assert (got.answer == "layout") == (path.stem in EXACT), got.note
 
 
+def thinned(lat, bw, keep: float, seed: int):
+    """The matrices with each pair kept at random with probability `keep`: a sampled matrix whose
+    rounds were cut short (the survey's --rounds-budget), or one of very few pairs."""
+    import random
+
+    rng, n = random.Random(seed), len(lat)
+    lo, bo = [[None] * n for _ in range(n)], [[None] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            if rng.random() < keep:
+                lo[i][j] = lo[j][i] = lat[i][j]
+                bo[i][j], bo[j][i] = bw[i][j], bw[j][i]
+    return lo, bo
+
+
+@pytest.mark.parametrize("keep", [0.0, 0.03, 0.1, 0.3])
+def test_too_few_pairs_are_undecided_not_one_switch(keep):
+    # 64 nodes of 4 switches whose matrix rounds stopped at their budget read as "one switch" (no
+    # candidate had evidence): too few pairs is no evidence, and the answer says so
+    for path in FIXTURES:
+        hosts, lat, bw, plan, _ = load(path)
+        got = infer_groups(*thinned(lat, bw, keep, 7), hosts)
+        if got.answer == "layout":
+            assert canon(got.levels) == canon(plan.tree()), (path.stem, keep, got.note)
+        elif got.answer == "one switch":
+            assert len(plan.groups()) == 1 and keep >= 0.3, (path.stem, keep, got.note)
+        else:
+            assert got.candidates and len(got.decide) >= 4, (path.stem, keep, got.note)
+
+
 ALONE = DATA / "alone"
 
 

@@ -345,6 +345,7 @@ SMALL = 8          # fewer hosts: no pairs held out (see _metric_answer)
 MIN_MARGINS = 4    # fewer host margins say nothing about a boundary (a candidate of tiny groups)
 WEAKEST = 3        # hosts of each side named as the ones a contested boundary hinges on
 DECIDE_HOSTS = 12  # most hosts in the deciding measurement
+MIN_PARTNERS = 3   # fewer measured partners of a host: too few pairs to say "one switch"
 
 
 @dataclass
@@ -475,7 +476,8 @@ def _refine(d: np.ndarray, groups: list[list[int]], rounds: int = 10) -> list[li
         if not move.any():
             break
         # the hosts that gain most move first, and a group keeps two hosts at least
-        for i in np.flatnonzero(move)[np.argsort((near - own)[move])]:
+        gain = near[move] - own[move]
+        for i in np.flatnonzero(move)[np.argsort(gain)]:
             g = lab[i]
             if size[g] > 2 or size[g] == 1:
                 lab[i] = best[i]
@@ -655,6 +657,11 @@ def _metric_answer(metric: str, d: np.ndarray, evidence: list[tuple[np.ndarray, 
         maybe = [c for c in cands if c.verdict == "maybe"] + unjudged
         if maybe:
             return _MetricAnswer(metric, "undecided", None, [one] + _distinct(maybe), None)
+        # a candidate with too few held-out margins to judge (a sampled matrix whose rounds were cut
+        # short: 64 nodes of 4 switches read as one) was not ruled out: no evidence is not one switch
+        thin = [c for c in cands if c.boundaries and not math.isfinite(c.boundaries[0].t)]
+        if thin:
+            return _MetricAnswer(metric, "undecided", None, [one] + _distinct(thin), None)
         strongest = max(cands, key=lambda c: c.boundaries[0].t if c.boundaries and
                         math.isfinite(c.boundaries[0].t) else -1, default=None)
         return _MetricAnswer(metric, "one switch", None, [], strongest)
@@ -896,7 +903,7 @@ def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[s
                                          min_significance)
     used = [e.source for e in evidence]
     if not answers:
-        return Inference("one switch", one, None, note="nothing measured: no pair to group by", levels=[one])
+        return _too_few(hosts, hosts, [], used)
     layouts = [a for a in answers.values() if a.answer == "layout"]
     if len(layouts) == 2 and not _same(layouts[0].layout.groups, layouts[1].layout.groups):
         cands = [a.layout for a in layouts]
@@ -912,6 +919,12 @@ def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[s
         cands = _distinct([c for a in open_ for c in a.candidates])
         return _undecided(cands, hosts, used, "")
     strongest = [a.strongest for a in answers.values() if a.strongest]
+    partners = np.max([np.isfinite(d).sum(axis=1) for d in dists.values()], axis=0)
+    few = [hosts[i] for i in np.flatnonzero(partners < min(MIN_PARTNERS, n - 1))]
+    if few:
+        # a host measured with fewer partners cannot be placed at all: that no layout shows is then
+        # the sample's size, not the network's (a cut-short sampled matrix of 64 hosts read as one switch)
+        return _too_few(few, hosts, strongest, used)
     note = "no candidate layout has evidence on the pairs it was not made from: the hosts look like one switch"
     bounds = [c.boundaries[0] for c in strongest if c.boundaries]
     return Inference("one switch", one, None, note, [one], boundaries=bounds, evidence=used)
@@ -1016,18 +1029,33 @@ def _levels_open(a: _MetricAnswer, leaf: list[list[int]], upper: list[list[list[
                      pairs=pairs, evidence=used)
 
 
+def _too_few(few: list[str], hosts: list[str], strongest: list[Candidate], used: list[str]) -> Inference:
+    """Undecided for want of pairs: `few` hosts have under MIN_PARTNERS measured partners."""
+    one = [list(hosts)]
+    decide = sorted(dict.fromkeys(few[:DECIDE_HOSTS] + hosts[:max(0, 4 - len(few))]), key=hosts.index)
+    note = (f"undecided: too few pairs measured to judge any layout ({len(few)} of {len(hosts)} hosts have fewer "
+            f"than {MIN_PARTNERS} measured partners)")
+    return Inference("undecided", one, None, note, [], [], [], [Candidate("all", one, "maybe", [])] + strongest,
+                     decide, pairs=[(a, b) for x, a in enumerate(decide) for b in decide[x + 1:]], evidence=used)
+
+
+SHOWN = 8      # candidates named in an undecided answer's note (all are in its JSON)
+
+
 def _undecided(cands: list[Candidate], hosts: list[str], used: list[str], why: str) -> Inference:
     real = [c for c in cands if len(c.groups) > 1]
     decide = _deciding_hosts(real, hosts)
-    shown = ", ".join(f"{len(c.groups)} groups" if len(c.groups) > 1 else "one switch" for c in cands)
+    shown = ", ".join(f"{len(c.groups)} groups" if len(c.groups) > 1 else "one switch" for c in cands[:SHOWN])
+    shown += f" and {len(cands) - SHOWN} more" if len(cands) > SHOWN else ""
     weak = [b for c in real for b in c.boundaries if b.verdict != "yes"]
     note = f"undecided between {len(cands)} candidate layouts ({shown})"
     if why:
         note += f": {why}"
     elif weak:
         w = weak[0]
-        note += (f"; the weakest open boundary, of {len(w.a)} and {len(w.b)} hosts: {w.ratio:.2f}x, "
-                 f"{w.t:.1f} standard errors over {w.hosts} host margins")
+        note += (f"; the weakest open boundary, of {len(w.a)} and {len(w.b)} hosts: " +
+                 (f"{w.ratio:.2f}x, {w.t:.1f} standard errors over {w.hosts} host margins" if math.isfinite(w.t)
+                  else f"too few pairs measured across it to judge ({w.hosts} host margins)"))
     return Inference("undecided", cands[0].groups, None, note, [], [], weak[:WEAKEST], cands, decide,
                      pairs=_deciding_pairs(cands, decide), evidence=used)
 
