@@ -448,7 +448,7 @@ static int self_test_analysis(int n)
     const int cap = RETESTS_PER_RANK * n;
     if (!round_of || mx_pick_controls(lat, bw, n, group_of, st, sus, nsus, cap) < 0)
         net_fail(1, "out of memory in the analysis");
-    const int rounds = mx_retest_rounds(sus, nsus, cap, n, round_of);
+    const int rounds = mx_retest_rounds(sus, nsus, cap, 0, n, round_of);
     const double seconds = cpu_s() - t0;
 
     rmx_json j;
@@ -672,7 +672,7 @@ int cmd_matrix(int argc, char **argv)
         int *round_of = nsus >= 0 ? malloc(((size_t)nsus + 1) * sizeof *round_of) : NULL;
         if (!round_of || mx_pick_controls(lat, bw, n, group_of, st, sus, nsus, cap) < 0)
             net_fail(1, "out of memory for the suspects of %d ranks", n);
-        nrounds = mx_retest_rounds(sus, nsus, cap, n, round_of);
+        nrounds = mx_retest_rounds(sus, nsus, cap, (int)at_once, n, round_of);
         units = malloc(((size_t)nsus + 1) * U_INTS * sizeof *units);
         if (nrounds < 0 || !units)
             net_fail(1, "out of memory for the retests of %d ranks", n);

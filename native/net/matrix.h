@@ -66,10 +66,11 @@ int mx_pick_controls(const double *lat, const double *bw, int n, const int *grou
                      mx_suspect *sus, int nsus, int cap);
 
 /* Packs the first `cap` suspects (each with its control: up to 4 ranks) into
- * rounds whose ranks are disjoint, first fit in order of severity, so that a
- * host in many suspect pairs has one of them in each round rather than all of
- * them first. round_of[s] gets the round, -1 beyond cap. Returns the round
- * count, -1 when out of memory. */
-int mx_retest_rounds(const mx_suspect *sus, int nsus, int cap, int n, int *round_of);
+ * rounds whose ranks are disjoint, at most `most` suspects a round (0: no
+ * bound; --pairs-at-once, which holds for the retests too), first fit in
+ * order of severity, so that a host in many suspect pairs has one of them in
+ * each round rather than all of them first. round_of[s] gets the round, -1
+ * beyond cap. Returns the round count, -1 when out of memory. */
+int mx_retest_rounds(const mx_suspect *sus, int nsus, int cap, int most, int n, int *round_of);
 
 #endif

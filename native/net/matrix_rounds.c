@@ -204,12 +204,16 @@ void mx_schedule_free(mx_schedule *s)
     s->rounds = 0;
 }
 
-int mx_retest_rounds(const mx_suspect *sus, int nsus, int cap, int n, int *round_of)
+int mx_retest_rounds(const mx_suspect *sus, int nsus, int cap, int most, int n, int *round_of)
 {
     const int units = nsus < cap ? nsus : cap;
     unsigned char *busy = calloc((size_t)(units ? units : 1) * (size_t)n, 1);  /* busy[round * n + rank] */
-    if (!busy)
+    int *count = calloc((size_t)(units ? units : 1), sizeof *count);           /* suspects per round */
+    if (!busy || !count) {
+        free(busy);
+        free(count);
         return -1;
+    }
     int rounds = 0;
     for (int s = 0; s < nsus; s++) {
         round_of[s] = -1;
@@ -218,7 +222,7 @@ int mx_retest_rounds(const mx_suspect *sus, int nsus, int cap, int n, int *round
         const int r4[4] = {sus[s].from, sus[s].to, sus[s].ctl_from, sus[s].ctl_to};
         for (int r = 0;; r++) {
             unsigned char *b = busy + (size_t)r * n;
-            int free_ = 1;
+            int free_ = most <= 0 || count[r] < most;
             for (int q = 0; q < 4; q++)
                 free_ &= r4[q] < 0 || !b[r4[q]];
             if (!free_)
@@ -227,10 +231,12 @@ int mx_retest_rounds(const mx_suspect *sus, int nsus, int cap, int n, int *round
                 if (r4[q] >= 0)
                     b[r4[q]] = 1;
             round_of[s] = r;
+            count[r]++;
             rounds = r + 1 > rounds ? r + 1 : rounds;
             break;
         }
     }
     free(busy);
+    free(count);
     return rounds;
 }

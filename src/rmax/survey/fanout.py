@@ -38,6 +38,7 @@ class NodeResult:
     stdout: str = ""
     error: str | None = None      # None: the program ran on the node and exited 0
     seconds: float | None = None  # the program's own time there
+    started: float | None = None  # when it started there (epoch seconds, the node's clock)
 
 
 def assign(results: dict[int, dict], broken: dict[int, str], hosts: list[str], missing: str) -> dict[str, NodeResult]:
@@ -59,7 +60,7 @@ def assign(results: dict[int, dict], broken: dict[int, str], hosts: list[str], m
         if host is None:
             continue
         error = r.get("error") or (None if r.get("rc") == 0 else f"exited with status {r.get('rc')}")
-        out[host] = NodeResult(host, r.get("stdout") or "", error, r.get("seconds"))
+        out[host] = NodeResult(host, r.get("stdout") or "", error, r.get("seconds"), r.get("started"))
     for rank in sorted(broken):
         host = host_of(rank, broken[rank])
         if host is not None:
@@ -365,6 +366,17 @@ class NodeSteps:
                 importlib.import_module(module)
         except Exception:   # made again, and reported, by records()
             pass
+
+    def span(self, name: str) -> float | None:
+        """Step `name`'s seconds on the nodes: from the first node's start to the last one's end
+        (None: no node said). On nodes sharing one machine the surveying process, storing each
+        result, has a sliver of the cores while they measure, so the time until the step's
+        results are all stored includes the steps the nodes ran meanwhile."""
+        if name not in self.steps or self.fan is None:
+            return None
+        got = [r for r in self.fan.results(self.first + self.steps[name][0]).values()
+               if r.started is not None and r.seconds is not None]
+        return max(r.started + r.seconds for r in got) - min(r.started for r in got) if got else None
 
     def records(self, name: str) -> list[RunRecord]:
         """Step `name`'s runs, one per node, each stopped at the step's time keeping what it measured (partial)."""

@@ -147,6 +147,12 @@ class FamilyStep(Step):
         return [run(self.family, o, dataclasses.replace(base, spec=spec))]
 
 
+def node_seconds(step: Step) -> float | None:
+    """A per-node step's seconds on the nodes (NodeSteps.span), when it ran in a node group."""
+    group = getattr(step, "node_group", None)
+    return group.span(step.name) if group is not None else None
+
+
 def node_group(steps: list[Step], ctx: SurveyContext) -> list["FamilyStep"]:
     """The consecutive per-node family steps that start `steps` (the survey's steps from here on):
     one launch runs them all. Their options are fixed at its start, so dgemm takes HPL's shape from

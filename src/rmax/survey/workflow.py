@@ -12,7 +12,7 @@ from rmax.store.runs import RunRecord
 from rmax.survey.context import SurveyContext
 from rmax.survey.plan import Plan, make_plan
 from rmax.survey.spread import node_spread
-from rmax.survey.steps import FamilyStep, Step, node_group, start_node_group
+from rmax.survey.steps import FamilyStep, Step, node_group, node_seconds, start_node_group
 
 DEFAULT_BUDGET, QUICK_BUDGET = 300.0, 60.0
 # With several nodes and no --budget, the network steps get this much more: their launches
@@ -215,8 +215,10 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
             finally:
                 ctx.running = None
             status, error = step_outcome(records)
+            on_nodes = node_seconds(step)
             entry = {"step": step.name, "title": step.title, "status": status, "runs": [r.id for r in records],
                      "seconds": time.monotonic() - t0, **({"retried": retried} if retried else {}),
+                     **({"node_seconds": round(on_nodes, 3)} if on_nodes is not None else {}),
                      **({"sizing": sized} if (sized := step.sizing(ctx)) else {})}
             if error:
                 entry["error"] = error
