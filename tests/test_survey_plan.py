@@ -223,3 +223,19 @@ def test_hpls_grid_for_the_nodes_left():
         p, q = grid_for(ranks)
         assert p <= q <= 4 * p or (p == 1 and q <= 4), (ranks, p, q)
         assert p * q <= ranks and p * q >= 0.9 * ranks - 1, (ranks, p, q)
+
+
+def test_the_start_of_crowded_ranks_is_planned_and_the_total_says_so():
+    """Ranks that outnumber the cores they share start on those cores first (64 virtual nodes on 2
+    cores: 8.5 s): an all-rank step's sizes fit what is left, a share too small for it grows, and
+    the plan's total grows with it; on separate machines nothing changes."""
+    from rmax.survey.plan import Crowd, launch_seconds
+
+    small, big = plan(8, 8, cores=2, net_budget=240.0), plan(128, 128, cores=2, net_budget=240.0)
+    assert big.total > small.total
+    start = launch_seconds(128, Crowd(128, 2))
+    for name in ("coll", "ring", "matrix", "mbw"):
+        assert big.get(name).seconds >= 2 * start - 0.1, name
+    assert plan(128, 1, net_budget=240.0).total == plan(128, 1, cores=2, net_budget=240.0).total
+    # the inventory: every node reads itself on the shared cores
+    assert big.get("inventory").seconds >= 0.3 * 128 / 2 - 0.1

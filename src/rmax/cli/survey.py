@@ -115,7 +115,7 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
             return
         detail = info.get("reason") or info.get("error") or (f"{info['seconds']:.1f} s" if "seconds" in info else "")
         if "node_seconds" in info and not info.get("reason") and not info.get("error"):
-            detail = f"{info['node_seconds']:.1f} s on the nodes ({info['seconds']:.1f} s until stored)"
+            detail = f"{info['node_seconds']:.1f} s on the slowest node ({info['seconds']:.1f} s until stored)"
         if info.get("sizing"):
             detail += f"; {info['sizing']}"
         err_console.print(Text.assemble(f"  {name:<10} ", (event, marks.get(event, "")), f"  {detail}"))

@@ -38,7 +38,6 @@ class NodeResult:
     stdout: str = ""
     error: str | None = None      # None: the program ran on the node and exited 0
     seconds: float | None = None  # the program's own time there
-    started: float | None = None  # when it started there (epoch seconds, the node's clock)
 
 
 def assign(results: dict[int, dict], broken: dict[int, str], hosts: list[str], missing: str) -> dict[str, NodeResult]:
@@ -60,7 +59,7 @@ def assign(results: dict[int, dict], broken: dict[int, str], hosts: list[str], m
         if host is None:
             continue
         error = r.get("error") or (None if r.get("rc") == 0 else f"exited with status {r.get('rc')}")
-        out[host] = NodeResult(host, r.get("stdout") or "", error, r.get("seconds"), r.get("started"))
+        out[host] = NodeResult(host, r.get("stdout") or "", error, r.get("seconds"))
     for rank in sorted(broken):
         host = host_of(rank, broken[rank])
         if host is not None:
@@ -367,16 +366,17 @@ class NodeSteps:
         except Exception:   # made again, and reported, by records()
             pass
 
-    def span(self, name: str) -> float | None:
-        """Step `name`'s seconds on the nodes: from the first node's start to the last one's end
-        (None: no node said). On nodes sharing one machine the surveying process, storing each
+    def slowest(self, name: str) -> float | None:
+        """Step `name`'s seconds on its slowest node, as that node timed it (None: no node said):
+        what the plan sized. On nodes sharing one machine the surveying process, storing each
         result, has a sliver of the cores while they measure, so the time until the step's
-        results are all stored includes the steps the nodes ran meanwhile."""
+        results are all stored includes the steps the nodes ran meanwhile; and the nodes do not
+        start a step together (each goes on when it is done), so first start to last end would
+        count their skew."""
         if name not in self.steps or self.fan is None:
             return None
-        got = [r for r in self.fan.results(self.first + self.steps[name][0]).values()
-               if r.started is not None and r.seconds is not None]
-        return max(r.started + r.seconds for r in got) - min(r.started for r in got) if got else None
+        got = [r.seconds for r in self.fan.results(self.first + self.steps[name][0]).values() if r.seconds]
+        return max(got) if got else None
 
     def records(self, name: str) -> list[RunRecord]:
         """Step `name`'s runs, one per node, each stopped at the step's time keeping what it measured (partial)."""

@@ -252,8 +252,6 @@ def main(args: list[str]) -> int:
         else:
             result = run([str(a) for a in item["argv"]], timeout, env, me)
         stuck = stuck or (result["timed_out"] and "inventory" in item)
-        # when it started, by this node's clock: the step's span over the nodes is what its plan sized
-        result["started"] = time.time() - result["seconds"]
         for frame in stream(encode(me, host, {**result, "boot_id": boot}, step=i)):
             emit(frame)   # stderr (frames.py says why); one write each: never split by this process
         if waits:

@@ -92,6 +92,8 @@ def shown(v) -> str:
     return ",".join(map(str, v)) if isinstance(v, tuple) else f"{v:g}" if isinstance(v, float) else str(v)
 
 
+INVENTORY_CPU_S = 0.3   # CPU seconds of one node's inventory (24 and 64 virtual nodes on 2 cores: 2.6 and
+                        # 9.5 s, 0.22-0.30 s a node a core; bench/RESULTS.md, issue 45)
 CHECK_WAVE_S = 3.0   # one wave of a reachability check (launch/reach.IN_FLIGHT nodes at once): 48 virtual
                      # nodes on 2 cores, 3 waves, took 9.2 s at load 30 (bench/RESULTS.md, issue 45)
 
@@ -119,16 +121,40 @@ def make_plan(steps: list[tuple[str, float, str]], defaults: dict, *, nodes: int
     secs = seconds_of([(n, share) for n, share, _ in steps], budget)
     extra = seconds_of([(n, share) for n, share, where in steps if where in ("pair", "all")], net_budget)
     secs = {n: round(v + extra.get(n, 0.0), 1) for n, v in secs.items()}
-    planned = []
     crowd = Crowd(max(1, sharing), cores)
+    if "inventory" in secs and crowd.sharing > 1 and crowd.cores:
+        # every node reads itself at once, on the cores they share: the plan asks for that time
+        secs["inventory"] = max(secs["inventory"], sig(INVENTORY_CPU_S * crowd.sharing / crowd.cores))
+    planned = []
     for name, _, where in steps:
         sizer, net_sizer = SIZERS.get(name), NET_SIZERS.get(name)
         bound = bounded_nodes(nodes, crowd, (per_core or {}).get(name, 0)) if where in ("all", "hpl") else 0
+        # a job whose ranks outnumber the cores of the machine they share starts them on those
+        # cores first, in time that grows with them: the sizes fit what is left, and a share that
+        # would leave under half of it to measure asks for more (the plan's total says so).
+        # Elsewhere each node starts its own ranks, in about LAUNCH_S, which the sizers' slack holds.
+        ranks = bound or nodes
+        start = launch_seconds(ranks, crowd) if where in ("all", "hpl") and crowd.per_core(ranks) > 1 else 0.0
+        if start:
+            secs[name] = max(secs[name], sig(2 * start))
+        left = max(0.5 * secs[name], secs[name] - start)
         sizes = {} if name not in defaults else \
-            net_sizer(defaults[name], secs[name], bound or nodes, crowd, quick) if net_sizer else \
-            sizer(defaults[name], secs[name], nodes, max(1, sharing), quick) if sizer else {}
+            net_sizer(defaults[name], left, bound or nodes, crowd, quick) if net_sizer else \
+            sizer(defaults[name], left, nodes, max(1, sharing), quick) if sizer else {}
         planned.append(StepPlan(name, where, secs[name], sizes, before=name in done, nodes=bound))
     return Plan(budget + net_budget, nodes, max(1, sharing), quick, tuple(planned), check_seconds(nodes))
+
+
+LAUNCH_S = 1.0            # starting an MPI job's ranks, where each node starts its own
+LAUNCH_RANK_CPU_S = 0.27  # CPU seconds a rank's start costs the machine it shares (64 virtual nodes on
+                          # 2 cores: `rmax launch check --np 64` 8.4-8.6 s)
+
+
+def launch_seconds(ranks: int, crowd: "Crowd") -> float:
+    """Seconds to start a job of `ranks` ranks: a fixed part, plus on nodes that share a machine its
+    ranks' start-up on that machine's cores."""
+    shared = min(ranks, crowd.sharing) if crowd.sharing > 1 else 0
+    return LAUNCH_S + LAUNCH_RANK_CPU_S * shared / max(1, crowd.cores)
 
 
 def bounded_nodes(nodes: int, crowd: "Crowd", per_core: int) -> int:
@@ -505,6 +531,11 @@ def matrix(o, s, n, crowd, quick):
     return {**out, **crowded(o, c)}
 
 
+MBW_CROWDED = 1.5   # mbw's samples against measurement_s: every pair's window, then the slowest rank's
+                    # time; 64 virtual nodes on 2 cores took 0.078 s a sample at 1 B (0.048 modelled)
+                    # and 0.19 s at 64 KiB (0.135): 1.4-1.6x (bench/RESULTS.md, issue 45)
+
+
 def mbw(o, s, n, crowd, quick):
     sizes = tuple(o.sizes) if o.sizes else tuple(schedule(o.max_size))
     c = crowd.per_core(n)
@@ -517,7 +548,7 @@ def mbw(o, s, n, crowd, quick):
     samples, repeats, wbytes = min(o.min_samples, CROWDED_SAMPLES), o.repeats, o.window_bytes or (o.window << 30)
 
     def fixed(sizes, repeats, wbytes) -> float:
-        return repeats * sum(measurement_s(c, min(o.window * z, wbytes), samples, 0.0) for z in sizes)
+        return MBW_CROWDED * repeats * sum(measurement_s(c, min(o.window * z, wbytes), samples, 0.0) for z in sizes)
 
     while fixed(sizes, repeats, wbytes) > 0.7 * s:
         if repeats > 2:

@@ -148,9 +148,9 @@ class FamilyStep(Step):
 
 
 def node_seconds(step: Step) -> float | None:
-    """A per-node step's seconds on the nodes (NodeSteps.span), when it ran in a node group."""
+    """A per-node step's seconds on its slowest node (NodeSteps.slowest), when it ran in a node group."""
     group = getattr(step, "node_group", None)
-    return group.span(step.name) if group is not None else None
+    return group.slowest(step.name) if group is not None else None
 
 
 def node_group(steps: list[Step], ctx: SurveyContext) -> list["FamilyStep"]:
