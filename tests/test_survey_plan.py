@@ -53,14 +53,15 @@ def test_shared_machine_cuts_fixed_work_not_time():
     assert shared.get("peakflops").sizes["threads"] == 1 and "threads" not in alone.get("peakflops").sizes
 
 
-def test_hpc_challenge_steps_keep_to_eight_ranks_a_core_of_a_shared_machine():
-    # 48 virtual nodes on 2 cores: PTRANS's and RandomAccess's polling ranks stopped over TCP at 40
+def test_polling_steps_keep_to_eight_ranks_a_core_of_a_shared_machine():
+    # 48 virtual nodes on 2 cores: PTRANS's and RandomAccess's polling ranks stopped over TCP at 40;
+    # mbw's 96 ran past its watchdog (every rank of its pairs polls in its window's wait)
     crowded, apart = plan(48, 48, cores=2), plan(48, 1, cores=2)
-    for name in ("gups", "ptrans"):
+    for name in ("gups", "ptrans", "mbw"):
         assert crowded.get(name).nodes == 16 and crowded.get(name).as_dict(48)["nodes"] == 16
         assert apart.get(name).nodes == 0 and plan(16, 16, cores=2).get(name).nodes == 0
     assert any("on 16 of 48 nodes" in line for line in crowded.lines())
-    assert all(crowded.get(n).nodes == 0 for n in ("coll", "ring", "matrix", "mbw"))
+    assert all(crowded.get(n).nodes == 0 for n in ("coll", "ring", "matrix"))
 
 
 def test_network_sizes_shrink_with_nodes():
@@ -234,7 +235,7 @@ def test_the_start_of_crowded_ranks_is_planned_and_the_total_says_so():
     small, big = plan(8, 8, cores=2, net_budget=240.0), plan(128, 128, cores=2, net_budget=240.0)
     assert big.total > small.total
     start = launch_seconds(128, Crowd(128, 2))
-    for name in ("coll", "ring", "matrix", "mbw"):
+    for name in ("coll", "ring", "matrix"):   # every rank (mbw keeps to 8 a core, as HPC Challenge's)
         assert big.get(name).seconds >= 2 * start - 0.1, name
     assert plan(128, 1, net_budget=240.0).total == plan(128, 1, cores=2, net_budget=240.0).total
     # the inventory: every node reads itself on the shared cores

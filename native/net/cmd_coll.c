@@ -231,7 +231,7 @@ int cmd_coll(int argc, char **argv)
                 }
                 MPI_Comm_free(&sub);
             }
-            net_quiet_barrier(MPI_COMM_WORLD, me >= p);  /* ranks left out wait without polling */
+            net_quiet_barrier(MPI_COMM_WORLD, me >= p ? NET_IDLE_LONG : NET_IDLE_NO);  /* ranks left out sleep */
         }
     }
     long total_invalid = 0;

@@ -142,11 +142,6 @@ static void round_run(void *ctx, int turn, MPI_Comm comm, double *cell)
 {
     rounds_ctx *c = ctx;
     const int me = c->run->me, partner = c->sch->partner[(size_t)round_of(c, turn) * (size_t)c->sch->n + (size_t)me];
-    if (me == 0) {
-        char step[64];
-        snprintf(step, sizeof step, "matrix round %d of %d", turn + 1, c->sch->rounds);
-        rmx_step(step);
-    }
     const int lo = me < partner ? me : partner, hi = me < partner ? partner : me;
     /* the reversed pair, whose rank 0 is hi, is split from the pair alone */
     MPI_Comm pc[2] = {pair_in(comm, lo, hi), MPI_COMM_NULL};
@@ -158,7 +153,7 @@ static void round_run(void *ctx, int turn, MPI_Comm comm, double *cell)
     for (int q = 0; q < 3; q++) {
         const int dir = q == 2, from = dir ? hi : lo;
         const double v = measure_on(c->x, pc[dir], q > 0, &bad, &best, &sh[q]);
-        net_quiet_barrier(comm, 1);  /* the round's pairs move on together */
+        net_quiet_barrier(comm, NET_IDLE_SHORT);  /* the round's pairs move on together */
         if (me == from) {
             cell[q ? C_BW : C_LAT] = v;
             cell[q ? C_BW_BEST : C_LAT_BEST] = best;
@@ -170,10 +165,16 @@ static void round_run(void *ctx, int turn, MPI_Comm comm, double *cell)
     cell[C_SHARED] = sh[0] || sh[1] || sh[2];
 }
 
+/* Rank 0, before each round: whether it starts (the rounds budget), and the step it names. */
 static int round_go(void *ctx, int turn)
 {
     const rounds_ctx *c = ctx;
-    return c->budget <= 0 || turn == 0 || MPI_Wtime() - c->start + c->mean <= c->budget;
+    if (c->budget > 0 && turn > 0 && MPI_Wtime() - c->start + c->mean > c->budget)
+        return 0;
+    char step[64];
+    snprintf(step, sizeof step, "matrix round %d of %d", turn + 1, c->sch->rounds);
+    rmx_step(step);
+    return 1;
 }
 
 /* Rank 0: the round's cells into the matrices and its record. */
@@ -257,11 +258,6 @@ static void retest_run(void *ctx, int turn, MPI_Comm comm, double *msg)
 {
     retests_ctx *c = ctx;
     const int r = turn / (2 * c->retests), control = turn % 2, me = c->run->me;
-    if (me == 0 && turn % (2 * c->retests) == 0) {
-        char step[64];
-        snprintf(step, sizeof step, "matrix retest round %d of %d", r + 1, c->nrounds);
-        rmx_step(step);
-    }
     int a = -1, b = -1, kind = 0;
     for (int u = c->first[r]; u < c->first[r + 1] && a < 0; u++) {  /* a round's pairs share no rank */
         unit_pair(unit_at(c, u), control, &a, &b);
@@ -274,7 +270,7 @@ static void retest_run(void *ctx, int turn, MPI_Comm comm, double *msg)
     MPI_Comm pc = pair_in(comm, a, b);
     const double v = measure_on(c->x, pc, kind, &bad, &best, &shared);
     MPI_Comm_free(&pc);
-    net_quiet_barrier(comm, 1);
+    net_quiet_barrier(comm, NET_IDLE_SHORT);
     msg[0] = v;
     msg[1] = bad;
     msg[2] = shared;
@@ -286,7 +282,12 @@ static int retest_go(void *ctx, int turn)
     if (turn % (2 * c->retests))
         return 1;
     c->round_start = MPI_Wtime();
-    return c->round_start - c->start + c->longest <= c->budget;
+    if (c->round_start - c->start + c->longest > c->budget)
+        return 0;
+    char step[64];
+    snprintf(step, sizeof step, "matrix retest round %d of %d", turn / (2 * c->retests) + 1, c->nrounds);
+    rmx_step(step);
+    return 1;
 }
 
 static void retest_done(void *ctx, int turn, const int *members, int m, const double *got)

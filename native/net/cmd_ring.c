@@ -144,7 +144,7 @@ static void time_link(int a, int b, size_t size, unsigned char *sbuf, unsigned c
         net_measure_free(&m);
         MPI_Comm_free(&pc);
     }
-    net_quiet_barrier(MPI_COMM_WORLD, idle);  /* "alone": the others wait without polling */
+    net_quiet_barrier(MPI_COMM_WORLD, idle ? NET_IDLE_SHORT : NET_IDLE_NO);  /* "alone": the others wait without polling */
     MPI_Bcast(v, 4, MPI_DOUBLE, a, MPI_COMM_WORLD);
     memcpy(out, v, 3 * sizeof *out);
     *valid = v[3] != 0;

@@ -64,8 +64,8 @@ void net_quiet_barrier(MPI_Comm comm, int idle)
         MPI_Wait(&rq, MPI_STATUS_IGNORE);
         return;
     }
-    /* Naps up to 1 ms: a short wait ends soon after the others arrive, and a long one wakes the
-     * CPU seldom (each wake-up can preempt a rank being measured: at a steady 200 us, 2 MB
-     * transfers on shared cores took 10 % longer). */
-    net_nap_wait(1, &rq, 1000000);
+    /* Naps up to 1 ms (20 ms): a short wait ends soon after the others arrive, and a long one
+     * wakes the CPU seldom (each wake-up can preempt a rank being measured: at a steady 200 us,
+     * 2 MB transfers on shared cores took 10 % longer). */
+    net_nap_wait(1, &rq, idle == NET_IDLE_LONG ? 20000000 : 1000000);
 }

@@ -117,7 +117,11 @@ MPI_Comm net_pair_comm(int a, int b);
 int net_cpu_now(void);
 int net_pair_shared_cpu(MPI_Comm pc, int cpu_before);
 /* A barrier; idle: this rank has nothing to do meanwhile, and sleeps between
- * tests of an MPI_Ibarrier instead of polling (colocate.c). */
+ * tests of an MPI_Ibarrier instead of polling (colocate.c): NET_IDLE_SHORT naps
+ * up to 1 ms (a wait of the others' few measurements), NET_IDLE_LONG up to 20 ms
+ * (a rank left out of a whole series: 80 ranks napping 1 ms each on 2 cores
+ * took the cores from the 16 measuring, coll at 96 virtual nodes). */
+enum { NET_IDLE_NO, NET_IDLE_SHORT, NET_IDLE_LONG };
 void net_quiet_barrier(MPI_Comm comm, int idle);
 
 /* ---- turns (turns.c) ----------------------------------------------------- */

@@ -176,3 +176,30 @@ def test_retest_budget_and_sampled_design_under_mpi():
     assert measured == {(c[0], c[1]) for c in rounds[0]["cells"]}
     assert part.summary.latency[a][b] == lat and {c.kind for c in part.summary.class_stats} == {
         "latency", "bandwidth"}
+
+
+def test_rounds_budget_stops_the_rounds_and_says_so_under_mpi():
+    """6 ranks, every rank's operations slowed 5 ms on the last rank's pairs, two pairs at once and
+    a rounds budget shorter than the rounds: the rounds run in a shuffled order, each a record, none
+    started past the budget, the pairs of those run kept and counted, the retests at most two pairs
+    at once; the run is ok and its view says how many rounds ran."""
+    proc = mpirun(6, "matrix", "--json", "-", "--budget", "0.002", "--max-samples", "5", "--min-samples", "3",
+                  "--bw-size", "64K", "--pairs-at-once", "2", "--rounds-budget", "0.05", "--self-test-slow-last",
+                  "--retests", "2", "--retest-budget", "5")
+    assert proc.returncode == 0, proc.stderr
+    recs = records(proc)
+    done = next(r for r in recs if r.get("record") == "done")
+    rounds = [r["round"] for r in recs if r.get("record") == "round"]
+    planned = next(r for r in recs if r.get("record") == "header")["rounds"]
+    assert done["rounds_budget_used_up"] and 1 <= done["rounds_run"] == len(rounds) < planned
+    parsed = get("matrix").parse(recs)
+    s = parsed.summary
+    assert parsed.status == "ok" and s.rounds_run == len(rounds)
+    assert s.pairs == sum(len(r["cells"]) for r in recs if r.get("record") == "round") // 2
+    assert any(n.startswith(f"rounds budget used up: {len(rounds)} of {s.rounds} rounds") for n in get("matrix").view(s).notes)
+    for r in (r for r in recs if r.get("record") == "retests"):
+        assert len(r["suspects"]) <= 2
+    # without a budget every round runs, in the planned order
+    full = records(mpirun(6, "matrix", "--json", "-", "--budget", "0.002", "--max-samples", "5", "--min-samples", "3",
+                          "--bw-size", "64K", "--pairs-at-once", "2", "--no-retest"))
+    assert [r["round"] for r in full if r.get("record") == "round"] == list(range(planned))

@@ -172,6 +172,12 @@ class RunContext:
     on_progress: Callable[[Any], None] | None = None   # a family's progress events (hpl: rmax.hpl.progress.Progress)
 
 
+# Where nodes share a machine, at most this many of a polling kernel's ranks per core of it in a
+# survey (SurveyPlan.per_core): its MPI waits poll, and more polling ranks than that over a virtual
+# cluster's TCP stopped progressing (plan.bounded_nodes; mbw's 96 ranks on 2 cores past 294 s).
+POLLING_RANKS_PER_CORE = 8
+
+
 @dataclass(frozen=True)
 class SurveyPlan:
     """A family's place in a survey: its title there, the share of the budget it may use, its

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rmax.bench.family import Family, Summary, SurveyPlan, option, register
+from rmax.bench.family import POLLING_RANKS_PER_CORE, Family, Summary, SurveyPlan, option, register
 from rmax.bench.netlaunch import MAX_MESSAGE, check_memory, header_summary, require_ranks, split_records, verdict
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
@@ -106,7 +106,8 @@ class Mbw(Family):
     Summary = MbwSummary
     scope = "net"
     default_np = 2
-    survey = SurveyPlan("Multi-pair bandwidth and message rate", 0.03, 44, ranks="all", even=True)
+    survey = SurveyPlan("Multi-pair bandwidth and message rate", 0.03, 44, ranks="all", even=True,
+                        per_core=POLLING_RANKS_PER_CORE)
     example = "rmax bench mbw --np 4 --max-size 1MiB"
 
     def check(self, o, ctx):

@@ -14,6 +14,9 @@ so two surveys measure the same things and can be compared.
   outnumber the cores of the machine behind them (a virtual cluster's nodes on one host), every
   measurement's fixed work costs in proportion to the ranks per core (`Crowd`, docs/SCALE.md):
   the points and the work per point are cut so that the planned seconds still hold.
+- Two costs grow with the node count where the nodes share a machine, and the plan counts them in
+  its total: an all-rank job's start on the shared cores (launch_seconds, taken from the step's
+  seconds before its sizes are fitted) and the inventory's reading of every node.
 - HPL's N is sized from its seconds later, by rmax's HPL model with what the survey measured by
   then (steps.Hpl.problem: the ring's latency and bandwidth among every rank, the DGEMM step's rate).
 - The plan's total is its steps' seconds and the reachability checks' (check_seconds)."""

@@ -247,9 +247,9 @@ class Hpl(Step):
     def per_core(self) -> int:
         """HPL's ranks wait in MPI calls that poll, as HPC Challenge's kernels do: 64 virtual nodes on 2
         cores (32 ranks a core) stalled in 'solve' at N=192 for 213 s; their bound is HPL's too."""
-        from rmax.families.hpcc_family import RANKS_PER_CORE
+        from rmax.bench.family import POLLING_RANKS_PER_CORE
 
-        return RANKS_PER_CORE
+        return POLLING_RANKS_PER_CORE
 
     def engine(self) -> str:
         from rmax.native import executable
