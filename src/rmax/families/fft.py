@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import click
 
-from rmax.bench.family import SurveyPlan, option, register
-from rmax.families.hpcc_family import RANKS_PER_CORE, HpccFamily, HpccSummary, forms_option
+from rmax.bench.family import POLLING_RANKS_PER_CORE, SurveyPlan, option, register
+from rmax.families.hpcc_family import HpccFamily, HpccSummary, forms_option
 from rmax.bench.netlaunch import check_memory
 from rmax.errors import RmaxError
 from rmax.params import Count, Seconds
@@ -56,7 +56,7 @@ class Fft(HpccFamily):
     Summary = FftSummary
     native = ("rmax-hpcc", "fft")
     survey = SurveyPlan("FFT over the nodes (on request: --steps fft)", 0.03, 53, ranks="all", on_request=True,
-                        per_core=RANKS_PER_CORE)
+                        per_core=POLLING_RANKS_PER_CORE)
     example = "rmax bench fft --np 2 --n 1048576"
     BASE = "flop/s"
     CHECK = ("error", "maxerr / ln(n) / eps")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rmax.bench.family import SurveyPlan, option, register
-from rmax.families.hpcc_family import RANKS_PER_CORE, HpccFamily, HpccSummary, forms_option, require_pow2
+from rmax.bench.family import POLLING_RANKS_PER_CORE, SurveyPlan, option, register
+from rmax.families.hpcc_family import HpccFamily, HpccSummary, forms_option, require_pow2
 from rmax.bench.netlaunch import check_memory
 from rmax.errors import RmaxError
 from rmax.hpl.hpcc_kernels import LOCAL_GUPS, MPI_GUPS
@@ -49,7 +49,7 @@ class Gups(HpccFamily):
     Options = GupsOptions
     Summary = GupsSummary
     native = ("rmax-hpcc", "gups")
-    survey = SurveyPlan("RandomAccess (GUPS) over the nodes", 0.01, 51, ranks="all", per_core=RANKS_PER_CORE)
+    survey = SurveyPlan("RandomAccess (GUPS) over the nodes", 0.01, 51, ranks="all", per_core=POLLING_RANKS_PER_CORE)
     example = "rmax bench gups --np 2 --table-size 1048576"
     BASE = "updates/s"
     CHECK = ("error_fraction", "wrong words / table")

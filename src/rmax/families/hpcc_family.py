@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from rmax.bench.family import POLLING_RANKS_PER_CORE, Family, Summary, option
+from rmax.bench.family import Family, Summary, option
 from rmax.bench.netlaunch import header_summary, split_records, verdict
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, figure
@@ -22,8 +22,6 @@ from rmax.units import FROM_BASE
 
 FORMS = ("single", "star", "mpi")
 FORMS_TYPE = Names(FORMS, "form")
-# HPC Challenge's kernels poll in their MPI waits: as many ranks per shared core as any polling kernel
-RANKS_PER_CORE = POLLING_RANKS_PER_CORE
 
 
 @dataclass

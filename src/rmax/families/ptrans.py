@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from rmax.bench.family import SurveyPlan, option, register
-from rmax.families.hpcc_family import RANKS_PER_CORE, HpccFamily, HpccPoint, HpccSummary
+from rmax.bench.family import POLLING_RANKS_PER_CORE, SurveyPlan, option, register
+from rmax.families.hpcc_family import HpccFamily, HpccPoint, HpccSummary
 from rmax.bench.netlaunch import check_memory
 from rmax.errors import RmaxError
 from rmax.params import Count
@@ -43,7 +43,7 @@ class Ptrans(HpccFamily):
     Options = PtransOptions
     Summary = PtransSummary
     native = ("rmax-hpcc", "ptrans")
-    survey = SurveyPlan("PTRANS (parallel transpose) over the nodes", 0.01, 52, ranks="all", per_core=RANKS_PER_CORE)
+    survey = SurveyPlan("PTRANS (parallel transpose) over the nodes", 0.01, 52, ranks="all", per_core=POLLING_RANKS_PER_CORE)
     example = "rmax bench ptrans --np 4 --n 4000 --nb 64"
     BASE = "bytes/s"
     CHECK = ("residual", "residual / (eps n)")

@@ -142,7 +142,7 @@ def make_plan(steps: list[tuple[str, float, str]], defaults: dict, *, nodes: int
             secs[name] = max(secs[name], sig(2 * start))
         left = max(0.5 * secs[name], secs[name] - start)
         sizes = {} if name not in defaults else \
-            net_sizer(defaults[name], left, bound or nodes, crowd, quick) if net_sizer else \
+            net_sizer(defaults[name], left, ranks, crowd, quick) if net_sizer else \
             sizer(defaults[name], left, nodes, max(1, sharing), quick) if sizer else {}
         planned.append(StepPlan(name, where, secs[name], sizes, before=name in done, nodes=bound))
     return Plan(budget + net_budget, nodes, max(1, sharing), quick, tuple(planned), check_seconds(nodes))
