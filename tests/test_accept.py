@@ -118,6 +118,9 @@ def test_write_references_round_trip(surveys, tmp_path):
     ("[[reference]]\nmetric = 'x'\nvalue = 1\nunit = 'GB/s'\nlower = -0.1\nspeed = 3\n", ["unknown key 'speed'"]),
     ("[fleet]\nlower = -2\n", ["[fleet] lower"]),
     ("[nodes]\n", ["unknown table or key 'nodes'"]),
+    ("[links]\nspeed = 1\n", ["[links] takes only lower, rate"]),
+    ("[links]\nrate = 'fast'\n", ["[links] rate 'fast' is not a rate"]),
+    ("[links]\nrate = 1e9\nlower = 0.2\n", ["[links] lower"]),
     ("[[reference]\n", ["not valid TOML"]),
 ])
 def test_bad_references_refused(tmp_path, db, text, words):

@@ -60,6 +60,44 @@ def test_survey_stores_every_step_under_one_run(survey):
     assert hpl.summary["passed"] == len(hpl.summary["tests"]) == 1
 
 
+def test_accept_sets_hpl_against_the_model_that_sized_it(survey):
+    """The HPL step keeps the model's prediction for its N and grid (with the slowest and fastest
+    node's DGEMM rate as its interval); rmax accept sets the measured GFLOPS against it, one verdict
+    for the cluster: undecided from one survey; from two, a model 10x faster than HPL ran fails it
+    and one 10x slower passes it."""
+    import dataclasses
+
+    from rmax.accept import hpl as accept_hpl
+    from rmax.accept.references import Fleet
+    from rmax.model.hpl_model import hpl_flops
+
+    rec, env = survey
+    model = next(s for s in rec["summary"]["steps"] if s["step"] == "hpl")["model"]
+    fast, slow = model["predicted_range_s"]
+    assert 0 < fast <= model["predicted_s"] <= slow and model["p"] * model["q"] >= 1, model
+    with open_store(env["RMAX_DB"]) as store:
+        ran = next(k for k in store.children(rec["id"]) if k.kind == "hpl")
+    measured = ran.summary["tests"][0]["gflops"]
+    proc = run_cli("accept", "--from", rec["id"][:8], "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    got = [v for v in json.loads(proc.stdout)["summary"]["verdicts"] if v["node"] == "(cluster)"]
+    assert len(got) == 1 and got[0]["state"] == "undecided" and got[0]["against"] == "model", got
+    assert got[0]["target"] == pytest.approx(hpl_flops(model["n"]) / 1e9 / model["predicted_s"], rel=1e-9)
+    assert got[0]["value"] == pytest.approx(measured, rel=1e-9)
+
+    def judged(factor: float) -> str:
+        """The verdict from two surveys alike, their model's times times factor."""
+        steps = [dict(s, model={**s["model"], "predicted_s": s["model"]["predicted_s"] * factor,
+                                "predicted_range_s": [t * factor for t in s["model"]["predicted_range_s"]]})
+                 if s["step"] == "hpl" else s for s in rec["summary"]["steps"]]
+        with open_store(env["RMAX_DB"]) as store:
+            sv = dataclasses.replace(store.get(rec["id"]), summary={**rec["summary"], "steps": steps})
+            (v,) = accept_hpl.verdicts(store, [sv, sv], Fleet())
+        return v.state
+
+    assert judged(0.1) == "fail" and judged(10) == "pass"
+
+
 def test_every_headline_figure_is_the_field_it_comes_from(survey):
     """Each family's headline row of the survey equals the field it names in that run's stored
     summary (value == field x scale), and every family that ran and has a headline is in it."""

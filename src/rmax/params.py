@@ -172,6 +172,16 @@ class Size(click.ParamType):
         return parse_size(value, _name(param), self.lo, self.hi)
 
 
+class Rate(click.ParamType):
+    """Bits/s, as tc writes them: 1gbit, 100mbit, 25gbit (vcluster.plan.parse_rate)."""
+    name = "RATE"
+
+    def convert(self, value, param, ctx):
+        from rmax.vcluster.plan import parse_rate
+
+        return value if isinstance(value, int) else parse_rate(value, _name(param))
+
+
 class SizeList(Size):
     """'8,64K,1MiB'."""
 

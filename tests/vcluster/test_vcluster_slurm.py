@@ -250,6 +250,23 @@ def test_hpl_and_tune_inside_salloc_use_the_allocation(slurm_cluster, tmp_path):
 
 @needs_root
 @needs_slurm
+def test_a_step_starts_beside_one_that_still_holds_the_cpus(slurm_cluster, tmp_path):
+    """rmax's steps run one after another, but Slurm holds a step's CPUs until its processes are gone,
+    and a new step waits for them without a word (a 64-node survey's ring, right after a 64-rank step,
+    did not start within its 60 s): srun --overlap starts it beside a step that holds every CPU."""
+    name, _ = slurm_cluster
+    rmax = f"{shlex.quote(sys.executable)} -m rmax"
+    held = (f"srun -N 4 --ntasks 4 sleep 60 & h=$!; sleep 2; RMAX_START_TIMEOUT=10 {rmax} bench ring --quick --json "
+            "> ring.json; rc=$?; kill $h; exit $rc")   # the allocation ends the held step
+    proc = in_cluster(name, f"cd {shlex.quote(str(tmp_path))} && salloc -N 4 --ntasks-per-node 1 bash -c "
+                            f"{shlex.quote(held)}", env={"RMAX_DB": str(tmp_path / "r.db")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rec = json.loads((tmp_path / "ring.json").read_text())
+    assert rec["status"] == "ok" and rec["params"]["np"] == 4, rec.get("error")
+
+
+@needs_root
+@needs_slurm
 def test_quick_survey_through_sbatch(slurm_cluster, tmp_path):
     """The issue's path: rmax slurm script ... -- rmax survey --quick, submitted with sbatch, with the
     quick survey's own budget (the plan sizes every step to it; none is dropped), given as --budget:

@@ -45,12 +45,18 @@ def node_class(summary: dict) -> NodeClass:
                      tuple(sorted(nics)))
 
 
-def classes(infos: list[RunRecord], nodes: list[str]) -> dict[str, str]:
-    """node -> its class's name, from the latest ok inventory run of each node; a node without one is
-    in a class of its own kind, UNKNOWN."""
+def latest_inventories(infos: list[RunRecord]) -> dict[str, RunRecord]:
+    """node -> its latest ok inventory run."""
     latest: dict[str, RunRecord] = {}
     for r in infos:
         if r.kind == "info" and r.status == "ok" and len(r.hosts) == 1:
             if r.hosts[0] not in latest or r.started_at >= latest[r.hosts[0]].started_at:
                 latest[r.hosts[0]] = r
+    return latest
+
+
+def classes(infos: list[RunRecord], nodes: list[str]) -> dict[str, str]:
+    """node -> its class's name, from the latest ok inventory run of each node; a node without one is
+    in a class of its own kind, UNKNOWN."""
+    latest = latest_inventories(infos)
     return {n: node_class(latest[n].summary).name if n in latest else UNKNOWN for n in nodes}

@@ -14,6 +14,10 @@ fractions of it, and a unit), and the fleet's tolerance: how far a node may fall
     lower = -0.05            # optional (no bound below); at most 0
     upper = 0.10             # optional (no bound above); at least 0
 
+    [links]
+    rate = "25gbit"          # optional: every node's link rate (else its NIC's speed, inventory)
+    lower = -0.15            # a link within a switch may move this much less than its rate (default)
+
 Read through rmax.tomlconfig (size and nesting bounded); every entry checked, an error naming it."""
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ DEFAULT_FLEET_LOWER = -0.10     # worse than the class median by more than this 
 DEFAULT_CONFIDENCE = 0.95
 REFERENCE_KEYS = {"metric", "class", "value", "unit", "lower", "upper", "note"}
 FLEET_KEYS = {"lower", "upper", "confidence"}
+LINK_KEYS = {"rate", "lower"}
+# Against its rate, a link within a switch may move this much less and pass: TCP over Ethernet at MTU
+# 1500 carries 1448 payload bytes in the 1538 on the wire (6 % less), and the fleet's 10 % beside it
+DEFAULT_RATE_LOWER = -0.15
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,8 @@ class Reference:
     def describe(self) -> str:
         tol = "/".join(f"{100 * t:+g}%" if t is not None else "none" for t in (self.lower, self.upper))
         where = f", class {self.node_class}" if self.node_class else ""
-        return f"reference #{self.index} of {self.source} ({self.metric}{where}: {self.value:g} {self.unit} {tol})"
+        head = f"reference #{self.index} of {self.source}" if self.index else self.source   # 0: not from a file
+        return f"{head} ({self.metric}{where}: {self.value:g} {self.unit} {tol})"
 
 
 @dataclass(frozen=True)
@@ -67,9 +76,16 @@ class Fleet:
 
 
 @dataclass(frozen=True)
+class Links:
+    rate: float | None = None               # bits/s of every node's link, declared (None: each NIC's speed)
+    lower: float = DEFAULT_RATE_LOWER       # relative to the rate
+
+
+@dataclass(frozen=True)
 class References:
     references: tuple[Reference, ...] = ()
     fleet: Fleet = Fleet()
+    links: Links = Links()
 
     def find(self, metric: str, base: str, node_class: str) -> Reference | None:
         """The reference for this metric and class: one naming the class before one for every class,
@@ -91,16 +107,17 @@ def _text(v, what: str) -> str:
 
 
 def parse(data: dict, source: str) -> References:
-    unknown = set(data) - {"fleet", "reference", "version"}
+    unknown = set(data) - {"fleet", "links", "reference", "version"}
     if unknown:
         raise RmaxError(f"{source}: unknown table or key {sorted(unknown)[0][:40]!r}",
-                        hint="a references file has [fleet] and [[reference]] entries (docs/ACCEPT.md)")
+                        hint="a references file has [fleet], [links] and [[reference]] entries (docs/ACCEPT.md)")
     fleet = data.get("fleet", {})
     if not isinstance(fleet, dict) or set(fleet) - FLEET_KEYS:
         raise RmaxError(f"{source}: [fleet] takes only {', '.join(sorted(FLEET_KEYS))}")
     f = Fleet(_number(fleet.get("lower", DEFAULT_FLEET_LOWER), f"{source}: [fleet] lower", -0.99, 0),
               _number(fleet["upper"], f"{source}: [fleet] upper", 0, 100) if "upper" in fleet else None,
               _number(fleet.get("confidence", DEFAULT_CONFIDENCE), f"{source}: [fleet] confidence", 0.5, 0.9999))
+    links = _links(data.get("links", {}), source)
     entries = data.get("reference", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise RmaxError(f"{source}: reference must be an array of tables ([[reference]])")
@@ -126,7 +143,19 @@ def parse(data: dict, source: str) -> References:
             raise RmaxError(f"{what} has neither lower nor upper: nothing to judge against",
                             hint="e.g. lower = -0.05 (5 % below the value fails)")
         refs.append(ref)
-    return References(tuple(refs), f)
+    return References(tuple(refs), f, links)
+
+
+def _links(table, source: str) -> Links:
+    if not isinstance(table, dict) or set(table) - LINK_KEYS:
+        raise RmaxError(f"{source}: [links] takes only {', '.join(sorted(LINK_KEYS))}")
+    rate = table.get("rate")
+    if rate is not None:
+        from rmax.vcluster.plan import parse_rate
+
+        rate = _number(rate, f"{source}: [links] rate (bits/s)", 8000, 1e15) if not isinstance(rate, str) else \
+            float(parse_rate(_text(rate, f"{source}: [links] rate"), f"{source}: [links] rate"))
+    return Links(rate, _number(table.get("lower", DEFAULT_RATE_LOWER), f"{source}: [links] lower", -0.99, 0))
 
 
 def load(path: str | Path) -> References:

@@ -27,10 +27,12 @@ where the node's level would have had to be for the same interval to lie wholly 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from dataclasses import asdict, dataclass
 
+from rmax.accept.links import judged_against_rate
 from rmax.accept.measured import Series
 from rmax.accept.references import Fleet, References
 from rmax.stats import robust_sd, t_quantile
@@ -46,6 +48,7 @@ MIN_SD = MIN_SPREAD
 MIN_FAIL = 2
 MIN_FLEET = 3           # nodes in a class for a fleet verdict (the node and 2 others at least)
 STATES = ("pass", "fail", "undecided")
+CLUSTER = "(cluster)"    # the node of a verdict on the whole cluster (HPL): no host is named so
 
 
 @dataclass
@@ -93,7 +96,7 @@ def _var(x: list[float]) -> float:
     return statistics.variance(x) if len(x) > 1 else math.nan
 
 
-def _level(x: list[float], spread: list[float], what: str) -> _Level:
+def level_of(x: list[float], spread: list[float], what: str) -> _Level:
     """The mean of x; its noise from x's own spread (at least MIN_SD a survey), else from `spread`
     (one value a node across the class: at least MIN_FLEET of them), else none."""
     if not x:
@@ -127,7 +130,7 @@ class ClassNoise:
     def absolute(self, node: str) -> _Level:
         x = list(self.logs.get(node, {}).values())
         one = [next(iter(v.values())) for v in self.logs.values() if len(v) == 1]
-        return _level(x, one if len(x) == 1 else [], "the figure")
+        return level_of(x, one if len(x) == 1 else [], "the figure")
 
     def relative(self, node: str) -> _Level | None:
         """The node's level against the others' medians; None: too few nodes for a fleet."""
@@ -135,7 +138,7 @@ class ClassNoise:
         if not x:
             return None
         one = [v[0] for v in self.ratios.values() if len(v) == 1]
-        return _level(x, one if len(x) == 1 else [], "the ratio to the others' median")
+        return level_of(x, one if len(x) == 1 else [], "the ratio to the others' median")
 
 
 def _interval(d: float, se: float, df: float, confidence: float) -> tuple[float, float, float]:
@@ -185,21 +188,27 @@ def _surveys_to_decide(d: float, lv: _Level, low: float, high: float, confidence
         else "one more survey of this node"
 
 
-def judge_reference(s: Series, ref, lv: _Level, confidence: float) -> Verdict:
-    """The node's level (ClassNoise.absolute) against the reference's band."""
-    low, high = ref.band()
-    llow = math.log(low) if low > 0 else -math.inf
-    lhigh = math.log(high) if math.isfinite(high) else math.inf
-    target = math.log(ref.value)
-    state, interval, det = _judge(lv.mean - target, lv.se, lv.df, llow - target, lhigh - target, confidence,
-                                  s.lower_is_better, lv.n)
-    value = math.exp(lv.mean)
-    v = Verdict(s.node, s.metric, s.unit, "reference", state, value, ref.value,
-                [None if not math.isfinite(b) else b for b in (low, high)], value / ref.value - 1, interval, det,
-                lv.n, lv.noise, ref.describe())
-    v.why = _words(v, f"{ref.describe()}", lambda: _surveys_to_decide(lv.mean - target, lv, llow - target,
-                                                                      lhigh - target, confidence))
+def judge_level(node: str, metric: str, unit: str, against: str, lv: _Level, low: float, high: float,
+                confidence: float, value: float, target: float, reference: str | None, words: str,
+                lower_is_better: bool = False) -> Verdict:
+    """A verdict on a level (lv: the mean log ratio of the figure to `target`) against the band
+    low..high of log ratios; `words` names what it is set against."""
+    state, interval, det = _judge(lv.mean, lv.se, lv.df, low, high, confidence, lower_is_better, lv.n)
+    band = [target * math.exp(b) if math.isfinite(b) else None for b in (low, high)]
+    v = Verdict(node, metric, unit, against, state, value, target, band, math.expm1(lv.mean), interval, det,
+                lv.n, lv.noise, reference)
+    v.why = _words(v, words, lambda: _surveys_to_decide(lv.mean, lv, low, high, confidence))
     return v
+
+
+def judge_reference(s: Series, ref, lv: _Level, confidence: float, against: str = "reference") -> Verdict:
+    """The node's level (ClassNoise.absolute) against the reference's band (a link's rate is one)."""
+    low, high = ref.band()
+    target = math.log(ref.value)
+    rel = dataclasses.replace(lv, mean=lv.mean - target)
+    return judge_level(s.node, s.metric, s.unit, against, rel, math.log(low) - target if low > 0 else -math.inf,
+                       math.log(high) - target if math.isfinite(high) else math.inf, confidence, math.exp(lv.mean),
+                       ref.value, ref.describe(), ref.describe(), s.lower_is_better)
 
 
 def judge_fleet(s: Series, noise: ClassNoise, fleet: Fleet, node_class: str) -> Verdict | None:
@@ -208,16 +217,10 @@ def judge_fleet(s: Series, noise: ClassNoise, fleet: Fleet, node_class: str) -> 
         return None
     worse, better = math.log1p(fleet.lower), math.log1p(fleet.upper) if fleet.upper is not None else math.inf
     low, high = (-better, -worse) if s.lower_is_better else (worse, better)
-    state, interval, det = _judge(lv.mean, lv.se, lv.df, low, high, fleet.confidence, s.lower_is_better, lv.n)
     target = math.exp(statistics.mean(noise.centers[s.node]))
-    value = target * math.exp(lv.mean)
-    band = [target * math.exp(low) if math.isfinite(low) else None, target * math.exp(high) if math.isfinite(high) else None]
-    others = len(noise.logs) - 1
-    v = Verdict(s.node, s.metric, s.unit, "fleet", state, value, target, band, math.expm1(lv.mean), interval, det,
-                lv.n, lv.noise, f"class {node_class}")
-    v.why = _words(v, f"the median of its class's {others} other nodes",
-                   lambda: _surveys_to_decide(lv.mean, lv, low, high, fleet.confidence))
-    return v
+    return judge_level(s.node, s.metric, s.unit, "fleet", lv, low, high, fleet.confidence, target * math.exp(lv.mean),
+                       target, f"class {node_class}", f"the median of its class's {len(noise.logs) - 1} other nodes",
+                       s.lower_is_better)
 
 
 def _words(v: Verdict, against: str, decide) -> str:
@@ -237,8 +240,11 @@ def _band(v: Verdict) -> str:
         f"at least {lo:.4g} {v.unit}" if lo is not None else f"at most {hi:.4g} {v.unit}")
 
 
-def decide(series: dict[tuple[str, str], Series], classes: dict[str, str], refs: References) -> list[Verdict]:
-    """Every verdict: for each node and metric, against its reference (if any) and against its class."""
+def decide(series: dict[tuple[str, str], Series], classes: dict[str, str], refs: References,
+           rates: dict | None = None) -> list[Verdict]:
+    """Every verdict: for each node and metric, against its reference (if any; a link within its switch
+    without one: against its rate, `rates` node -> links.LinkRate) and against its class."""
+    rates = rates or {}
     by_class_metric: dict[tuple[str, str], list[Series]] = {}
     for (node, metric), s in series.items():
         by_class_metric.setdefault((classes.get(node, ""), metric), []).append(s)
@@ -249,6 +255,9 @@ def decide(series: dict[tuple[str, str], Series], classes: dict[str, str], refs:
             ref = refs.find(s.metric, s.base, cls)
             if ref is not None:
                 out.append(judge_reference(s, ref, noise.absolute(s.node), refs.fleet.confidence))
+            elif judged_against_rate(s) and s.node in rates:
+                out.append(judge_reference(s, rates[s.node].reference(s.metric, refs.links.lower),
+                                           noise.absolute(s.node), refs.fleet.confidence, "link rate"))
             f = judge_fleet(s, noise, refs.fleet, cls)
             if f is not None:
                 out.append(f)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 import statistics
 
-from rmax.accept import classes as cls_mod
+from rmax.accept import classes as cls_mod, hpl, links
 from rmax.accept.measured import Series, gather
 from rmax.accept.references import References, render
-from rmax.accept.verdicts import decide, node_states
+from rmax.accept.verdicts import CLUSTER, decide, node_states
 from rmax.errors import RmaxError
 from rmax.store import Store
 from rmax.store.runs import RunRecord
@@ -24,6 +24,13 @@ def check_units(series: dict[tuple[str, str], Series], classes: dict[str, str], 
         if ref is not None and ref.unit != s.unit:
             raise RmaxError(f"{ref.describe()} is in {ref.unit}, but {s.metric} is measured in {s.unit}",
                             hint=f"give its value in {s.unit}")
+
+
+def steps_of(metric: str) -> tuple[str, ...]:
+    """The survey steps that measure a verdict's metric ("kind:key"): its family's; a link's, the matrix;
+    HPL's, with the steps its model's inputs come from (survey.steps.hpl_inputs)."""
+    kind = metric.split(":", 1)[0]
+    return (links.STEP,) if kind == links.KIND else hpl.STEPS if kind == "hpl" else (kind,)
 
 
 def surveys_of(store: Store, ids: str) -> list[RunRecord]:
@@ -48,23 +55,29 @@ def _latest_survey(store: Store) -> RunRecord:
     return got[0]
 
 
-def evaluate(store: Store, surveys: list[RunRecord], refs: References) -> dict:
-    """Every verdict of the surveys' nodes: the accept run's summary (nothing stored)."""
+def evaluate(store: Store, surveys: list[RunRecord], refs: References, declared: links.LinkRate | None = None) -> dict:
+    """Every verdict of the surveys' nodes: the accept run's summary (nothing stored). `declared`: the
+    nodes' link rate (links.declared), else each NIC's speed."""
     series, infos = gather(store, surveys)
+    series.update(links.link_series(store, surveys))
     nodes = sorted({n for n, _ in series} | {h for s in surveys for h in (s.summary.get("nodes") or s.hosts)})
     if not series:
         raise RmaxError("the surveys hold no per-node figure to judge (no node benchmark ran ok)",
                         hint="survey with node steps, e.g. rmax accept --steps inventory,peakflops,stream,dgemm")
     classes = cls_mod.classes(infos, nodes)
     check_units(series, classes, refs)
-    verdicts = decide(series, classes, refs)
-    states = node_states(verdicts, nodes)
+    rates = links.rates(infos, nodes, declared)
+    verdicts = decide(series, classes, refs, rates) + hpl.verdicts(store, surveys, refs.fleet)
+    states = node_states(verdicts, nodes + ([CLUSTER] if any(v.node == CLUSTER for v in verdicts) else []))
     sharing = max(int((s.summary.get("plan") or {}).get("sharing") or 1) for s in surveys)
     return {"surveys": [s.id for s in surveys], "nodes": states, "classes": classes, "sharing": sharing,
             "fleet": {"lower": refs.fleet.lower, "upper": refs.fleet.upper, "confidence": refs.fleet.confidence},
-            "references": len(refs.references), "verdicts": [v.as_dict() for v in verdicts],
+            "references": len(refs.references),
+            "link_rates": {n: {"bits": r.bits, "source": r.source} for n, r in sorted(rates.items())},
+            "verdicts": [v.as_dict() for v in verdicts],
             "counts": {st: sum(v.state == st for v in verdicts) for st in ("pass", "fail", "undecided")},
-            "failed_nodes": sorted(n for n, s in states.items() if s["state"] == "fail"),
+            "failed_nodes": sorted(n for n, s in states.items() if s["state"] == "fail" and n != CLUSTER),
+            "cluster_failed": states.get(CLUSTER, {}).get("state") == "fail",
             "levels": _levels(series, classes)}
 
 

@@ -11,7 +11,7 @@ from rmax.cli.launch_options import use_vcluster
 from rmax.cli.output import console, err_console, json_option, print_json
 from rmax.errors import RmaxError
 from rmax.launch import REGISTRY, parse_hosts, read_hostfile
-from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Count, InputFile, Label, Number, OutputDir, OutputFile, Seconds
+from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Count, InputFile, Label, Number, OutputDir, OutputFile, Rate, Seconds
 
 MARKS = {"pass": "green", "fail": "bold red", "undecided": "yellow"}
 
@@ -28,6 +28,9 @@ def _check_references(path):
               help="Judge these stored surveys (each one repeat) instead of running new ones.")
 @click.option("--references", "references", type=InputFile(check=_check_references), default=None, metavar="FILE",
               help="references.toml: per metric and node class, a value with its tolerance and unit (docs/ACCEPT.md).")
+@click.option("--link-rate", type=Rate(), default=None,
+              help="Every node's link rate, e.g. 25gbit: links within a switch are judged against it  [default: the "
+                   "references' [links] rate, a virtual cluster's --link, else each NIC's speed].")
 @click.option("--tolerance", type=Number(0, 99, metavar="PCT"), default=None,
               help="How much worse than its class's median a node may be (percent)  [default: the references' "
                    "[fleet] lower, else 10].")
@@ -56,7 +59,7 @@ def _check_references(path):
 @click.option("--label", default=None, type=Label(), help="A note stored with the acceptance.")
 @click.option("--all", "show_all", is_flag=True, help="Show every verdict, not only fails and undecided ones.")
 @json_option
-def command(from_ids, references, tolerance, confidence, repeat, more, hosts, hostfile, steps, quick, budget, launcher,
+def command(from_ids, references, link_rate, tolerance, confidence, repeat, more, hosts, hostfile, steps, quick, budget, launcher,
             vcluster, timeout, junit_file, drain, write_refs, out, label, show_all, as_json):
     """Decide for every node and metric: pass, fail (with the figure, the reference or class median,
     the difference and its interval) or undecided (with the measurement that would decide), against
@@ -78,6 +81,9 @@ def command(from_ids, references, tolerance, confidence, repeat, more, hosts, ho
         refs = replace(refs, fleet=replace(refs.fleet, confidence=confidence / 100))
     if from_ids and (hosts or hostfile or steps or vcluster or more):
         raise RmaxError("--from judges stored surveys: give no --hosts, --hostfile, --steps, --vcluster or --more with it")
+    from rmax.accept.links import declared
+
+    rate = declared(link_rate, refs, vcluster)
     t0 = time.monotonic()
     with open_store() as store:
         if from_ids:
@@ -85,13 +91,13 @@ def command(from_ids, references, tolerance, confidence, repeat, more, hosts, ho
         else:
             runner = _survey_runner(store, hosts, hostfile, steps, quick, budget, launcher, vcluster, timeout, label)
             surveys = [runner(None, i + 1, repeat) for i in range(repeat)]
-        summary = workflow.evaluate(store, surveys, refs)
+        summary = workflow.evaluate(store, surveys, refs, rate)
         for extra in range(more if not from_ids else 0):
-            undecided = {v["metric"].split(":")[0] for v in summary["verdicts"] if v["state"] == "undecided"}
+            undecided = {st for v in summary["verdicts"] if v["state"] == "undecided" for st in workflow.steps_of(v["metric"])}
             if not undecided:
                 break
             surveys.append(runner(sorted(undecided), len(surveys) + 1, repeat + more))
-            summary = workflow.evaluate(store, surveys, refs)
+            summary = workflow.evaluate(store, surveys, refs, rate)
         summary["seconds"] = time.monotonic() - t0
         params = {"surveys": summary["surveys"], "references": str(references) if references else None,
                   "fleet": summary["fleet"], "repeat": repeat, "more": more}
@@ -131,9 +137,10 @@ def command(from_ids, references, tolerance, confidence, repeat, more, hosts, ho
             console.print(f"references written: {write_refs}", markup=False)
         if out:
             console.print(f"report: {out}/index.html", markup=False)
-    if summary["failed_nodes"]:
-        raise RmaxError(f"accept {rec.id[:8]}: {len(summary['failed_nodes'])} node(s) failed: "
-                        + ", ".join(summary["failed_nodes"]), exit_code=1)
+    failed = ([f"{len(summary['failed_nodes'])} node(s) failed: " + ", ".join(summary["failed_nodes"])]
+              if summary["failed_nodes"] else []) + (["HPL fell short of the model"] if summary.get("cluster_failed") else [])
+    if failed:
+        raise RmaxError(f"accept {rec.id[:8]}: " + "; ".join(failed), exit_code=1)
 
 
 def _survey_runner(store, hosts, hostfile, steps, quick, budget, launcher, vcluster, timeout, label):
@@ -198,7 +205,7 @@ def _print(rec, summary: dict, verdicts, show_all: bool) -> None:
             d.add_column(col)
         for v in sorted(shown, key=lambda v: (v.state != "fail", v.node, v.metric)):
             iv = f" [{_pct(v.interval[0])}, {_pct(v.interval[1])}]" if v.interval else ""
-            d.add_row(v.node, v.metric, v.against if v.against == "fleet" else "reference",
+            d.add_row(v.node, v.metric, v.against,
                       Text(v.state, style=MARKS[v.state]), f"{v.value:.4g} {v.unit}", f"{v.target:.4g} {v.unit}",
                       f"{_pct(v.diff)}{iv}", v.noise, _pct(v.detectable), v.why.split(": ", 1)[0] if v.state == "pass"
                       else v.why.split("; would decide: ")[-1] if v.state == "undecided" else v.reference or "")

@@ -42,7 +42,11 @@ class SlurmRun(Launcher):
         if not os.environ.get("SLURM_JOB_ID"):
             raise RmaxError("the srun launcher runs inside a Slurm allocation, and there is none",
                             hint="use salloc or sbatch (see 'rmax slurm script'), or --launcher mpirun")
-        argv = [self.path(), "--ntasks", str(spec.np), f"--cpus-per-task={spec.blas_threads}"]
+        # --overlap: rmax's steps run one after another, but Slurm holds the last one's CPUs until its
+        # processes are gone, and a new step waits for them (srun: "step creation temporarily disabled")
+        # without a word until it starts: on 64 virtual nodes the step after a 64-rank one did not
+        # start within the 60 s start deadline
+        argv = [self.path(), "--overlap", "--ntasks", str(spec.np), f"--cpus-per-task={spec.blas_threads}"]
         plugin, _ = srun_mpi.choose(argv[0], spec.program, os.environ)
         if plugin:
             argv.append(f"--mpi={plugin}")

@@ -47,6 +47,10 @@ class Step(ABC):
         """How the step sized itself from what the survey measured before it (None: by the plan alone)."""
         return None
 
+    def facts(self, ctx: SurveyContext) -> dict:
+        """What the step's entry keeps beside its runs for readers of the survey (rmax accept)."""
+        return {}
+
     @abstractmethod
     def run(self, ctx: SurveyContext) -> list[RunRecord]:
         ...
@@ -273,6 +277,11 @@ class Hpl(Step):
                 f"alpha {m['alpha'] * 1e6:.3g} us ({src.get('alpha')}), beta {m['beta'] / 1e6:.3g} MB/s "
                 f"({src.get('beta')}), {1e-9 / m['gamma3']:.3g} GFLOPS a rank ({src.get('gamma3')})")
 
+    def facts(self, ctx) -> dict:
+        """The model's prediction for the N it ran (rmax accept sets HPL against it)."""
+        m = ctx.facts.get("hpl_model")
+        return {"model": m} if m else {}
+
     def problem(self, ctx, seconds: float | None = None) -> tuple[int, int, int, int]:
         """(N, NB, P, Q): the grid the nodes left give (grid_for), N the largest whose time by
         rmax's HPL model (model/hpl_model.py) is about `seconds` (default: a third of the step's
@@ -312,9 +321,12 @@ class Hpl(Step):
         # reads (a later, measured DGEMM rate can only raise N; latency measured later lowers it).
         first = ctx.facts.setdefault(key, {}).setdefault((p, q), lo)
         lo = max(unit, min(lo, first) // unit * unit)
-        ctx.facts["hpl_model"] = {"n": lo, "seconds": round(seconds, 2), "predicted_s": round(
-            predict_hpl(lo, nb, p, q, alpha, beta, gamma3), 2), "gamma3": gamma3, "alpha": alpha, "beta": beta,
-            "from": ctx.facts.get("hpl_inputs_from", {})}
+        # its interval: the slowest and the fastest node's DGEMM rate (alpha and beta as measured)
+        g_fast, g_slow = ctx.facts.get("hpl_gamma3_range") or (gamma3, gamma3)
+        ctx.facts["hpl_model"] = {"n": lo, "nb": nb, "p": p, "q": q, "seconds": round(seconds, 2), "predicted_s": round(
+            predict_hpl(lo, nb, p, q, alpha, beta, gamma3), 3), "predicted_range_s": [
+            round(predict_hpl(lo, nb, p, q, alpha, beta, g), 3) for g in (g_fast, g_slow)],
+            "gamma3": gamma3, "alpha": alpha, "beta": beta, "from": ctx.facts.get("hpl_inputs_from", {})}
         return lo, nb, p, q
 
     def run(self, ctx):
@@ -413,6 +425,7 @@ def hpl_inputs(ctx) -> tuple[float, float, float]:
                 got.setdefault("beta", (fit[0].beta, f"net run {r.id[:8]}"))
     if rates:
         got["gamma3"] = (1e-9 / sorted(rates)[len(rates) // 2], f"median of {len(rates)} node(s)' DGEMM runs")
+        ctx.facts["hpl_gamma3_range"] = (1e-9 / max(rates), 1e-9 / min(rates))
     else:
         rate = (ctx.facts.get("rpeak") or {}).get("gflops") or 10.0
         per_rank = 0.6 * rate / max(1, ctx.nodes[0].slots) / max(1, ctx.facts.get("sharing", 1))

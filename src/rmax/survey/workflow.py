@@ -219,7 +219,7 @@ def run_survey(store: Store, steps: list[Step], *, hosts: list[Host] | None = No
             entry = {"step": step.name, "title": step.title, "status": status, "runs": [r.id for r in records],
                      "seconds": time.monotonic() - t0, **({"retried": retried} if retried else {}),
                      **({"node_seconds": round(on_nodes, 3)} if on_nodes is not None else {}),
-                     **({"sizing": sized} if (sized := step.sizing(ctx)) else {})}
+                     **({"sizing": sized} if (sized := step.sizing(ctx)) else {}), **step.facts(ctx)}
             if error:
                 entry["error"] = error
             note(entry)

@@ -25,6 +25,8 @@ def acceptance(runs: list[RunRecord]) -> list[Section]:
                                 "the scheduler shared them, which no repeat removes")
         if failed:
             sec.warnings.append(f"{len(failed)} node(s) failed: {', '.join(failed)}")
+        if s.get("cluster_failed"):
+            sec.warnings.append("HPL fell short of rmax's HPL model for this cluster (the (cluster) row)")
         sec.tables.append(Table(["Node", "Class", "Verdict", "Pass", "Fail", "Undecided", "Failed metrics"],
                                 [[n, (s.get("classes") or {}).get(n, ""), v["state"], str(v["pass"]), str(v["fail"]),
                                   str(v["undecided"]), "; ".join(v["failed"]) or "—"] for n, v in nodes.items()],
