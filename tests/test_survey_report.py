@@ -80,7 +80,9 @@ def test_accept_sets_hpl_against_the_model_that_sized_it(survey):
     measured = ran.summary["tests"][0]["gflops"]
     proc = run_cli("accept", "--from", rec["id"][:8], "--json", env=env)
     assert proc.returncode == 0, proc.stderr
-    got = [v for v in json.loads(proc.stdout)["summary"]["verdicts"] if v["node"] == "(cluster)"]
+    accepted = json.loads(proc.stdout)
+    assert "(cluster)" not in accepted["hosts"] and accepted["hosts"]     # the cluster's verdict is no host's
+    got = [v for v in accepted["summary"]["verdicts"] if v["node"] == "(cluster)"]
     assert len(got) == 1 and got[0]["state"] == "undecided" and got[0]["against"] == "model", got
     assert got[0]["target"] == pytest.approx(hpl_flops(model["n"]) / 1e9 / model["predicted_s"], rel=1e-9)
     assert got[0]["value"] == pytest.approx(measured, rel=1e-9)

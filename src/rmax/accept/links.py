@@ -115,11 +115,11 @@ def declared(given: float | None, refs: References, vcluster: str | None) -> Lin
     return None
 
 
-def rates(infos: list[RunRecord], nodes: list[str], declared: LinkRate | None) -> dict[str, LinkRate]:
-    """node -> the rate its link is judged against: the declared one, else its inventory's NIC speed
-    (its latest ok inventory); a node with neither is judged against its fleet only."""
-    if declared is not None:
-        return {n: declared for n in nodes}
+def rates(infos: list[RunRecord], nodes: list[str], given: LinkRate | None) -> dict[str, LinkRate]:
+    """node -> the rate its link is judged against: the declared one (`given`, from declared()), else
+    its latest ok inventory's NIC speed; a node with neither is judged against its fleet only."""
+    if given is not None:
+        return {n: given for n in nodes}
     return {n: rate for n, r in latest_inventories(infos).items() if (rate := inventory_rate(r.summary)) is not None}
 
 

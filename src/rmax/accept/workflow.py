@@ -103,7 +103,8 @@ SHARED = ("{k} nodes share one machine's cores (a virtual cluster's): their diff
 
 
 def store_accept(store: Store, summary: dict, params: dict, label: str | None) -> RunRecord:
-    with store.start_run("accept", params=params, hosts=sorted(summary["nodes"]), label=label) as run:
+    hosts = sorted(n for n in summary["nodes"] if n != CLUSTER)    # the cluster's verdict is no host's
+    with store.start_run("accept", params=params, hosts=hosts, label=label) as run:
         run.update(summary=summary)
     return store.get(run.id)
 
