@@ -16,9 +16,10 @@ from rmax.accept.references import Fleet
 from rmax.accept.verdicts import CLUSTER, Verdict, judge_level, level_of
 from rmax.store import Store
 from rmax.store.runs import RunRecord
+from rmax.survey.steps import HPL_INPUT_STEPS
 
 METRIC = "hpl:gflops against the model"
-STEPS = ("dgemm", "net", "ring", "hpl")    # HPL and the steps its model's inputs come from
+STEPS = (*HPL_INPUT_STEPS, "hpl")    # HPL and the steps its model's inputs come from
 
 
 def pairs(store: Store, surveys: list[RunRecord]) -> list[tuple[float, float, float, str, str]]:

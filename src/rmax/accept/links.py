@@ -44,12 +44,13 @@ def _per_host(s) -> dict[tuple[str, str, str], list[float]]:
     """(host, kind, pair class) -> its pairs' figures, both directions, in MB/s or us; only where the
     host was measured with MIN_PARTNERS others at least in that class: with fewer, a slow partner's
     link reads as its own (the median of its pairs is the slow one's half the time)."""
+    from rmax.families.matrix import pair_class
     from rmax.topology.infer import MIN_PARTNERS
 
     out: dict[tuple[str, str, str], list[float]] = {}
     partners: dict[tuple[str, str, str], set[str]] = {}
-    group_of = list(s.group_of or [])
     n = len(s.hosts)
+    group_of = s.group_of if len(s.group_of or ()) >= n else ()   # a rank without a group: no classes
     for kind, scale in (("bandwidth", 1e-6), ("latency", 1e6)):
         m = getattr(s, kind)
         for i in range(min(n, len(m))):
@@ -57,7 +58,7 @@ def _per_host(s) -> dict[tuple[str, str, str], list[float]]:
                 v = m[i][j]
                 if v is None or v <= 0 or s.hosts[i] == s.hosts[j]:
                     continue
-                cls = "all" if len(group_of) < n else "across" if group_of[i] != group_of[j] else "same"
+                cls = pair_class(group_of, i, j)
                 for h, other in ((s.hosts[i], s.hosts[j]), (s.hosts[j], s.hosts[i])):
                     out.setdefault((h, kind, cls), []).append(v * scale)
                     partners.setdefault((h, kind, cls), set()).add(other)
@@ -83,10 +84,8 @@ def link_series(store: Store, surveys: list[RunRecord]) -> dict[tuple[str, str],
             for (host, kind, cls), values in _per_host(s).items():
                 metric = metric_name(kind, cls, s.bw_size if kind == "bandwidth" else s.lat_size)
                 unit, lower = ("MB/s", False) if kind == "bandwidth" else ("us", True)
-                series = out.setdefault((host, metric), Series(host, metric, unit, lower))
-                series.values.append(statistics.median(values))
-                series.runs.append(r.id)
-                series.surveys.append(survey.id)
+                out.setdefault((host, metric), Series(host, metric, unit, lower)).add(statistics.median(values), r.id,
+                                                                                       survey.id)
     return out
 
 

@@ -25,6 +25,12 @@ class Series:
     runs: list[str] = field(default_factory=list)
     surveys: list[str] = field(default_factory=list)   # the survey of each value
 
+    def add(self, value: float, run: str, survey: str) -> None:
+        """One survey's figure, from its run."""
+        self.values.append(value)
+        self.runs.append(run)
+        self.surveys.append(survey)
+
     def by_survey(self) -> dict[str, float]:
         return dict(zip(self.surveys, self.values))
 
@@ -55,8 +61,6 @@ def gather(store: Store, surveys: list[RunRecord]) -> tuple[dict[tuple[str, str]
                 continue
             node = r.hosts[0]
             for metric, value, unit, lower in run_metrics(r):
-                s = out.setdefault((node, f"{r.kind}:{metric}"), Series(node, f"{r.kind}:{metric}", unit, lower))
-                s.values.append(value)
-                s.runs.append(r.id)
-                s.surveys.append(survey.id)
+                out.setdefault((node, f"{r.kind}:{metric}"), Series(node, f"{r.kind}:{metric}", unit, lower)).add(
+                    value, r.id, survey.id)
     return out, infos

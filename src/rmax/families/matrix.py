@@ -399,6 +399,12 @@ def _from_rounds(records: list[dict], n: int, group_of: list[int]) -> dict | Non
     return m
 
 
+def pair_class(group_of: Sequence[int], a: int, b: int) -> str:
+    """The class of the pair of ranks a, b: within one switch, across switches, or every pair when the
+    switch groups are unknown (group_of empty), as the kernel's classes (matrix_suspects.c)."""
+    return "all" if not group_of else "across" if group_of[a] != group_of[b] else "same"
+
+
 def _class_stats(lat: list, bw: list, group_of: list[int]) -> list[dict]:
     """As the kernel's class statistics (matrix_suspects.c): per kind and class, the pairs, their
     median and 1.4826 x the median absolute deviation."""
@@ -408,8 +414,7 @@ def _class_stats(lat: list, bw: list, group_of: list[int]) -> list[dict]:
         for a, row in enumerate(mat):
             for b, v in enumerate(row):
                 if a != b and v is not None and (kind == "bandwidth" or a < b):
-                    cls = "all" if not group_of else "across" if group_of[a] != group_of[b] else "same"
-                    by.setdefault(cls, []).append(v)
+                    by.setdefault(pair_class(group_of, a, b), []).append(v)
         for cls in (("all",) if not group_of else ("same", "across")):
             vals = by.get(cls, [])
             out.append({"kind": kind, "class": cls, "pairs": len(vals),

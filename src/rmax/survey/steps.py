@@ -389,6 +389,9 @@ def grid_for(ranks: int) -> tuple[int, int]:
 LINK_FLOOR_S = 1e-5    # s per message where nothing is measured yet: a fast network's (HPL's own sizing)
 
 
+HPL_INPUT_STEPS = ("dgemm", "net", "ring")    # the steps whose runs HPL's model reads (hpl_inputs)
+
+
 def hpl_inputs(ctx) -> tuple[float, float, float]:
     """(gamma3, alpha, beta) for HPL's model: seconds per DGEMM flop of one rank (the median node of
     this survey's DGEMM step, else 60 % of the inventory's Rpeak), seconds per message (the median
@@ -399,7 +402,7 @@ def hpl_inputs(ctx) -> tuple[float, float, float]:
 
     # a ring stopped in a random ring (partial) still measured the natural one among every rank
     runs = [r for r in ctx.store.children(ctx.survey_id)
-            if (r.status == "ok" or (r.kind == "ring" and r.status == "partial")) and r.kind in ("dgemm", "ring", "net")]
+            if (r.status == "ok" or (r.kind == "ring" and r.status == "partial")) and r.kind in HPL_INPUT_STEPS]
     got = {}
     rates = []
     for r in runs:
