@@ -184,3 +184,19 @@ def test_drain_reason_names_the_failures_readable_and_bounded(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     assert drain("n1", r) == "not drained: scontrol not found"
     assert drain("n1;reboot", r).startswith("not drained: ") and "not a Slurm node name" in drain("n1;reboot", r)
+
+
+def test_nodes_of_one_machine_are_said_to_have_taken_turns_or_to_have_measured_at_once():
+    from types import SimpleNamespace
+
+    from rmax.accept.workflow import shared_note
+
+    def survey(turns):
+        steps = [{"step": "inventory", "where": "node"}, {"step": "net", "where": "pair"},
+                 {"step": "dgemm", "where": "node", **({"turns": turns} if turns else {})}]
+        return SimpleNamespace(summary={"plan": {"steps": steps}})
+
+    assert shared_note([survey(6)], 1) is None
+    assert "took turns at the per-node steps" in shared_note([survey(6), survey(6)], 6)
+    at_once = shared_note([survey(6), survey(0)], 6)
+    assert "measured at once" in at_once and "slowed below its share of the cores is not seen" in at_once

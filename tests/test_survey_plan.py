@@ -8,7 +8,7 @@ import pytest
 from rmax.errors import RunFailed
 from rmax.launch import Host
 from rmax.store import open_store
-from rmax.survey.plan import make_plan
+from rmax.survey.plan import MAX_TURNS, make_plan
 from rmax.families import get
 from rmax.survey.steps import FamilyStep, Step, all_steps
 from rmax.survey.workflow import run_survey
@@ -48,9 +48,34 @@ def test_shared_machine_cuts_fixed_work_not_time():
     alone, shared = plan(64, 1), plan(64, 64)
     assert shared.get("dgemm").seconds == alone.get("dgemm").seconds
     assert max(shared.get("dgemm").sizes["sizes"]) < max(alone.get("dgemm").sizes["sizes"])
-    assert shared.get("stream").sizes["size"] < plan(4, 4).get("stream").sizes["size"]
+    assert shared.get("stream").sizes["size"] < plan(16, 16).get("stream").sizes["size"]
     # no all-core row where nodes share the cores: their threads would wait at its start line
     assert shared.get("peakflops").sizes["threads"] == 1 and "threads" not in alone.get("peakflops").sizes
+
+
+@pytest.mark.parametrize("sharing", [2, 6, MAX_TURNS])
+def test_up_to_max_turns_nodes_of_a_machine_take_turns_each_sized_as_a_node_of_its_own(sharing):
+    apart, turns = plan(sharing, 1, cores=2), plan(sharing, sharing, cores=2)
+    node_steps = [s for s in apart.steps if s.where == "node" and s.step != "inventory"]
+    assert node_steps
+    for s in node_steps:
+        t = turns.get(s.step)
+        assert t.turns == sharing and t.seconds == s.seconds and t.timeout(sharing) == s.timeout(sharing)
+        assert s.turns == 0 and f"in {sharing} turns" in "\n".join(turns.lines())
+    # a turn is a node alone on the machine for its share of the step: no cut for crowding
+    assert turns.get("dgemm").sizes["sizes"] == apart.get("dgemm").sizes["sizes"]
+    assert "threads" not in turns.get("peakflops").sizes
+    assert turns.get("dgemm").sizes["budget"] < apart.get("dgemm").sizes["budget"]
+    # STREAM's fixed work (its repetitions) is cut by the turns, each 1/k of the step's seconds
+    quick = get("stream").options(True).size
+    assert "size" not in apart.get("stream").sizes
+    assert turns.get("stream").sizes["size"] == max(2**20, quick // sharing // 2**20 * 2**20)
+    assert turns.get("inventory").turns == 0 and all(turns.get(n).turns == 0 for n in NETWORK)
+
+
+def test_more_nodes_a_machine_than_max_turns_measure_at_once():
+    crowded = plan(MAX_TURNS + 1, MAX_TURNS + 1, cores=2)
+    assert all(s.turns == 0 for s in crowded.steps) and crowded.get("peakflops").sizes["threads"] == 1
 
 
 def test_polling_steps_keep_to_eight_ranks_a_core_of_a_shared_machine():

@@ -71,6 +71,7 @@ def evaluate(store: Store, surveys: list[RunRecord], refs: References, declared:
     states = node_states(verdicts, nodes + ([CLUSTER] if any(v.node == CLUSTER for v in verdicts) else []))
     sharing = max(int((s.summary.get("plan") or {}).get("sharing") or 1) for s in surveys)
     return {"surveys": [s.id for s in surveys], "nodes": states, "classes": classes, "sharing": sharing,
+            **({"shared_note": note} if (note := shared_note(surveys, sharing)) else {}),
             "fleet": {"lower": refs.fleet.lower, "upper": refs.fleet.upper, "confidence": refs.fleet.confidence},
             "references": len(refs.references),
             "link_rates": {n: {"bits": r.bits, "source": r.source} for n, r in sorted(rates.items())},
@@ -97,9 +98,20 @@ def _levels(series: dict[tuple[str, str], Series], classes: dict[str, str]) -> l
     return out
 
 
-SHARED = ("{k} nodes share one machine's cores (a virtual cluster's): their differences are partly how the "
-          "scheduler shared the cores among them, which no repeat removes; a fleet verdict there needs a wider "
-          "tolerance (--tolerance) than a real cluster's")
+def shared_note(surveys: list[RunRecord], k: int) -> str | None:
+    """What the verdicts of `k` > 1 nodes that share one machine mean (their surveys' plans say
+    whether the nodes took turns at the per-node steps: survey/turns.py)."""
+    if k <= 1:
+        return None
+    turns = all(p.get("turns") for s in surveys for p in (s.summary.get("plan") or {}).get("steps", [])
+                if p.get("where") == "node" and p.get("step") != "inventory")
+    if turns:
+        return (f"{k} nodes share one machine (a virtual cluster's): they took turns at the per-node steps, each "
+                "alone on it, and the network steps shared its cores; nodes of one machine still differ by more than "
+                "a real cluster's, so a fleet verdict there needs a wider tolerance (--tolerance)")
+    return (f"{k} nodes share one machine's cores (a virtual cluster's) and measured at once: their differences are "
+            "partly how the scheduler shared the cores among them, which no repeat removes, and a node slowed below "
+            "its share of the cores is not seen; a fleet verdict there needs a wider tolerance (--tolerance)")
 
 
 def store_accept(store: Store, summary: dict, params: dict, label: str | None) -> RunRecord:

@@ -215,8 +215,6 @@ def _print(rec, summary: dict, verdicts, show_all: bool) -> None:
                   f"difference at {200 * summary['fleet']['confidence'] - 100:g}% (each edge one-sided at "
                   f"{100 * summary['fleet']['confidence']:g}%); Detectable: the smallest difference that would have "
                   "failed", soft_wrap=True, style="dim")
-    if summary.get("sharing", 1) > 1:
-        from rmax.accept.workflow import SHARED
-
-        console.print(SHARED.format(k=summary["sharing"]), soft_wrap=True, style="yellow")
+    if summary.get("shared_note"):
+        console.print(summary["shared_note"], soft_wrap=True, style="yellow", markup=False)
     console.print(f"report: rmax report {rec.id[:8]} --out rmax-accept", markup=False)

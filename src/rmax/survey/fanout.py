@@ -298,6 +298,7 @@ class NodeStep:
     family: object
     options: object
     timeout: float
+    turns: int = 0    # the nodes of one machine that take turns at it, one at a time (plan.StepPlan.turns)
 
 
 class NodeSteps:
@@ -312,6 +313,7 @@ class NodeSteps:
 
         self.ctx, self.refused, self.steps, plan = ctx, {}, {}, []
         spread = ctx.facts.get("sharing", 1) > 1    # nodes on one machine: not all pinned to its first CPU
+        line = turn_line()
         for s in steps:
             base = RunContext(store=ctx.store, parent=ctx.survey_id, launcher=ctx.launcher, timeout=s.timeout,
                               quick=ctx.quick)
@@ -324,7 +326,10 @@ class NodeSteps:
             spec = LaunchSpec(program=argv, np=1, env=dict(s.family.env(s.options)),
                               blas_threads=s.family.blas_threads(s.options), bind="none")
             self.steps[s.name] = (len(plan), s, base, spec)
-            plan.append({"step": s.name, "timeout": s.timeout, "argv": argv, "env": spec.rank_env(), "spread": spread})
+            item = {"step": s.name, "timeout": s.timeout, "argv": argv, "env": spec.rank_env(), "spread": spread}
+            if s.turns > 1 and line:   # one node at a time, alone on the machine: its threads from the first CPU
+                item.update(spread=False, turn={**line, "run": round(s.timeout / s.turns, 1), "of": s.turns})
+            plan.append(item)
         # Each node's run carries that node's fingerprint, from its inventory in this survey (none
         # without one): not this host's, whose inventory would also walk every interface of a
         # virtual cluster's host. Read once here, not per step: the survey's runs, inventories
@@ -408,6 +413,17 @@ class NodeSteps:
         hosts = [h for h in self.fan.hosts if h not in self.ctx.lost]
         return store_per_node(self.ctx.store, self.ctx.survey_id, family.name, hosts,
                               lambda: self.fan.results(self.first + i), fields, fill, keep)
+
+
+def turn_line() -> dict | None:
+    """Where the nodes of one machine queue for their turns in a launch (turns.py): this user's
+    private folder (the same path on every node, made there if missing) and a key of the launch's own."""
+    import secrets
+
+    from rmax.inventory.shared import folder
+
+    d = folder()
+    return {"folder": str(d), "key": secrets.token_hex(8)} if d else None
 
 
 def inventory_on_every_node(ctx, measure: bool, unmeasured: str, then: bool = False) -> list[RunRecord]:

@@ -8,7 +8,8 @@ once it has reported, since a launcher ends the whole job when one rank fails, a
 nodes' results would be lost.
 
 PLAN is a JSON list, zlib-compressed and base64-encoded (plan_arg) so that no launcher's remote
-shell reads it: [{"step": NAME, "timeout": S, "argv": [...], "env": {...}, "spread": BOOL} or
+shell reads it: [{"step": NAME, "timeout": S, "argv": [...], "env": {...}, "spread": BOOL} (with
+"turn": {"folder": F, "key": K, "run": S, "of": N}, the nodes of one machine take turns: turns.py) or
 {"step": "inventory", "timeout": S, "inventory": {...}} (the keywords of inventory.shared.collect_node)
 or, last, {"step": "next", "timeout": S, "next": PATH}]: the steps that follow come later, as a
 plan in the file PATH, when this node sees PATH's folder (the surveying machine's: nodes on it, a
@@ -216,6 +217,35 @@ def inventory(options: dict, timeout: float) -> dict:
             "last_step": None, "seconds": time.monotonic() - start}
 
 
+def in_turn(item: dict, i: int, me: int, timeout: float) -> dict:
+    """Step i's program in this node's turn among the nodes of its machine (turns.py): it waits
+    in line for at most `timeout` less its run, then runs for at most item["turn"]["run"] s alone
+    on the machine (its threads from the first CPU). Without a private folder there, it runs now."""
+    from rmax.survey import turns
+
+    start = time.monotonic()
+    t = item["turn"]
+    run_s = min(float(t["run"]), timeout)
+    argv = [str(a) for a in item["argv"]]
+    folder = turns.ours(str(t["folder"]))
+    if folder is None:
+        return run(argv, timeout, item.get("env"), me)
+    try:
+        turns.sweep(folder)
+        turn = turns.Turn(folder, str(t["key"]), i, me)
+        if not turn.take(until=start + timeout - run_s):
+            return {"rc": None, "stdout": "", "timed_out": True, "last_step": None,
+                    "error": f"had no turn within {time.monotonic() - start:.0f} s: the {t.get('of', 'other')} nodes "
+                             "of its machine take turns at each step, and those before it took the step's time",
+                    "seconds": 0.0}
+        waited = time.monotonic() - start
+        with turn:
+            result = run(argv, run_s, item.get("env"), me)
+        return {**result, "waited": round(waited, 3)}
+    finally:
+        os.close(folder)
+
+
 def boot_id() -> str | None:
     """The kernel's boot id: nodes that report the same one share one machine (a virtual cluster's)."""
     try:
@@ -249,6 +279,8 @@ def main(args: list[str]) -> int:
                       "last_step": None, "seconds": 0.0}
         elif "inventory" in item:
             result = inventory(item["inventory"], timeout)
+        elif "turn" in item:
+            result = in_turn(item, i, me, timeout)
         else:
             result = run([str(a) for a in item["argv"]], timeout, env, me)
         stuck = stuck or (result["timed_out"] and "inventory" in item)

@@ -8,7 +8,10 @@ so two surveys measure the same things and can be compared.
 - A per-node step runs on every node at once, so its seconds do not depend on the node count; its
   kernels get time budgets from them. Where nodes share one machine (a virtual cluster's), each
   node's fixed-size work (array and matrix sizes) is cut by the nodes sharing it, so that the
-  step's time stays the same on 4 nodes as on 64.
+  step's time stays the same on 4 nodes as on 64. Up to MAX_TURNS nodes a machine take turns
+  instead (turns.py): one node at a time measures, alone on the machine as a real node is, for
+  its share of the step's seconds, sized as a node of its own; a node slowed on purpose (vcluster's
+  --cpu-quota) is then seen, where k nodes measuring at once on c cores each get c/k of a CPU.
 - A network step's sizes shrink as the node count grows (per-pair time, sampled matrix design,
   fewer message sizes and links), so that it fits its share; it is never dropped. Where its ranks
   outnumber the cores of the machine behind them (a virtual cluster's nodes on one host), every
@@ -33,6 +36,10 @@ MARGIN = 1.5           # a step's watchdog: its planned seconds times this ...
 SLACK_S = 60.0         # ... plus this, plus the launch's own time:
 LAUNCH_PER_NODE_S = 2.0   # starting ranks on every node (a virtual cluster's take ~1 s each on 2 cores)
 MIN_POINT_S = 0.001    # the shortest per-point budget the kernels take
+# Nodes of one machine take turns at a per-node step up to this many a machine (a turn gets the
+# step's seconds over them): the quick survey's shortest per-node share, peakflops' 7.8 s, still
+# gives each of 8 nodes about a second; more measure at once, crowded, with their work cut.
+MAX_TURNS = 8
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,7 @@ class StepPlan:
     sizes: dict = field(default_factory=dict)   # option name -> value: what bounds its time
     before: bool = False  # it ran before the plan (the inventory, whose facts the plan reads): its share only
     nodes: int = 0        # "all": the first this many nodes only (SurveyPlan.per_core); 0: every node
+    turns: int = 0        # "node": the nodes of one machine measure one at a time, this many turns (turns.py)
 
     def timeout(self, nodes: int) -> float:
         """Its watchdog: the planned seconds with a margin, and the launch's time over `nodes`."""
@@ -54,7 +62,7 @@ class StepPlan:
     def as_dict(self, nodes: int) -> dict:
         return {"step": self.step, "where": self.where, "seconds": self.seconds,
                 "timeout_s": None if self.before else self.timeout(nodes),
-                **({"nodes": self.nodes} if self.nodes else {}),
+                **({"nodes": self.nodes} if self.nodes else {}), **({"turns": self.turns} if self.turns else {}),
                 "sizes": {k: list(v) if isinstance(v, tuple) else v for k, v in self.sizes.items()}}
 
 
@@ -87,6 +95,7 @@ class Plan:
         rows = [f"  {s.step:<10} {s.seconds:>6.1f} s, "
                 + ("ran before the plan  " if s.before else f"stop at {s.timeout(self.nodes):g} s  ")
                 + (f"on {s.nodes} of {self.nodes} nodes, " if s.nodes else "")
+                + (f"in {s.turns} turns of {sig(s.seconds / s.turns):g} s, " if s.turns else "")
                 + ", ".join(f"{k}={shown(v)}" for k, v in s.sizes.items()) for s in self.steps]
         return [head, *rows]
 
@@ -141,10 +150,13 @@ def make_plan(steps: list[tuple[str, float, str]], defaults: dict, *, nodes: int
         if start:
             secs[name] = max(secs[name], sig(2 * start))
         left = max(0.5 * secs[name], secs[name] - start)
+        turns = crowd.sharing if where == "node" and sizer and name not in done and crowd.sharing <= MAX_TURNS else 0
+        turns = turns if turns > 1 else 0
         sizes = {} if name not in defaults else \
             net_sizer(defaults[name], left, ranks, crowd, quick) if net_sizer else \
+            sizer(defaults[name], left / turns, nodes, turns, quick, turns=True) if sizer and turns else \
             sizer(defaults[name], left, nodes, max(1, sharing), quick) if sizer else {}
-        planned.append(StepPlan(name, where, secs[name], sizes, before=name in done, nodes=bound))
+        planned.append(StepPlan(name, where, secs[name], sizes, before=name in done, nodes=bound, turns=turns))
     return Plan(budget + net_budget, nodes, max(1, sharing), quick, tuple(planned), check_seconds(nodes))
 
 
@@ -194,36 +206,39 @@ def scaled_dim(d: int, sharing: int) -> int:
     return max(64, int(round(d / sharing ** (1 / 3) / 64)) * 64)
 
 
-def stream(o, s, n, k, quick):
+def stream(o, s, n, k, quick, turns=False):
     out = {"budget": sig(min(o.budget, 0.2 * s))}
-    if k > 1 and o.size:   # fixed work per repetition: cut by the nodes that share the machine
+    # fixed work per repetition (at least --ntimes of them): cut by the nodes that share the machine,
+    # measuring at once on 1/k of it or in turns of 1/k of the step's seconds each
+    if k > 1 and o.size:
         out["size"] = max(2**20, o.size // k // 2**20 * 2**20)
     return out
 
 
-def dgemm(o, s, n, k, quick):
+def dgemm(o, s, n, k, quick, turns=False):
+    k = 1 if turns else k   # in turns a node has the machine: its repetitions fit the turn's seconds
     sizes = tuple(sorted({scaled_dim(d, k) for d in o.sizes}))
     ks = tuple(sorted({min(d, scaled_dim(d, k)) for d in o.k}))
     points = len(sizes) * (o.sweep in ("square", "both")) + len(ks) * (o.sweep in ("k", "both")) + 1
     return {"sizes": sizes, "k": ks, "mn": scaled_dim(o.mn, k), "budget": per_point(s, points)}
 
 
-def budget_only(o, s, n, k, quick):
+def budget_only(o, s, n, k, quick, turns=False):
     return {"budget": total(s)}
 
 
-def oslat(o, s, n, k, quick):
+def oslat(o, s, n, k, quick, turns=False):
     """Its tests share its budget, but each measures a few batches at least, and a round trip on a
     machine that k nodes share waits for k-fold contended CPUs: past 4 nodes a machine, the first
     tests in lmbench's order (the cheap system calls first), fewer as k grows, so that the step's
     time does not grow with the nodes sharing it (a 64-node virtual cluster stopped in ctxsw)."""
     out = {"budget": total(s)}
-    if k > 4:
+    if k > 4 and not turns:
         out["tests"] = o.tests[:max(3, math.ceil(len(o.tests) * 4 / k))]
     return out
 
 
-def peakflops(o, s, n, k, quick):
+def peakflops(o, s, n, k, quick, turns=False):
     """Up to 4 ISAs x 2 precisions x 2 thread counts share its seconds. Where k nodes share one
     machine, one thread: the all-core row's threads start each block together from a spinning start
     line, and k nodes' threads on the same cores wait there for the scheduler, not for the FMA units
@@ -231,8 +246,11 @@ def peakflops(o, s, n, k, quick):
     its cores times one core's (inventory/rpeak.choose_basis). Past 4 nodes a machine, double precision
     alone (the peak basis and the FMA-unit count are double's) and shorter blocks: each block's
     fixed work waits k-fold for the cores (24 virtual nodes on 2 cores: 18 s a node for 2 planned,
-    6 rows of 7 blocks of 20 ms at 1/12 of a core); a block of 2 ms is still 10^6 FMAs."""
+    6 rows of 7 blocks of 20 ms at 1/12 of a core); a block of 2 ms is still 10^6 FMAs. In turns a
+    node measures alone, as a node of its own."""
     out = {"budget": max(0.01, per_point(s, 16))}
+    if turns:
+        return out
     if k > 1:
         out["threads"] = 1
     if k > 4:

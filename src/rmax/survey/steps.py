@@ -183,7 +183,12 @@ def start_node_group(ctx: SurveyContext, group: list["FamilyStep"]):
     """Launch `group` on every node at once (fanout.NodeSteps); each step's run() then reads its part."""
     from rmax.survey.fanout import NodeStep, NodeSteps
 
-    launched = NodeSteps(ctx, [NodeStep(s.name, s.family, s.options(ctx), ctx.step_timeout(s.name)) for s in group])
+    def turns(s) -> int:
+        planned = ctx.plan.get(s.name) if ctx.plan else None
+        return planned.turns if planned else 0
+
+    launched = NodeSteps(ctx, [NodeStep(s.name, s.family, s.options(ctx), ctx.step_timeout(s.name), turns(s))
+                               for s in group])
     for s in group:
         s.node_group = launched
     return launched
@@ -426,8 +431,15 @@ def hpl_inputs(ctx) -> tuple[float, float, float]:
             if fit:
                 got.setdefault("alpha", (max(fit[0].alpha, 1e-7), f"net run {r.id[:8]}"))
                 got.setdefault("beta", (fit[0].beta, f"net run {r.id[:8]}"))
+    planned = ctx.plan.get("dgemm") if ctx.plan else None
+    if rates and planned and planned.turns:
+        # measured in turns, each node alone on its machine: HPL's ranks share it all at once
+        ranks = ctx.facts.get("sharing", 1) * max(1, ctx.nodes[0].slots)
+        rates = [r * min(1.0, (ctx.facts.get("cores") or ranks) / ranks) for r in rates]
     if rates:
-        got["gamma3"] = (1e-9 / sorted(rates)[len(rates) // 2], f"median of {len(rates)} node(s)' DGEMM runs")
+        got["gamma3"] = (1e-9 / sorted(rates)[len(rates) // 2], f"median of {len(rates)} node(s)' DGEMM runs"
+                         + (f", measured in turns and shared by {ranks} ranks on {ctx.facts.get('cores')} cores"
+                            if planned and planned.turns else ""))
         ctx.facts["hpl_gamma3_range"] = (1e-9 / max(rates), 1e-9 / min(rates))
     else:
         rate = (ctx.facts.get("rpeak") or {}).get("gflops") or 10.0

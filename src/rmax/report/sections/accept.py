@@ -20,9 +20,8 @@ def acceptance(runs: list[RunRecord]) -> list[Section]:
         fleet = s.get("fleet") or {}
         sec = Section(key=f"accept-{r.id[:8]}", title=f"Acceptance {r.id[:8]}", order=5)
         failed = s.get("failed_nodes") or []
-        if (s.get("sharing") or 1) > 1:
-            sec.warnings.append(f"{s['sharing']} nodes share one machine's cores: their differences are partly how "
-                                "the scheduler shared them, which no repeat removes")
+        if s.get("shared_note"):
+            sec.warnings.append(s["shared_note"])
         if failed:
             sec.warnings.append(f"{len(failed)} node(s) failed: {', '.join(failed)}")
         if s.get("cluster_failed"):
