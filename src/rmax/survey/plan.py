@@ -10,8 +10,10 @@ so two surveys measure the same things and can be compared.
   node's fixed-size work (array and matrix sizes) is cut by the nodes sharing it, so that the
   step's time stays the same on 4 nodes as on 64. Up to MAX_TURNS nodes a machine take turns
   instead (turns.py): one node at a time measures, alone on the machine as a real node is, for
-  its share of the step's seconds, sized as a node of its own; a node slowed on purpose (vcluster's
-  --cpu-quota) is then seen, where k nodes measuring at once on c cores each get c/k of a CPU.
+  its share of the step's seconds, sized as a node of its own (where that work is fixed, STREAM's
+  arrays, the step asks for its turns' least time: TURN_LEAST); a node slowed on purpose
+  (vcluster's --cpu-quota) is then seen, where k nodes measuring at once on c cores each get c/k of
+  a CPU.
 - A network step's sizes shrink as the node count grows (per-pair time, sampled matrix design,
   fewer message sizes and links), so that it fits its share; it is never dropped. Where its ranks
   outnumber the cores of the machine behind them (a virtual cluster's nodes on one host), every
@@ -152,6 +154,10 @@ def make_plan(steps: list[tuple[str, float, str]], defaults: dict, *, nodes: int
         left = max(0.5 * secs[name], secs[name] - start)
         turns = crowd.sharing if where == "node" and sizer and name not in done and crowd.sharing <= MAX_TURNS else 0
         turns = turns if turns > 1 else 0
+        if turns and name in TURN_LEAST and name in defaults:
+            # each turn its least time alone: a share that holds less asks for more (the total says so)
+            secs[name] = max(secs[name], sig(turns * TURN_LEAST[name](defaults[name]) / 0.8))
+            left = secs[name]
         sizes = {} if name not in defaults else \
             net_sizer(defaults[name], left, ranks, crowd, quick) if net_sizer else \
             sizer(defaults[name], left / turns, nodes, turns, quick, turns=True) if sizer and turns else \
@@ -206,13 +212,24 @@ def scaled_dim(d: int, sharing: int) -> int:
     return max(64, int(round(d / sharing ** (1 / 3) / 64)) * 64)
 
 
+STREAM_PASSES = 10       # arrays a STREAM repetition reads or writes: copy and scale 2, add and triad 3
+MEMORY_FLOOR = 9e9       # bytes/s a quick STREAM moved on average over its one-thread and all-core runs on this
+                         # project's 2-vCPU guest (128 MiB arrays: 2.9 s for 2 x 10 repetitions, a node alone)
+
+
 def stream(o, s, n, k, quick, turns=False):
     out = {"budget": sig(min(o.budget, 0.2 * s))}
-    # fixed work per repetition (at least --ntimes of them): cut by the nodes that share the machine,
-    # measuring at once on 1/k of it or in turns of 1/k of the step's seconds each
-    if k > 1 and o.size:
+    if k > 1 and o.size and not turns:   # fixed work per repetition: cut by the nodes that share the machine
         out["size"] = max(2**20, o.size // k // 2**20 * 2**20)
     return out
+
+
+def stream_turn(o) -> float:
+    """A node's least seconds of STREAM alone: its repetitions (--ntimes a run) of its arrays at the
+    floor rate. Its arrays stay a node's own in turns (far larger than the caches: a repetition cut
+    to a few milliseconds fits in the gaps of a CPU quota, and L3 serves part of it)."""
+    runs = 2 if o.mode == "both" else 1
+    return runs * o.ntimes * STREAM_PASSES * (o.size or 0) / MEMORY_FLOOR
 
 
 def dgemm(o, s, n, k, quick, turns=False):
@@ -638,6 +655,7 @@ def fft(o, s, n, crowd, quick):
     return {"n": points, "mpi_n": 0, "plan_seconds": sig(max(0.1, min(o.plan_seconds or 0.1 * s, 0.1 * s / 2)))}
 
 
+TURN_LEAST = {"stream": stream_turn}   # a node's least seconds alone, where its work is fixed (make_plan)
 SIZERS = {"stream": stream, "dgemm": dgemm, "oslat": oslat, "cpurate": budget_only, "memlat": budget_only,
           "memcopy": budget_only, "peakflops": peakflops}
 NET_SIZERS = {"net": net, "coll": coll, "ring": ring, "matrix": matrix, "mbw": mbw, "gups": gups, "ptrans": ptrans,
