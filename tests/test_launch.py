@@ -1,6 +1,5 @@
 import os
 import shutil
-import subprocess
 import time
 
 import pytest
@@ -168,3 +167,22 @@ def test_repeated_mca_settings_are_given_once():
     argv = get_launcher("mpirun").argv(spec)
     assert argv.count("btl") == 1 and argv[argv.index("btl") + 1] == "tcp,self"
     assert argv.count("mpi_yield_when_idle") == 1 and argv[-1] == "p"
+
+
+def test_one_reading_of_a_commands_host_options(tmp_path, monkeypatch):
+    from rmax.launch.request import resolve_hosts
+
+    for name in ("SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_JOB_ID"):
+        monkeypatch.delenv(name, raising=False)
+    launcher, hosts, hostfile = resolve_hosts("a:2,b", None)
+    assert launcher is None and [(h.name, h.slots) for h in hosts] == [("a", 2), ("b", 1)] and hostfile is None
+    f = tmp_path / "nodes"
+    f.write_text("c slots=3\nd slots=1\n")
+    launcher, hosts, hostfile = resolve_hosts(None, str(f), "mpirun")
+    assert launcher == "mpirun" and [(h.name, h.slots) for h in hosts] == [("c", 3), ("d", 1)] and hostfile == str(f)
+    assert resolve_hosts(None, None) == (None, None, None)   # this node only
+    with pytest.raises(RmaxError, match="give --hosts or --hostfile, not both"):
+        resolve_hosts("a", str(f))
+    monkeypatch.setenv("RMAX_VCLUSTER_DIR", str(tmp_path / "none"))
+    with pytest.raises(RmaxError, match="no virtual cluster"):
+        resolve_hosts(None, None, "vcluster")

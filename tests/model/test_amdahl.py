@@ -1,6 +1,5 @@
 """The generalised Amdahl model, its fits and Karp-Flatt, on known values."""
 
-import math
 
 import numpy as np
 import pytest

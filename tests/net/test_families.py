@@ -183,10 +183,10 @@ def test_matrix_flags_by_class_and_significance():
     assert [f.from_rank for f in s.flagged] == [0] and s.labels == hosts
     assert any(n.startswith("flagged: bandwidth from a to b") for n in get("matrix").view(s).notes)
     # without switch groups every trunk pair is far from the median: still not flagged without a t-test
-    assert matrix.verdict({"kind": "bandwidth", "alone": [5.0]}, [100.0, 99.0])["verdict"] == "untested"
-    noisy = matrix.verdict({"kind": "bandwidth", "alone": [50.0, 95.0, 20.0]}, [100.0, 101.0, 99.0])
+    assert matrix.suspect_verdict({"kind": "bandwidth", "alone": [5.0]}, [100.0, 99.0])["verdict"] == "untested"
+    noisy = matrix.suspect_verdict({"kind": "bandwidth", "alone": [50.0, 95.0, 20.0]}, [100.0, 101.0, 99.0])
     assert noisy["verdict"] == "slow alone, not significant" and not noisy["flagged"] and noisy["p"] > 0.05
-    slow_latency = matrix.verdict({"kind": "latency", "alone": [9e-6, 9.2e-6, 8.9e-6]}, [2e-6, 2.1e-6, 1.9e-6])
+    slow_latency = matrix.suspect_verdict({"kind": "latency", "alone": [9e-6, 9.2e-6, 8.9e-6]}, [2e-6, 2.1e-6, 1.9e-6])
     assert slow_latency["flagged"]
 
 
@@ -195,19 +195,19 @@ def test_matrix_suspects_are_judged_against_a_control_measured_alone_at_the_same
     median of 45 MB/s from the concurrent rounds (p 0.0006), because the host had slowed in between.
     A control of the class measured alone in turn with it was slowed too: not flagged. A pair slow
     against a control that is not, is."""
-    drifted = matrix.verdict({"kind": "bandwidth", "alone": [34.4e6, 34.0e6, 32.6e6],
+    drifted = matrix.suspect_verdict({"kind": "bandwidth", "alone": [34.4e6, 34.0e6, 32.6e6],
                               "control": [34.9e6, 33.1e6, 33.8e6]}, [44.8e6, 45.1e6, 44.2e6])
     assert not drifted["flagged"] and drifted["verdict"] == "contention" and drifted["control_median"] == 33.8e6
-    slow = matrix.verdict({"kind": "bandwidth", "alone": [10.2e6, 10.0e6, 10.4e6],
+    slow = matrix.suspect_verdict({"kind": "bandwidth", "alone": [10.2e6, 10.0e6, 10.4e6],
                            "control": [44.0e6, 45.3e6, 44.9e6]}, [44.8e6, 45.1e6, 44.2e6])
     assert slow["flagged"] and slow["p"] < 0.05
     # 1.2 MB/s against a control spread over 30-85 MB/s: Welch on the values says p = 0.07, on their
     # logarithms (rates are ratios) p < 0.01
-    shaped = matrix.verdict({"kind": "bandwidth", "alone": [1.19e6, 1.19e6, 1.191e6],
+    shaped = matrix.suspect_verdict({"kind": "bandwidth", "alone": [1.19e6, 1.19e6, 1.191e6],
                              "control": [30e6, 85e6, 80e6]}, [44.8e6, 45.1e6, 44.2e6])
     assert shaped["flagged"] and shaped["p"] < 0.01
     # one control value is no reference: the class's concurrent values stand in, as without a control
-    assert matrix.verdict({"kind": "bandwidth", "alone": [34.4e6, 34.0e6, 32.6e6], "control": [33e6]},
+    assert matrix.suspect_verdict({"kind": "bandwidth", "alone": [34.4e6, 34.0e6, 32.6e6], "control": [33e6]},
                           [44.8e6, 45.1e6, 44.2e6])["flagged"]
 
 
@@ -215,16 +215,16 @@ def test_matrix_alone_values_taken_on_one_cpu_are_left_out():
     """Two ranks of one kernel woken on one CPU (4 virtual nodes on 2 vCPUs) measure that CPU: 27 MB/s
     both ways, alone, against a control at 42 MB/s, on an unshaped virtual cluster. Not flagged."""
     mb = 1e6
-    shared = matrix.verdict({"kind": "bandwidth", "alone": [27 * mb, 27.5 * mb, 26.8 * mb],
+    shared = matrix.suspect_verdict({"kind": "bandwidth", "alone": [27 * mb, 27.5 * mb, 26.8 * mb],
                              "alone_cpu_shared": [1, 1, 0], "control": [42 * mb, 41.5 * mb, 42.2 * mb],
                              "control_cpu_shared": [0, 0, 0]}, [44.8 * mb, 45.1 * mb])
     assert shared["verdict"] == "CPU shared" and not shared["flagged"]
     # the same values measured on separate CPUs are a slow pair
-    assert matrix.verdict({"kind": "bandwidth", "alone": [27 * mb, 27.5 * mb, 26.8 * mb],
+    assert matrix.suspect_verdict({"kind": "bandwidth", "alone": [27 * mb, 27.5 * mb, 26.8 * mb],
                            "alone_cpu_shared": [0, 0, 0], "control": [42 * mb, 41.5 * mb, 42.2 * mb]},
                           [44.8 * mb, 45.1 * mb])["flagged"]
     # one shared value of three: the other two are tested; the control's shared value is left out too
-    slow = matrix.verdict({"kind": "bandwidth", "alone": [5 * mb, 27 * mb, 5.1 * mb], "alone_cpu_shared": [0, 1, 0],
+    slow = matrix.suspect_verdict({"kind": "bandwidth", "alone": [5 * mb, 27 * mb, 5.1 * mb], "alone_cpu_shared": [0, 1, 0],
                            "control": [42 * mb, 10 * mb, 42.2 * mb, 41.9 * mb],
                            "control_cpu_shared": [0, 1, 0, 0]}, [44.8 * mb])
     assert slow["flagged"] and slow["alone_median"] == 5.05 * mb and slow["control_median"] == 42 * mb

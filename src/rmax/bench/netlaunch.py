@@ -147,7 +147,7 @@ def header_summary(header: dict | None) -> dict:
             "mpi_library": header.get("mpi_library") if header else None}
 
 
-def verdict(summary, samples: dict, bad: list[str], done: dict | None, invalid: str, stopped: str) -> Parsed:
+def parsed_records(summary, samples: dict, bad: list[str], done: dict | None, invalid: str, stopped: str) -> Parsed:
     """A run's Parsed from its records: "invalid" where points failed their check (`invalid`, then the
     first five of `bad`), "failed" where the command stopped before its "done" record (`stopped`)."""
     if bad:

@@ -10,7 +10,7 @@ from rich.text import Text
 from rmax.cli.launch_options import use_vcluster
 from rmax.cli.output import console, err_console, json_option, print_json
 from rmax.errors import RmaxError
-from rmax.launch import REGISTRY, parse_hosts, read_hostfile
+from rmax.launch import REGISTRY
 from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Count, InputFile, Label, Number, OutputDir, OutputFile, Rate, Seconds
 
 MARKS = {"pass": "green", "fail": "bold red", "undecided": "yellow"}
@@ -145,22 +145,11 @@ def command(from_ids, references, link_rate, tolerance, confidence, repeat, more
 
 def _survey_runner(store, hosts, hostfile, steps, quick, budget, launcher, vcluster, timeout, label):
     """A function (steps or None, i, n) -> a new survey's record, run as `rmax survey` runs one."""
-    from rmax.launch.allocation import allocation_hosts
+    from rmax.launch.request import resolve_hosts
     from rmax.survey.steps import by_name
     from rmax.survey.workflow import run_survey
 
-    if hosts and hostfile:
-        raise RmaxError("give --hosts or --hostfile, not both")
-    if vcluster:
-        from rmax.launch.vcluster import on_cluster
-
-        launcher, hosts, hostfile = on_cluster(vcluster, launcher, hosts, hostfile)
-    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else allocation_hosts()
-    if vcluster or launcher == "vcluster":
-        from rmax.vcluster import find
-
-        launcher = "vcluster"
-        host_list = host_list or read_hostfile(find(vcluster).hostfile)
+    launcher, host_list, hostfile = resolve_hosts(hosts, hostfile, launcher, vcluster)
     base = steps.split(",") if steps else None
     by_name(base)        # unknown steps refused before anything runs
 

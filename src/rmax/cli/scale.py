@@ -188,7 +188,7 @@ def _print(rec, plot_path, busy: list) -> None:
     for c in ("form", "Ts (s)", "Tp (s)", "Tis (s)", "R^2", "chi2/dof", "AICc", "best N"):
         f.add_column(c, justify="right")
     for x in fit["fits"]:
-        p, e = x["params"], x["stderr"]
+        p = x["params"]
 
         def pm(k):
             if k not in p:

@@ -8,9 +8,10 @@ from rich.text import Text
 from rmax.cli.output import console, err_console, json_option, print_json
 from rmax.params import HOSTFILE, HOSTS, TIMEOUT, Duration, Label, OutputDir, Seconds
 from rmax.errors import RmaxError, unfinished
-from rmax.launch import REGISTRY, parse_hosts, read_hostfile
+from rmax.launch import REGISTRY
 from rmax.cli.launch_options import use_vcluster
 from rmax.launch.allocation import allocation_hosts
+from rmax.launch.request import resolve_hosts
 from rmax.cli.launch_options import lost_after_option, mpi_option
 
 
@@ -77,20 +78,7 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
         for s in all_steps():
             console.print(f"{s.name:<10} {s.title}")
         return
-    if hosts and hostfile:
-        raise RmaxError("give --hosts or --hostfile, not both")
-    if vcluster:   # that cluster's launcher and nodes, as on every command (another --launcher is refused)
-        from rmax.launch.vcluster import on_cluster
-
-        launcher, hosts, hostfile = on_cluster(vcluster, launcher, hosts, hostfile)
-    # Inside a Slurm allocation the default hosts are its nodes.
-    host_list = parse_hosts(hosts) if hosts else read_hostfile(hostfile) if hostfile else allocation_hosts()
-    if vcluster or launcher == "vcluster":
-        # A virtual cluster's survey runs on its nodes (else every step would measure this host).
-        from rmax.vcluster import find
-
-        launcher = "vcluster"
-        host_list = host_list or read_hostfile(find(vcluster).hostfile)
+    launcher, host_list, hostfile = resolve_hosts(hosts, hostfile, launcher, vcluster)
     chosen = by_name(steps.split(",") if steps else None)
 
     marks = {"ok": "green", "failed": "red", "invalid": "red", "skipped": "dim", "interrupted": "yellow",

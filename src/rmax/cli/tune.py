@@ -39,10 +39,6 @@ def _check_budget(session_budget_s, trials, first_trials_s: float) -> None:
                         hint="raise --budget, or lower N with --n or --mem-fraction")
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:+.1f}%"
-
-
 def _print_summary(s: dict) -> None:
     from rmax.tune.effects import text as effect_text
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
 from rmax.bench.netlaunch import (MESSAGES, cell, check_memory, check_message_sizes, check_names, header_summary,
-                                  require_ranks, split_records, verdict)
+                                  require_ranks, split_records, parsed_records)
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
 from rmax.launch.base import MAX_RANKS
@@ -121,7 +121,7 @@ class Coll(Family):
         samples = {_key(p): r.get("samples", []) for p, r in zip(pts, points)}
         summary = CollSummary(pts, **header_summary(header), procs=header.get("procs") if header else [])
         bad = [_key(p) for p in pts if not p.validated]
-        return verdict(summary, samples, bad, done, "wrong collective results at",
+        return parsed_records(summary, samples, bad, done, "wrong collective results at",
                        "rmax-net coll stopped before its last point")
 
     def metrics(self, s: CollSummary) -> list[Figure]:

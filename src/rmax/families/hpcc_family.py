@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rmax.bench.family import Family, Summary, option
-from rmax.bench.netlaunch import header_summary, split_records, verdict
+from rmax.bench.netlaunch import header_summary, split_records, parsed_records
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
@@ -100,7 +100,7 @@ class HpccFamily(Family):
         summary = self.Summary(points, (header or {}).get("ranks", 0), **header_summary(header))
         samples = {p.form: p.repeats or ([p.value] if p.value is not None else []) for p in points}
         bad = [p.form for p in points if not p.validated]
-        return verdict(summary, samples, bad, done, f"{self.name}: HPCC's check failed ({self.CHECK[1]}) in form",
+        return parsed_records(summary, samples, bad, done, f"{self.name}: HPCC's check failed ({self.CHECK[1]}) in form",
                        f"rmax-hpcc {self.name} stopped before its last form")
 
     def statistic(self, p: HpccPoint) -> str:

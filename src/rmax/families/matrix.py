@@ -300,7 +300,7 @@ class _ClassValues:
         return at(k // 2) if k % 2 else 0.5 * (at(k // 2 - 1) + at(k // 2))
 
 
-def verdict(sus: dict, class_values: Sequence[float] | Callable[[], Sequence[float]],
+def suspect_verdict(sus: dict, class_values: Sequence[float] | Callable[[], Sequence[float]],
             class_median: float | None = None) -> dict:
     """Flagged: retested still beyond the margin of the reference, and Welch's t-test over the logarithms
     of (retest values, reference values) significant. The reference is the control measured in turn
@@ -362,7 +362,7 @@ def _suspect(sus: dict, classes: dict[str, _ClassValues], hosts: list[str], rete
     med = c.median_without(i, j)
     pair = [sus["control_from"], sus["control_to"]] if "control_from" in sus else None
     if "alone" in sus:
-        v = verdict(sus, lambda: c.without(i, j), med)
+        v = suspect_verdict(sus, lambda: c.without(i, j), med)
     else:
         v = {"alone_median": None, "class_median": med, "control_median": None, "p": None, "flagged": False,
              "verdict": _not_retested_why(sus, retesting, finished), "reference": ""}
@@ -383,8 +383,8 @@ def _from_rounds(records: list[dict], n: int, group_of: list[int]) -> dict | Non
     names = ("latency", "latency_best", "bandwidth", "bandwidth_best", "cpu_shared")
     m: dict = {k: [[None] * n for _ in range(n)] for k in names}
     for rec in rounds:
-        for cell in rec.get("cells", []):
-            a, b, *vals = cell
+        for got in rec.get("cells", []):
+            a, b, *vals = got
             if not (0 <= a < n and 0 <= b < n):
                 continue
             for k, v in zip(names, vals):

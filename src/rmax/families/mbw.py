@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rmax.bench.family import POLLING_RANKS_PER_CORE, Family, Summary, SurveyPlan, option, register
-from rmax.bench.netlaunch import MAX_MESSAGE, check_memory, header_summary, require_ranks, split_records, verdict
+from rmax.bench.netlaunch import MAX_MESSAGE, check_memory, header_summary, require_ranks, split_records, parsed_records
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
 from rmax.native import executable
@@ -147,7 +147,7 @@ class Mbw(Family):
                              **header_summary(header))
         samples = {str(p.size): p.message_rate_repeats for p in points}
         bad = [human_size(p.size) for p in points if not p.validated]
-        return verdict(summary, samples, bad, done, "payload validation failed at",
+        return parsed_records(summary, samples, bad, done, "payload validation failed at",
                        "rmax-net mbw stopped before its last point")
 
     def _bandwidth(self, s: MbwSummary, i: int, p: MbwPoint) -> Figure | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, option, register
 from rmax.bench.netlaunch import (MESSAGES, cell, check_memory, check_message_sizes, header_summary, require_ranks,
-                                  split_records, verdict)
+                                  split_records, parsed_records)
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
 from rmax.native import executable
@@ -108,7 +108,7 @@ class Mlat(Family):
         summary = MlatSummary(pts, (header or {}).get("pairs", 0), **header_summary(header))
         samples = {str(p.size): r.get("samples", []) for p, r in zip(pts, recs)}
         bad = [human_size(p.size) for p in pts if not p.validated]
-        return verdict(summary, samples, bad, done, "payload validation failed at",
+        return parsed_records(summary, samples, bad, done, "payload validation failed at",
                        "rmax-net mlat stopped before its last point")
 
     def _latency(self, s: MlatSummary, i: int, p: MlatPoint) -> Figure | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from rmax.bench.family import Family, Summary, option, register
 from rmax.bench.netlaunch import (MAX_MESSAGE, cell, check_memory, check_message_sizes, header_summary, require_ranks,
-                                  split_records, verdict)
+                                  split_records, parsed_records)
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.native import executable
 from rmax.params import Count, Names, Seconds, SizeList
@@ -121,7 +121,7 @@ class Nbc(Family):
         summary = NbcSummary(pts, **header_summary(header), repeats=(header or {}).get("repeats", 0))
         samples = {f"{p.op}/{p.size}": p.overlap_repeats for p in pts}
         bad = [f"{p.op} {human_size(p.size)}" for p in pts if not p.validated]
-        return verdict(summary, samples, bad, done, "wrong collective results at",
+        return parsed_records(summary, samples, bad, done, "wrong collective results at",
                        "rmax-net nbc stopped before its last point")
 
     def _overlap(self, s: NbcSummary, i: int, p: NbcPoint) -> Figure | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, option, register
 from rmax.bench.netlaunch import (MAX_MESSAGE, cell, check_memory, check_message_sizes, header_summary, require_ranks,
-                                  split_records, verdict)
+                                  split_records, parsed_records)
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
 from rmax.native import executable
@@ -141,7 +141,7 @@ class Rma(Family):
         summary = RmaSummary(pts, **header_summary(header))
         samples = {_name(p): r.get("samples", []) for p, r in zip(pts, recs)}
         bad = [_name(p) for p in pts if not p.validated]
-        return verdict(summary, samples, bad, done, "one-sided payload validation failed at",
+        return parsed_records(summary, samples, bad, done, "one-sided payload validation failed at",
                        "rmax-net rma stopped before its last point")
 
     def _latency(self, s: RmaSummary, i: int, p: RmaPoint) -> Figure | None:

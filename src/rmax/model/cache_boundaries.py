@@ -19,6 +19,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # numpy is imported where it is used: the module loads without it
+    import numpy as np
 
 
 from rmax.sizes import human_bytes

@@ -44,7 +44,7 @@ def classes(param: str, cand: dict, engine: str = "rmax") -> tuple[list[list], s
     if param == "pmap" and (p == 1 or q == 1):
         return [[0, 1]], f"on a {p} x {q} grid row- and column-major mapping place every rank alike"
     if param in ("swap", "swap_threshold") and p == 1:
-        return [None], f"with P = 1 the pivot rows are local: every swap variant is the same local swap"
+        return [None], "with P = 1 the pivot rows are local: every swap variant is the same local swap"
     if param == "swap_threshold" and cand.get("swap") != 2:
         return [None], "the threshold steers only the mixed swap (SWAP 2)"
     if param == "bcast":
