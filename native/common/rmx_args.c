@@ -10,14 +10,28 @@
 #include <string.h>
 #include <strings.h>
 
+static void verror_line(const char *prog, const char *fmt, va_list ap)
+{
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "%s: error: %s\n", prog, msg);
+    fflush(stderr);
+}
+
+void rmx_error_line(const char *prog, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verror_line(prog, fmt, ap);
+    va_end(ap);
+}
+
 void rmx_die(int status, const char *prog, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: error: ", prog);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    verror_line(prog, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     exit(status);
 }
 

@@ -40,6 +40,9 @@ void rmx_args_parse(const char *prog, const char *summary, int argc, char **argv
 /* Parses one size string such as "64K", "8MiB", "1e6". Returns 0 on success. */
 int rmx_parse_size(const char *s, size_t *out);
 
+/* Prints "prog: error: <message>" (one line, one write). */
+void rmx_error_line(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Prints "prog: error: <message>" and exits with `status` (2 usage, 1 run failure). */
 void rmx_die(int status, const char *prog, const char *fmt, ...)
     __attribute__((format(printf, 3, 4), noreturn));

@@ -1,7 +1,9 @@
 #include "rmx_fail.h"
 #include "rmx_step.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 void rmx_vfail_line(const char *prog, const char *fmt, va_list ap)
 {
@@ -19,4 +21,14 @@ void rmx_fail_line(const char *prog, const char *fmt, ...)
     va_start(ap, fmt);
     rmx_vfail_line(prog, fmt, ap);
     va_end(ap);
+}
+
+void *rmx_realloc_or_exit(void *p, size_t bytes, const char *what)
+{
+    void *q = realloc(p, bytes ? bytes : 1);
+    if (!q) {
+        rmx_fail_line(program_invocation_short_name, "out of memory for %s (%zu bytes)", what, bytes);
+        exit(1);
+    }
+    return q;
 }

@@ -8,8 +8,13 @@
 #define RMX_FAIL_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 void rmx_fail_line(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rmx_vfail_line(const char *prog, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+/* realloc(p, bytes) that never returns NULL: out of memory is one such line, naming `what`, and
+ * exit status 1, rather than a crash with no word of why. */
+void *rmx_realloc_or_exit(void *p, size_t bytes, const char *what);
 
 #endif

@@ -1,4 +1,5 @@
 #include "rmx_stats.h"
+#include "rmx_fail.h"
 #include "rmx_timer.h"
 
 #include <math.h>
@@ -77,10 +78,7 @@ void rmx_samples_push(rmx_samples *s, double x)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
-        double *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            abort(); /* out of memory while recording a handful of doubles: nothing sensible left */
-        s->v = v;
+        s->v = rmx_realloc_or_exit(s->v, cap * sizeof *s->v, "a measurement's samples");
         s->cap = cap;
     }
     s->v[s->n++] = x;

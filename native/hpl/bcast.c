@@ -152,15 +152,6 @@ int hpl_bcast_test(hpl_bcast *b)
     return 1;
 }
 
-void hpl_bcast_wait(hpl_bcast *b)
-{
-    while (!b->done) {
-        if (b->nreq)
-            MPI_Waitall(b->nreq, b->req, MPI_STATUSES_IGNORE);
-        post_phase(b);
-    }
-}
-
 void hpl_bcast_free(hpl_bcast *b)
 {
     free(b->ops);

@@ -197,7 +197,6 @@ void hpl_bcast_start(hpl_bcast *b, int variant, MPI_Comm comm, int root, double 
                      double *bytes);
 /* Progresses without blocking; returns 1 once this rank's part is complete. */
 int hpl_bcast_test(hpl_bcast *b);
-void hpl_bcast_wait(hpl_bcast *b);
 void hpl_bcast_free(hpl_bcast *b);
 
 /* ---- the factorisation as a whole ---- */

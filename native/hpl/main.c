@@ -106,7 +106,7 @@ static int check_only(const char *path, long long ranks, long long node_ranks)
     char err[1024];
     if (hpl_input_read(path, &in, err, sizeof err) || (ranks > 0 && check_grids(&in, ranks, err, sizeof err)) ||
         check_memory(&in, node_ranks, err, sizeof err)) {
-        fprintf(stderr, "%s: error: %s\n", HPL_PROG, err);
+        rmx_error_line(HPL_PROG, "%s", err);
         return 2;
     }
     hpl_input_json(stdout, &in);
@@ -240,7 +240,7 @@ static int finish_output(FILE *f, const char *name)
     if (f != stdout && f != stderr)
         bad |= fclose(f) != 0;
     if (bad)
-        fprintf(stderr, "%s: error: cannot write the results to %s\n", HPL_PROG, name);
+        rmx_error_line(HPL_PROG, "cannot write the results to %s", name);
     return bad;
 }
 
@@ -294,8 +294,11 @@ int main(int argc, char **argv)
             if (strcmp(argv[i], "--help") == 0)
                 leave(0);
     rmx_args_parse(HPL_PROG, usage, argc, argv, first, spec, nspec);
-    if (opt.ranks || opt.node_ranks)
-        rmx_die(2, HPL_PROG, "--ranks and --node-ranks go with --check (a run counts its ranks itself)");
+    if (opt.ranks || opt.node_ranks) { /* after MPI_Init every rank leaves through MPI (leave) */
+        if (rank == 0)
+            rmx_error_line(HPL_PROG, "--ranks and --node-ranks go with --check (a run counts its ranks itself)");
+        leave(2);
+    }
 
     rmx_step("input");
     hpl_input in;
@@ -306,14 +309,14 @@ int main(int argc, char **argv)
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rc != 0) {
         if (rank == 0)
-            fprintf(stderr, "%s: error: %s\n", HPL_PROG, err);
+            rmx_error_line(HPL_PROG, "%s", err);
         leave(2);
     }
     MPI_Bcast(&in, (int)sizeof in, MPI_BYTE, 0, MPI_COMM_WORLD);
 
     if (check_grids(&in, size, err, sizeof err)) { /* the same verdict on every rank */
         if (rank == 0)
-            fprintf(stderr, "%s: error: %s\n", HPL_PROG, err);
+            rmx_error_line(HPL_PROG, "%s", err);
         leave(2);
     }
 
@@ -329,7 +332,7 @@ int main(int argc, char **argv)
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rc != 0) {
         if (rank == 0)
-            fprintf(stderr, "%s: error: %s\n", HPL_PROG, err);
+            rmx_error_line(HPL_PROG, "%s", err);
         leave(2);
     }
 
@@ -343,11 +346,11 @@ int main(int argc, char **argv)
         else
             out = fopen(in.outfile, "w");
         if (!out) {
-            fprintf(stderr, "%s: error: cannot open the output file %s\n", HPL_PROG, in.outfile);
+            rmx_error_line(HPL_PROG, "cannot open the output file %s", in.outfile);
             open_ok = 0;
         }
         if (open_ok && opt.json && !(json = strcmp(opt.json, "-") == 0 ? stdout : fopen(opt.json, "w"))) {
-            fprintf(stderr, "%s: error: cannot open %s for writing\n", HPL_PROG, opt.json);
+            rmx_error_line(HPL_PROG, "cannot open %s for writing", opt.json);
             open_ok = 0;
         }
     }

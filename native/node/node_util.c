@@ -1,4 +1,5 @@
 #include "node_util.h"
+#include "rmx_fail.h"
 
 #include "rmx_threads.h"
 
@@ -191,9 +192,7 @@ void node_free(void *p, size_t bytes)
 size_t node_sweep(size_t lo, size_t hi, int per_octave, size_t align, size_t **out)
 {
     size_t cap = 16, n = 0;
-    size_t *v = malloc(cap * sizeof *v);
-    if (!v)
-        abort();
+    size_t *v = rmx_realloc_or_exit(NULL, cap * sizeof *v, "a sweep's sizes");
     if (align == 0)
         align = 1;
     if (per_octave < 1)
@@ -207,10 +206,7 @@ size_t node_sweep(size_t lo, size_t hi, int per_octave, size_t align, size_t **o
             s = hi / align * align;
         if (n == cap) {
             cap *= 2;
-            size_t *w = realloc(v, cap * sizeof *v);
-            if (!w)
-                abort();
-            v = w;
+            v = rmx_realloc_or_exit(v, cap * sizeof *v, "a sweep's sizes");
         }
         if (s >= align && (n == 0 || s > v[n - 1]))
             v[n++] = s;

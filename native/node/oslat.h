@@ -32,7 +32,7 @@ typedef void (*oslat_extra)(void *ctx, rmx_json *j);
 void oslat_measure(oslat_env *e, const char *test, const char *label, oslat_op op, void *ctx, double bytes_per_op,
                    double events_per_op, double overhead_us, double overhead_spread_us, oslat_extra extra);
 
-/* Tests in oslat_proc.c, oslat_ipc.c and oslat_cacheline.c. */
+/* Tests in oslat_proc.c, oslat_ipc.c and oslat_cacheline.c; the harness above and below in oslat_harness.c. */
 void oslat_null(oslat_env *e);
 void oslat_stat(oslat_env *e);
 void oslat_open_close(oslat_env *e);
