@@ -13,7 +13,7 @@ from rmax.families import get, run
 from rmax.errors import RmaxError
 from rmax.native import executable
 from rmax.store import open_store
-from rmax.survey.plan import make_plan
+from rmax.survey.plan import TURN_LEAST, make_plan
 from rmax.survey.steps import FamilyStep, by_name
 
 TINY = {"gups": {"table_size": 1024, "mpi_table_size": 4096},
@@ -91,5 +91,8 @@ def test_the_quick_survey_plans_gups_and_ptrans_on_several_nodes_and_fft_on_requ
     assert gups.where == ptrans.where == "all" and gups.seconds > 0 and ptrans.seconds > 0
     assert set(gups.sizes["forms"]) == {"star", "mpi"} and gups.sizes["mpi_table_size"] >= 4 * 1024
     assert ptrans.sizes["n"] >= get("ptrans").options(True).nb
-    assert sum(s.seconds for s in p.steps) <= 300.0 + 0.1 * len(p.steps)   # within the planned budget
+    # within the planned budget, but for the steps whose fixed work in turns asks for more (the
+    # plan's total states it)
+    assert sum(s.seconds for s in p.steps if s.step not in TURN_LEAST) <= 300.0 + 0.1 * len(p.steps)
+    assert p.total == round(sum(s.seconds for s in p.steps) + p.checks_s, 1)
     assert plan(["inventory", "fft"]).get("fft").seconds > 0   # named, it is planned
