@@ -36,6 +36,24 @@ def test_two_switches_from_bandwidth_and_latency():
     assert r.decided_by == "bandwidth" and not r.inconsistent_pairs
 
 
+def test_a_layout_that_the_other_metric_reverses_is_refused():
+    """Latency noise on a shared machine (4 hosts, one draw of a 0.4 log spread) decides a 2 + 2
+    layout of its own; bandwidth shows those groups' hosts farther apart inside than across, which
+    no switch does, while latency does not significantly reverse bandwidth's layout: bandwidth's
+    stands, and the note says why latency's was refused (CI once failed undecided on such a draw)."""
+    us = [[None, 22, 20, 31], [22, None, 38, 15], [20, 38, None, 32], [31, 15, 32, None]]
+    lat = [[None if x is None else x * 1e-6 for x in row] for row in us]
+    assert norm(infer_groups(lat, None, hosts(4)).groups) == [["h0", "h2"], ["h1", "h3"]]   # alone it decides
+    r = infer_groups(lat, synthetic([0, 0, 1, 1], 125e6, 12e6), hosts(4))
+    assert r.answer == "layout" and r.decided_by == "bandwidth"
+    assert norm(r.groups) == [["h0", "h1"], ["h2", "h3"]]
+    assert "latency's layout (2 groups) refused: bandwidth shows" in r.note
+    # where each metric reverses the other's layout, the two disagree: undecided, as before
+    strong = synthetic([0, 1, 1, 0], 20e-6, 30e-6, 0.01)
+    r = infer_groups(strong, synthetic([0, 0, 1, 1], 125e6, 12e6), hosts(4))
+    assert r.answer == "undecided" and "decided different layouts" in r.note
+
+
 def test_three_switches_interleaved_from_latency_alone():
     layout = [0, 1, 2, 0, 1, 2, 0, 1, 2]
     r = infer_groups(synthetic(layout, 30e-6, 60e-6, 0.05), None, hosts(9))

@@ -206,11 +206,13 @@ def test_simulated_with_measured_noise_never_wrong(sizes, trunks, seed):
 
 
 def store_probe(db, hosts, lat, bw, params=None):
-    """A stored all-pairs run of these hosts (the virtual cluster's TCP probe's kind), as a real row."""
+    """A stored all-pairs run of these hosts (the virtual cluster's TCP probe's kind, with the
+    parameters `rmax vcluster probe` stores), as a real row."""
     from rmax.store import open_store
 
+    params = params or {"cluster": hosts[0].rsplit("-n", 1)[0], "bytes": 2000000, "pings": 100}
     with open_store(db) as store:
-        with store.start_run("tcp-matrix", params=params or {"launcher": "vcluster"}, hosts=hosts) as run:
+        with store.start_run("tcp-matrix", params=params, hosts=hosts) as run:
             run.update(summary={"hosts": hosts, "latency_s": lat, "bandwidth_Bps": bw})
     return run.id
 

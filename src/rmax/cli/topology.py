@@ -62,7 +62,7 @@ def infer_cmd(run_id, write_path, measure, budget, min_ratio, min_significance, 
         source, later, result, rounds, stopped = measure_until_decided(source, later, result, limits, budget, say)
     command = deciding_command(source, result.decide) if not result.decided else None
     if write_path and not result.switches_decided:
-        raise RmaxError("the inference is undecided: no switch groups to write",
+        raise RmaxError(f"no switch groups to write: the inference is {result.note}",
                         hint=f"measure the deciding pairs first: {command} (or add --measure)")
     with open_store() as store:
         rec = store_inference(store, source, later, hosts, result, limits, command=command,

@@ -398,7 +398,7 @@ def _verdicts(count: np.ndarray, total: np.ndarray, squares: np.ndarray, min_rat
         mean = total / count
         var = np.maximum(squares - count * mean ** 2, 0.0) / (count - 1)
         se = np.sqrt(var / count)
-        t = np.where(se > 0, mean / se, np.where(mean > 0, np.inf, 0.0))
+        t = np.where(se > 0, mean / se, np.where(mean > 0, np.inf, np.where(mean < 0, -np.inf, 0.0)))
     ratio = np.exp(mean)
     few = count < MIN_MARGINS
     yes = (t >= t_yes) & (ratio >= min_ratio) & ~few
@@ -906,14 +906,20 @@ def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[s
         return _too_few(hosts, hosts, [], used)
     layouts = [a for a in answers.values() if a.answer == "layout"]
     if len(layouts) == 2 and not _same(layouts[0].layout.groups, layouts[1].layout.groups):
-        cands = [a.layout for a in layouts]
-        return _undecided(cands, hosts, used, "bandwidth and latency decided different layouts")
+        kept = _not_reversed(layouts, dists, hosts, min_ratio)
+        if kept is None:
+            cands = [a.layout for a in layouts]
+            return _undecided(cands, hosts, used, "bandwidth and latency decided different layouts")
+        layouts, refused = [kept[0]], kept[1]
+    else:
+        refused = ""
     if layouts:
         # one metric's layout stands where the other saw none or could not tell (on links that are
         # not oversubscribed only latency shows the switches; on a shared machine latency is noisy)
         a = layouts[0]
-        return _layout(a, dists[a.metric], alone_d[a.metric], alone, hosts, used, min_ratio, min_level_significance,
-                       min_separation)
+        inf = _layout(a, dists[a.metric], alone_d[a.metric], alone, hosts, used, min_ratio, min_level_significance,
+                      min_separation)
+        return replace(inf, note=inf.note + refused) if refused else inf
     open_ = [a for a in answers.values() if a.answer == "undecided"]
     if open_:
         cands = _distinct([c for a in open_ for c in a.candidates])
@@ -928,6 +934,39 @@ def infer_groups(latency: Matrix | None, bandwidth: Matrix | None, hosts: list[s
     note = "no candidate layout has evidence on the pairs it was not made from: the hosts look like one switch"
     bounds = [c.boundaries[0] for c in strongest if c.boundaries]
     return Inference("one switch", one, None, note, [one], boundaries=bounds, evidence=used)
+
+
+def _not_reversed(layouts: list[_MetricAnswer], dists: dict[str, np.ndarray], hosts: list[str],
+                  min_ratio: float) -> tuple[_MetricAnswer, str] | None:
+    """Of two metrics' different layouts, the one whose grouping the other metric does not reverse,
+    with a note on the refused one; None when neither or both are reversed. A switch's hosts are
+    never farther apart than hosts across its trunk on either metric (a trunk adds hops and shares
+    a link), so a layout whose groups the other metric shows significantly farther apart inside
+    than across (T_MAYBE standard errors in Student's tail, min_ratio) is that metric's noise: among 4 hosts, latency
+    noise on a shared machine stood as a 2 + 2 layout in about 1 draw of 6 against bandwidth's."""
+    index = {h: i for i, h in enumerate(hosts)}
+    reversed_: list[Boundary | None] = []
+    for a, other in zip(layouts, layouts[::-1]):
+        groups = [[index[h] for h in g] for g in a.layout.groups]
+        c = _judge_layout(groups, [(dists[other.metric], np.arange(len(hosts)))], [], hosts, other.metric, min_ratio)
+        worst = min((b for b in c.boundaries if not math.isnan(b.t)), key=lambda b: b.t, default=None)
+        reversed_.append(worst if worst and _normal(worst.t, worst.hosts - 1) <= -T_MAYBE
+                         and worst.ratio <= 1 / min_ratio else None)
+    if (reversed_[0] is None) == (reversed_[1] is None):
+        return None
+    k = 0 if reversed_[0] is None else 1
+    b, lost = reversed_[1 - k], layouts[1 - k]
+    note = (f"; {lost.metric}'s layout ({len(lost.layout.groups)} groups) refused: {layouts[k].metric} shows its "
+            f"groups' hosts {1 / b.ratio:.2f}x farther apart inside than across ({-b.t:.1f} standard errors)")
+    return layouts[k], note
+
+
+def _normal(t: float, df: int) -> float:
+    """Student's t on df degrees of freedom as the normal deviate of the same tail: a standard error
+    estimated from a few margins is itself uncertain (4 margins: t -4.5 for -2)."""
+    from scipy.special import ndtri, stdtr
+
+    return float(ndtri(stdtr(max(df, 1), t)))
 
 
 def _layout(a: _MetricAnswer, d: np.ndarray, alone_d: np.ndarray | None, alone: bool, hosts: list[str],

@@ -45,10 +45,12 @@ def store_inference(store, source, later, hosts: list[str], result, limits: dict
 def deciding_argv(source, hosts: list[str]) -> list[str]:
     """`rmax bench matrix`'s arguments that measure every pair of `hosts` (both directions,
     latency and bandwidth), one pair at a time so that a pair's rate is its path's, on the
-    launcher the source run used."""
+    launcher the source run used (a virtual cluster's probe names its cluster)."""
     p = source.params or {}
     where = ["--hosts", ",".join(hosts), "--np", str(len(hosts))]
-    if p.get("launcher") == "vcluster":
+    if p.get("cluster"):
+        where = ["--vcluster", str(p["cluster"])] + where
+    elif p.get("launcher") == "vcluster":
         prefix = {h.rsplit("-n", 1)[0] for h in hosts}
         where = (["--vcluster", prefix.pop()] if len(prefix) == 1 else ["--launcher", "vcluster"]) + where
     elif p.get("launcher"):
