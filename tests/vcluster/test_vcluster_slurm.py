@@ -256,8 +256,9 @@ def test_a_step_starts_beside_one_that_still_holds_the_cpus(slurm_cluster, tmp_p
     did not start within its 60 s): srun --overlap starts it beside a step that holds every CPU."""
     name, _ = slurm_cluster
     rmax = f"{shlex.quote(sys.executable)} -m rmax"
-    held = (f"srun -N 4 --ntasks 4 sleep 60 & h=$!; sleep 2; RMAX_START_TIMEOUT=10 {rmax} bench ring --quick --json "
-            "> ring.json; rc=$?; kill $h; exit $rc")   # the allocation ends the held step
+    # 128 KiB messages: at its 2 MB the quick ring's least samples over the 50 mbit trunk took 93 s here
+    held = (f"srun -N 4 --ntasks 4 sleep 60 & h=$!; sleep 2; RMAX_START_TIMEOUT=10 {rmax} bench ring --quick "
+            "--bw-size 128KiB --json > ring.json; rc=$?; kill $h; exit $rc")   # the allocation ends the held step
     proc = in_cluster(name, f"cd {shlex.quote(str(tmp_path))} && salloc -N 4 --ntasks-per-node 1 bash -c "
                             f"{shlex.quote(held)}", env={"RMAX_DB": str(tmp_path / "r.db")})
     assert proc.returncode == 0, proc.stderr[-3000:]
