@@ -204,6 +204,16 @@ def _partition(tree: _Tree, upto: int) -> list[list[int]]:
     return g.partition()
 
 
+def _normal(t: float, df: float) -> float:
+    """Student's t on df degrees of freedom as the normal deviate of the same tail: a standard error
+    estimated from a few units is itself uncertain (4 margins: t -4.5 for -2). Each sign from its
+    own tail, which keeps the far ones exact."""
+    from scipy.special import ndtri, stdtr
+
+    df = max(df, 1)
+    return float(-ndtri(stdtr(df, -t)) if t > 0 else ndtri(stdtr(df, t)))
+
+
 def _significance(tree: _Tree, lo: int, gap: int) -> float:
     """How far the first merge above the cut stands above the last one below, in standard normal
     units, against the hypothesis that both belong to one band (no level between them).
@@ -212,8 +222,6 @@ def _significance(tree: _Tree, lo: int, gap: int) -> float:
     one band under the hypothesis), and with few pairs to pool it is itself uncertain (Student's
     t). The merges of single pairs at the bottom of a noisy band are its extremes, widely
     spaced: this is what keeps them from looking like a level."""
-    from scipy.special import ndtri, stdtr
-
     (_, _, h0, m0), (_, _, h1, m1) = tree.merges[gap], tree.merges[gap + 1]
     below_ss = tree.cum_ss[gap] - (tree.cum_ss[lo] if lo >= 0 else 0.0)
     below_df = tree.cum_df[gap] - (tree.cum_df[lo] if lo >= 0 else 0.0)
@@ -224,7 +232,7 @@ def _significance(tree: _Tree, lo: int, gap: int) -> float:
     err = math.sqrt(ss / df * (1 / m0 + 1 / m1))
     if err == 0:
         return math.inf
-    return float(-ndtri(stdtr(df, -(h1 - h0) / err)))     # the t tail's probability, as a normal deviate
+    return _normal((h1 - h0) / err, df)
 
 
 def _judge(tree: _Tree, lo: int, gap: int, hi: int, metric: str, level: int,
@@ -942,8 +950,9 @@ def _not_reversed(layouts: list[_MetricAnswer], dists: dict[str, np.ndarray], ho
     with a note on the refused one; None when neither or both are reversed. A switch's hosts are
     never farther apart than hosts across its trunk on either metric (a trunk adds hops and shares
     a link), so a layout whose groups the other metric shows significantly farther apart inside
-    than across (T_MAYBE standard errors in Student's tail, min_ratio) is that metric's noise: among 4 hosts, latency
-    noise on a shared machine stood as a 2 + 2 layout in about 1 draw of 6 against bandwidth's."""
+    than across (T_MAYBE standard errors in Student's tail, min_ratio) is that metric's noise:
+    among 4 hosts, latency noise on a shared machine stood as a 2 + 2 layout in about 1 draw of 6
+    against bandwidth's."""
     index = {h: i for i, h in enumerate(hosts)}
     reversed_: list[Boundary | None] = []
     for a, other in zip(layouts, layouts[::-1]):
@@ -959,14 +968,6 @@ def _not_reversed(layouts: list[_MetricAnswer], dists: dict[str, np.ndarray], ho
     note = (f"; {lost.metric}'s layout ({len(lost.layout.groups)} groups) refused: {layouts[k].metric} shows its "
             f"groups' hosts {1 / b.ratio:.2f}x farther apart inside than across ({-b.t:.1f} standard errors)")
     return layouts[k], note
-
-
-def _normal(t: float, df: int) -> float:
-    """Student's t on df degrees of freedom as the normal deviate of the same tail: a standard error
-    estimated from a few margins is itself uncertain (4 margins: t -4.5 for -2)."""
-    from scipy.special import ndtri, stdtr
-
-    return float(ndtri(stdtr(max(df, 1), t)))
 
 
 def _layout(a: _MetricAnswer, d: np.ndarray, alone_d: np.ndarray | None, alone: bool, hosts: list[str],
