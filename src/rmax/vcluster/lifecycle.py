@@ -111,7 +111,7 @@ def _build(state: State) -> None:
         sx.make_uts(uts, n.name)
         b.record("link", n.veth)
         sx.run(["ip", "link", "add", n.veth, "mtu", m, "type", "veth", "peer", "name", "eth0", "mtu", m,
-                "netns", n.name], f"creating the link of {n.name}")
+                "address", n.mac, "netns", n.name], f"creating the link of {n.name}")
         sx.run(["ip", "link", "set", n.veth, "master", plan.switches[n.switch], "up"], f"attaching {n.name}")
         sx.run(["ip", "-n", n.name, "addr", "add", f"{n.address}/{plan.prefixlen}", "dev", "eth0"],
                f"addressing {n.name}")
@@ -119,6 +119,8 @@ def _build(state: State) -> None:
         if plan.link_rate:
             sx.tbf(n.veth, plan.link_rate, plan.mtu)                 # switch -> node
             sx.tbf("eth0", plan.link_rate, plan.mtu, ns=n.name)      # node -> switch
+    for n in plan.nodes:
+        sx.static_neighbours(n.name, [(o.address, o.mac) for o in plan.nodes if o is not n])
     for t in plan.trunks:
         b.record("link", t.end_a)
         sx.run(["ip", "link", "add", t.end_a, "mtu", m, "type", "veth", "peer", "name", t.end_b, "mtu", m],

@@ -55,6 +55,13 @@ class Node:
     veth: str          # host-side end of the node's link, a port of its switch's bridge
     cpus: list[int] = field(default_factory=list)   # its own CPUs when pinned (--pin-cpus); empty: all shared
 
+    @property
+    def mac(self) -> str:
+        """eth0's address: locally administered, from the IPv4 address's last three bytes, so unique
+        within the cluster's subnet and known to every node without asking (static neighbours)."""
+        b = ipaddress.IPv4Address(self.address).packed
+        return f"02:72:78:{b[1]:02x}:{b[2]:02x}:{b[3]:02x}"
+
 
 @dataclass
 class Trunk:

@@ -41,6 +41,20 @@ def run(argv: list[str], what: str) -> str:
     return proc.stdout
 
 
+def static_neighbours(ns: str, entries: list[tuple[str, str]]) -> None:
+    """Permanent neighbour entries (IPv4 address, MAC) on eth0 in namespace ns, in one `ip -batch`.
+    Every node of a virtual cluster shares one kernel's packet backlog, and when dozens of ranks
+    open connections at once their ARP broadcasts (flooded to every port of every bridge) are lost
+    with them: a neighbour left unresolved fails connect() at once, which Open MPI's tcp btl never
+    retries (a 64-rank job hung) and UCX reports as "Destination is unreachable". A real node's
+    ARP has its own NIC and CPU; static entries stand for the resolution that then succeeds."""
+    lines = "".join(f"neigh replace {ip} lladdr {mac} dev eth0 nud permanent\n" for ip, mac in entries)
+    proc = subprocess.run(["ip", "-n", ns, "-batch", "-"], input=lines, capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        msg = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise RmaxError(f"setting the neighbours of {ns} failed: {msg}", hint=f"command: ip -n {ns} -batch -")
+
+
 def quiet(argv: list[str]) -> bool:
     """Run a best-effort command; True when it succeeded."""
     try:
