@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -26,6 +27,20 @@ def test_up_status_down_leaves_nothing():
         # the node has its own host name and address
         out = run_cli("vcluster", "exec", "--name", name, f"{name}-n2", "--", "hostname", check=True)
         assert out.stdout.strip() == f"{name}-n2"
+        # and knows every other node's MAC for good: no ARP to lose when many ranks connect at once
+        def eth0(node):
+            return json.loads(subprocess.run(["ip", "-n", node, "-j", "addr", "show", "eth0"], capture_output=True,
+                                             text=True, check=True).stdout)[0]
+
+        nodes = {f"{name}-n{i}": eth0(f"{name}-n{i}") for i in (1, 2, 3)}
+        macs = {a["local"]: e["address"] for e in nodes.values() for a in e["addr_info"] if a["family"] == "inet"}
+        assert len(set(macs.values())) == 3
+        for node, e in nodes.items():
+            neigh = json.loads(subprocess.run(["ip", "-n", node, "-j", "neigh", "show", "dev", "eth0"],
+                                              capture_output=True, text=True, check=True).stdout)
+            own = next(a["local"] for a in e["addr_info"] if a["family"] == "inet")
+            assert {x["dst"]: (x["lladdr"], x["state"]) for x in neigh} == \
+                {ip: (mac, ["PERMANENT"]) for ip, mac in macs.items() if ip != own}
     finally:
         down = run_cli("vcluster", "down", "--name", name)
     assert down.returncode == 0, down.stderr
