@@ -33,8 +33,8 @@ def require_tools(*names: str) -> None:
             raise RmaxError(f"'{n}' not found: the virtual cluster needs it", hint=f"apt-get install {TOOLS[n]}")
 
 
-def run(argv: list[str], what: str) -> str:
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+def run(argv: list[str], what: str, input: str | None = None) -> str:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, input=input)
     if proc.returncode != 0:
         msg = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         raise RmaxError(f"{what} failed: {msg}", hint="command: " + " ".join(argv))
@@ -49,10 +49,7 @@ def static_neighbours(ns: str, entries: list[tuple[str, str]]) -> None:
     retries (a 64-rank job hung) and UCX reports as "Destination is unreachable". A real node's
     ARP has its own NIC and CPU; static entries stand for the resolution that then succeeds."""
     lines = "".join(f"neigh replace {ip} lladdr {mac} dev eth0 nud permanent\n" for ip, mac in entries)
-    proc = subprocess.run(["ip", "-n", ns, "-batch", "-"], input=lines, capture_output=True, text=True, timeout=60)
-    if proc.returncode != 0:
-        msg = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-        raise RmaxError(f"setting the neighbours of {ns} failed: {msg}", hint=f"command: ip -n {ns} -batch -")
+    run(["ip", "-n", ns, "-batch", "-"], f"setting the neighbours of {ns}", input=lines)
 
 
 def quiet(argv: list[str]) -> bool:
