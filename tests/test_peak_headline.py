@@ -53,3 +53,15 @@ def test_the_survey_leads_with_rmax_its_percent_of_peak_and_what_limits_it():
     said = lead(rows, what_limits(rows, []))
     assert said.startswith("Rmax 42 GFLOPS (N=8000, NB=192, 1x2, rmax). HPL reaches 42.0 GFLOPS, 42% of the DGEMM"), said
     assert lead([], []) is None
+
+
+def test_the_terminal_folds_a_metric_counting_each_node_once_and_each_role_apart():
+    """64 nodes' peaks from their peakflops steps, 18 of them also from their inventories, and 5 not
+    the basis (measured busy): "median of 64 nodes" and "median of 5 nodes", never 82 (a 64-node
+    Slurm survey said so before)."""
+    from rmax.survey.summary import folded
+
+    rows = [_peak(f"n{i}", 100.0 + i) for i in range(64)] + [_peak(f"n{i}", 166.4) for i in range(18)]
+    rows += [{**_peak(f"m{i}", 50.0), "role": None} for i in range(5)]
+    shown = [r["shown"] for r in folded(rows) if "shown" in r]
+    assert shown == ["Peak used for % of peak (median of 64 nodes)", "Peak used for % of peak (median of 5 nodes)"]

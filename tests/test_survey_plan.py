@@ -210,7 +210,9 @@ def test_network_sizes_change_only_where_ranks_outnumber_the_cores():
     for name in ("coll", "ring", "matrix", "mbw"):
         a, c = alone.get(name), crowded.get(name)
         assert c.seconds == a.seconds and c.sizes["min_samples"] == 3 and "min_samples" not in a.sizes, name
-    assert max(crowded.get("coll").sizes["procs"]) == 16       # 8 ranks per core at most
+    # every rank in the last process count, however crowded (the stalls past 8 a core were lost ARP
+    # replies on the virtual network, which vcluster up now prevents with permanent neighbours)
+    assert (crowded.get("coll").sizes.get("procs") or (48,))[-1] == 48
     assert crowded.get("ring").sizes["random_rings"] < alone.get("ring").sizes["random_rings"]
     m = crowded.get("matrix").sizes
     assert m["design"] == "sampled" and m["bw_size"] < 256 << 10 and m["shifts"] >= 3 and m["pairs_at_once"] == 4
@@ -266,3 +268,21 @@ def test_the_start_of_crowded_ranks_is_planned_and_the_total_says_so():
     assert plan(128, 1, net_budget=240.0).total == plan(128, 1, cores=2, net_budget=240.0).total
     # the inventory: every node reads itself on the shared cores
     assert big.get("inventory").seconds >= 0.3 * 128 / 2 - 0.1
+
+
+def test_nodes_measuring_at_once_on_shared_cores_get_their_fixed_work_on_top_of_the_share():
+    """Past MAX_TURNS nodes a machine, each node's fixed work in a per-node step (its kernel's start,
+    its arrays' first touch) waits for the shared cores: the step's seconds grow by it, its sizes
+    still fit the share, and the total says so; on machines of their own, or in turns, nothing
+    changes."""
+    from rmax.survey.plan import NODE_FIXED_CPU_S
+
+    apart, crowded = plan(128, 1, cores=2), plan(128, 128, cores=2)
+    for name, cpu in NODE_FIXED_CPU_S.items():
+        a, c = apart.get(name), crowded.get(name)
+        assert c.seconds >= a.seconds + cpu * 128 / 2 - 0.1, name
+        assert c.sizes.get("budget") == plan(128, 128).get(name).sizes.get("budget"), name
+    node_s = lambda p: sum(s.seconds for s in p.steps if s.step in NODE_FIXED_CPU_S)   # noqa: E731
+    assert node_s(crowded) >= node_s(apart) + sum(NODE_FIXED_CPU_S.values()) * 64 - 1
+    turns = plan(MAX_TURNS, MAX_TURNS, cores=2)
+    assert turns.get("dgemm").seconds == plan(MAX_TURNS, 1, cores=2).get("dgemm").seconds

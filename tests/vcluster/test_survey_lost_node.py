@@ -99,3 +99,8 @@ def test_require_all_nodes_fails_the_survey(cluster, tmp_path):
         link(n4, "up")
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert f"LOST 1 node(s), left out of every later step: {n4} (in start" in proc.stdout + proc.stderr
+    # the summary's first line: before the nodes it measured
+    lines = proc.stdout.splitlines()
+    first = next(i for i, x in enumerate(lines) if x.startswith("LOST "))
+    assert [i for i, x in enumerate(lines) if "inventory: rmax runs show" in x] and \
+        all(i > first for i, x in enumerate(lines) if "inventory: rmax runs show" in x), proc.stdout

@@ -123,9 +123,8 @@ def command(hosts, hostfile, quick, budget, tune, steps, list_steps, launcher, v
     if as_json:
         print_json(rec.as_dict())
     else:
-        from rmax.survey.summary import render_inventory, render_summary
+        from rmax.survey.summary import render_summary
 
-        render_inventory(rec, console)
         render_summary(rec, console)
         if out:
             console.print(f"report: {out}/index.html")

@@ -19,9 +19,10 @@ so two surveys measure the same things and can be compared.
   outnumber the cores of the machine behind them (a virtual cluster's nodes on one host), every
   measurement's fixed work costs in proportion to the ranks per core (`Crowd`, docs/SCALE.md):
   the points and the work per point are cut so that the planned seconds still hold.
-- Two costs grow with the node count where the nodes share a machine, and the plan counts them in
+- Three costs grow with the node count where the nodes share a machine, and the plan counts them in
   its total: an all-rank job's start on the shared cores (launch_seconds, taken from the step's
-  seconds before its sizes are fitted) and the inventory's reading of every node.
+  seconds before its sizes are fitted), the inventory's reading of every node, and each node's
+  fixed work in a per-node step measured at once (node_fixed_seconds, on top of its share).
 - HPL's N is sized from its seconds later, by rmax's HPL model with what the survey measured by
   then (steps.Hpl.problem: the ring's latency and bandwidth among every rank, the DGEMM step's rate).
 - The plan's total is its steps' seconds and the reachability checks' (check_seconds)."""
@@ -158,6 +159,10 @@ def make_plan(steps: list[tuple[str, float, str]], defaults: dict, *, nodes: int
             # each turn its least time alone: a share that holds less asks for more (the total says so)
             secs[name] = max(secs[name], sig(turns * TURN_LEAST[name](defaults[name]) / 0.8))
             left = secs[name]
+        elif where == "node" and not turns and name not in done:
+            # nodes measuring at once on shared cores: each node's fixed work comes on top of the
+            # share its sizes fit (the total says so)
+            secs[name] = sig(secs[name] + node_fixed_seconds(name, crowd))
         sizes = {} if name not in defaults else \
             net_sizer(defaults[name], left, ranks, crowd, quick) if net_sizer else \
             sizer(defaults[name], left / turns, nodes, turns, quick, turns=True) if sizer and turns else \
@@ -169,6 +174,22 @@ def make_plan(steps: list[tuple[str, float, str]], defaults: dict, *, nodes: int
 LAUNCH_S = 1.0            # starting an MPI job's ranks, where each node starts its own
 LAUNCH_RANK_CPU_S = 0.27  # CPU seconds a rank's start costs the machine it shares (64 virtual nodes on
                           # 2 cores: `rmax launch check --np 64` 8.4-8.6 s)
+
+
+# A node's fixed CPU seconds in a per-node step, whatever its budgets: its kernel's start, its arrays'
+# first touch and check, its threads' start. Measured as the slope of the step's slowest node against
+# the node count, 24 to 128 virtual nodes on 2 cores, times the cores (bench/RESULTS.md, issue 45,
+# session 29): STREAM 0.056 s a node, peakflops 0.039, memcopy and oslat 0.017, DGEMM 0.013.
+NODE_FIXED_CPU_S = {"peakflops": 0.08, "cpurate": 0.02, "memlat": 0.015, "stream": 0.11, "dgemm": 0.03,
+                    "memcopy": 0.035, "oslat": 0.035}
+
+
+def node_fixed_seconds(step: str, crowd: "Crowd") -> float:
+    """The seconds a per-node step's fixed work takes where `crowd.sharing` nodes measure at once on
+    the machine's cores (0 on machines of their own, or of unknown cores)."""
+    if crowd.sharing <= 1 or not crowd.cores:
+        return 0.0
+    return NODE_FIXED_CPU_S.get(step, 0.0) * crowd.sharing / crowd.cores
 
 
 def launch_seconds(ranks: int, crowd: "Crowd") -> float:
@@ -287,7 +308,6 @@ CROWDED_RATE = 2.4e7   # bytes/s a rank moves, times the ranks per core: the all
 LINK_FLOOR = 1e8       # bytes/s of any link MPI runs over (100 MB/s), where ranks have cores of their own
 CROWDED_SAMPLES = 3    # fewest samples of a crowded measurement (a median and a spread; no warm-up batch)
 MIN_WINDOW_BYTES = 64 << 10   # a virtual link's tbf moves messages from 64 KiB up at its rate
-MAX_COLL_CROWDING = 8  # collectives of more ranks per core stalled (see coll)
 
 
 @dataclass(frozen=True)
@@ -422,10 +442,6 @@ def coll(o, s, n, crowd, quick):
     # all, until the fixed work fits 70 % of the seconds.
     samples = min(o.min_samples, CROWDED_SAMPLES)
     orders, counts = o.orders, tuple(o.procs or coll_procs(n))
-    # Past 8 ranks per core Open MPI's TCP transport stalled in a collective that opens every pair's
-    # connection (alltoall from 4 KiB at 32 ranks on 2 cores: "failed to TCP connect", 75 s, or a
-    # hang past the watchdog; 16 ranks took 0.13 s): those process counts are left out.
-    counts = tuple(p for p in counts if crowd.per_core(p) <= MAX_COLL_CROWDING) or counts[:1]
 
     def fixed(sizes, orders, counts) -> float:
         total = 0.0
@@ -475,11 +491,6 @@ def ring(o, s, n, crowd, quick):
         per_link = sum(measurement_s(c, 2 * z, samples, 0.0) for z in (o.lat_size, bw))
         return (1 + rings) * per_ring + (n * per_link if links else 0)
 
-    if c > MAX_COLL_CROWDING:
-        # A random ring pairs every rank with new neighbours, each a TCP connection opened among ranks
-        # that crowd the cores: past 8 a core it stalled (64 virtual nodes on 2 cores: "timed out after
-        # 233 s in step 'ring pattern 1'", twice, where the natural ring took seconds), as coll's did
-        rings, links = 0, False
     while fixed(rings, links, bw) > 0.7 * s:
         if links:
             links = False

@@ -40,19 +40,21 @@ FOLD_HOSTS = 4   # a metric measured on more nodes than this is one row in the t
 def folded(rows: list[dict]) -> list[dict]:
     """The rows as the terminal shows them: a metric measured on more than FOLD_HOSTS nodes as one
     row, the median node's value, with the slowest and fastest named, so that a survey of hundreds
-    of nodes prints a summary that fits a screen."""
-    groups: dict[str, list[dict]] = {}
+    of nodes prints a summary that fits a screen. A node counts once in a row: its first figure of
+    that metric and role (a node's inventory and its peakflops step may both give its peak)."""
+    groups: dict[tuple, dict] = {}
     for r in rows:
-        groups.setdefault(r["metric"], []).append(r)
+        groups.setdefault((r["metric"], r.get("role")), {}).setdefault(r.get("host"), r)
     out, done = [], set()
     for r in rows:
-        group = groups[r["metric"]]
-        if len({g.get("host") for g in group}) <= FOLD_HOSTS:
+        key = (r["metric"], r.get("role"))
+        group = list(groups[key].values())
+        if len(group) <= FOLD_HOSTS:
             out.append(r)
             continue
-        if r["metric"] in done:
+        if key in done:
             continue
-        done.add(r["metric"])
+        done.add(key)
         by = sorted(group, key=lambda g: g["value"])
         lo, mid, hi = by[0], by[len(by) // 2], by[-1]
         out.append({**mid, "shown": f"{r['metric']} (median of {len(by)} nodes)",
@@ -62,6 +64,8 @@ def folded(rows: list[dict]) -> list[dict]:
 
 
 def render_summary(rec: RunRecord, console) -> None:
+    """The survey's summary: the nodes lost and the steps missing first, then the nodes, the
+    headline figures and what limits the cluster."""
     with open_store() as store:
         runs = store.children(rec.id)
     rows = headline(runs)
@@ -78,6 +82,7 @@ def render_summary(rec: RunRecord, console) -> None:
         console.print(lost_line(rec.summary["lost"]), style="bold red")
     if missing_steps(steps):
         console.print(partial_line(steps), style="bold yellow")   # then what this survey lacks
+    render_inventory(rec, console)   # then the nodes it measured
     busy = busy_runs(runs)
     if busy:   # as the report says it, the first few named
         console.print(busy_warning(busy, len(runs), most=5), style="bold yellow")
