@@ -25,6 +25,18 @@ def t_two_sided(t: float, dof: float) -> float:
     return float(2 * stdtr(dof, -abs(t)))
 
 
+def t_beyond(d: float, se: float, dof: float, threshold: float) -> float:
+    """The p-value of a difference d (standard error se, Student's t with dof) against the null that
+    the true difference is at most `threshold` either way (McCarthy and Smyth's TREAT, Bioinformatics
+    2009): a change is called larger than a minimum only when the data say so, not when its estimate
+    happens to pass the minimum. threshold 0: the two-sided p-value."""
+    from scipy.special import stdtr
+
+    if se == 0:
+        return 0.0 if abs(d) > threshold else 1.0
+    return float(min(1.0, stdtr(dof, -(abs(d) - threshold) / se) + stdtr(dof, -(abs(d) + threshold) / se)))
+
+
 def variance_prior(variances: list[float], dofs: list[float]) -> tuple[float, float]:
     """(s0^2, d0): the variance that many figures' sample variances (each with its degrees of
     freedom) spread around, and how many degrees of freedom that shared prior is worth, by the
