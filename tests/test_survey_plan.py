@@ -286,3 +286,17 @@ def test_nodes_measuring_at_once_on_shared_cores_get_their_fixed_work_on_top_of_
     assert node_s(crowded) >= node_s(apart) + sum(NODE_FIXED_CPU_S.values()) * 64 - 1
     turns = plan(MAX_TURNS, MAX_TURNS, cores=2)
     assert turns.get("dgemm").seconds == plan(MAX_TURNS, 1, cores=2).get("dgemm").seconds
+
+
+@pytest.mark.parametrize("nodes,sharing,cores", [(4, 1, 0), (48, 48, 2), (128, 128, 2)])
+def test_coll_and_ring_stop_near_their_share(nodes, sharing, cores):
+    """A sweep budget of SWEEP_MARGIN x what the launch leaves of the step's seconds: past it the
+    kernel leaves the rest out (partial), so a step the cost model sized too large ends well before
+    its watchdog, within about 1.25x of its plan."""
+    from rmax.survey.plan import SWEEP_MARGIN
+
+    p = plan(nodes, sharing, cores=cores, net_budget=240.0)
+    for name in ("coll", "ring"):
+        step = p.get(name)
+        assert 0.5 * step.seconds <= step.sizes["sweep_budget"] <= SWEEP_MARGIN * step.seconds + 0.1, name
+        assert step.sizes["sweep_budget"] < step.timeout(nodes)

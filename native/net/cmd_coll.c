@@ -13,6 +13,7 @@
 #include "rmx_names.h"
 #include "rmx_step.h"
 #include "rmx_subcmd.h"
+#include "rmx_timer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,22 @@ static void node_turns(int p, char (*hosts)[64], int serpentine, int *seq)
     free(node);
 }
 
+/* The point the sweep budget stopped at: its process count and order, and its operation and size
+ * (NULL: the count and order's first); the points from there on were left out. */
+static void cut_record(rmx_json *j, double start, double sweep_budget, int p, const char *order, const char *op,
+                       size_t size)
+{
+    rmx_json_int(j, "procs", p);
+    rmx_json_str(j, "order", order);
+    if (op) {
+        rmx_json_str(j, "op", op);
+        rmx_json_int(j, "size", (long long)size);
+    }
+    rmx_json_num(j, "elapsed", rmx_now() - start);
+    rmx_json_num(j, "sweep_budget", sweep_budget);
+    rmx_json_obj_end(j);
+}
+
 /* Positions of ranks 0..p-1 in the given order (hosts: every rank's host). */
 static void make_order(const char *order, int p, char (*hosts)[64], int *pos_of_rank, uint64_t *state)
 {
@@ -90,7 +107,7 @@ int cmd_coll(int argc, char **argv)
     const char *orders = "natural,reversed,random";
     static size_t default_sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
     rmx_size_list sizes = {default_sizes, sizeof default_sizes / sizeof default_sizes[0]}, procs = {NULL, 0};
-    double budget = 0.02;
+    double budget = 0.02, sweep_budget = 0;
     long long max_samples = 100, min_samples = 5, seed = 1;
     int corrupt = 0;
     const rmx_arg spec[] = {
@@ -102,6 +119,10 @@ int cmd_coll(int argc, char **argv)
          NULL},
         {"seed", RMX_ARG_INT, &seed, "seed of the random order", 1, 1e18, NULL},
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per point", 0.001, 3600, NULL},
+        {"sweep-budget", RMX_ARG_DOUBLE, &sweep_budget,
+         "seconds all its points may take (0: no limit); past them the points not yet measured are left out "
+         "(a 'cut' record names the first)",
+         0, 86400, NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per point", 5, 100000, NULL},
         {"min-samples", RMX_ARG_INT, &min_samples,
          "fewest samples per measurement (below 5: no separate warm-up batch)", 2, 100000, NULL},
@@ -145,6 +166,7 @@ int cmd_coll(int argc, char **argv)
         rmx_json_str(j, "ops", ops);
         rmx_json_str(j, "orders", orders);
         rmx_json_int(j, "seed", seed);
+        rmx_json_num(j, "sweep_budget", sweep_budget);
         rmx_json_arr_begin(j, "procs");
         for (size_t i = 0; i < npc; i++)
             rmx_json_int(j, NULL, (long long)pc[i]);
@@ -158,20 +180,31 @@ int cmd_coll(int argc, char **argv)
     net_timing t = net_timing_make(budget, (size_t)max_samples, (size_t)min_samples);
     uint64_t state = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 1;
     long points = 0, invalid = 0;
-    int *pos = malloc((size_t)n * sizeof *pos);
-    for (size_t ip = 0; ip < npc; ip++) {
+    /* the positions, and after them rank 0's word on the sweep budget (1: used up) */
+    int *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    double start = rmx_now();
+    /* cut: this rank saw the sweep budget run out inside a process count it measured (the members of
+     * one count decide together); stop: every rank leaves at the next count and order, told by rank 0 */
+    int cut = 0, stop = 0;
+    for (size_t ip = 0; ip < npc && !stop; ip++) {
         int p = (int)pc[ip];
-        for (size_t io = 0; io < NORDERS; io++) {
+        for (size_t io = 0; io < NORDERS && !stop; io++) {
             const char *order = orders_all[io];
             if (!in_list(orders, order))
                 continue;
             if (me == 0) {
                 make_order(order, p, run.hosts, pos, &state);
+                pos[p] = cut || (sweep_budget > 0 && rmx_now() - start >= sweep_budget);
                 char step[64];
                 snprintf(step, sizeof step, "coll p=%d %s", p, order);
                 rmx_step(step);
             }
-            MPI_Bcast(pos, p, MPI_INT, 0, MPI_COMM_WORLD);
+            MPI_Bcast(pos, p + 1, MPI_INT, 0, MPI_COMM_WORLD);
+            if ((stop = pos[p])) {
+                if (!cut && (j = net_record(&run, "cut")))
+                    cut_record(j, start, sweep_budget, p, order, NULL, 0);
+                break;
+            }
             MPI_Comm sub;
             MPI_Comm_split(MPI_COMM_WORLD, me < p ? 0 : MPI_UNDEFINED, me < p ? pos[me] : 0, &sub);
             if (sub != MPI_COMM_NULL) {
@@ -179,7 +212,7 @@ int cmd_coll(int argc, char **argv)
                 c.p = p;
                 MPI_Comm_rank(sub, &c.me);
                 int root = pos[0];  /* world rank 0 decides, so that it holds the samples it writes */
-                for (size_t k = 0; k < net_coll_nops; k++) {
+                for (size_t k = 0; k < net_coll_nops && !cut; k++) {
                     const net_coll_op *op = &net_coll_ops[k];
                     if (!in_list(ops, op->name))
                         continue;
@@ -192,10 +225,22 @@ int cmd_coll(int argc, char **argv)
                         if (corrupt)
                             net_coll_damage(&c);
                         op->run(&c, 1);
-                        long bad = (long)op->check(&c, s), anybad = 0;
+                        /* this rank's wrong bytes, and (world rank 0's) whether the sweep budget is used
+                         * up, in the one reduction the point makes before it is timed */
+                        long word[2] = {(long)op->check(&c, s), me == 0 && sweep_budget > 0 &&
+                                                                    rmx_now() - start >= sweep_budget};
+                        long sum[2] = {0, 0};
+                        MPI_Allreduce(word, sum, 2, MPI_LONG, MPI_SUM, sub);
+                        if (sum[1]) {
+                            cut = 1;
+                            points--;
+                            if ((j = net_record(&run, "cut")))
+                                cut_record(j, start, sweep_budget, p, order, op->name, c.size);
+                            break;
+                        }
+                        long bad = word[0], anybad = sum[0];
                         net_measure m;
                         memset(&m, 0, sizeof m);
-                        MPI_Allreduce(&bad, &anybad, 1, MPI_LONG, MPI_SUM, sub);
                         if (!anybad) {
                             net_measure_run(sub, root, NET_AVG, &t, op->run, &c, &m);
                             bad = (long)op->check(&c, s);  /* the timed calls left the same answer */

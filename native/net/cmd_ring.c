@@ -150,12 +150,29 @@ static void time_link(int a, int b, size_t size, unsigned char *sbuf, unsigned c
     *valid = v[3] != 0;
 }
 
+/* Rank 0's view of the sweep budget: used up (0 elsewhere, and with no budget). */
+static int past_budget(int me, double start, double sweep_budget)
+{
+    return me == 0 && sweep_budget > 0 && rmx_now() - start >= sweep_budget;
+}
+
+/* What the sweep budget left out: from this part on (a random ring's pattern, or the links). */
+static void cut_record(rmx_json *j, double start, double sweep_budget, const char *part, long pattern)
+{
+    rmx_json_str(j, "from", part);
+    if (pattern > 0)
+        rmx_json_int(j, "pattern", pattern);
+    rmx_json_num(j, "elapsed", rmx_now() - start);
+    rmx_json_num(j, "sweep_budget", sweep_budget);
+    rmx_json_obj_end(j);
+}
+
 int cmd_ring(int argc, char **argv)
 {
     const char *json = NULL;
     size_t lat_size = 8, bw_size = 2000000;
     long long rings = 10, seed = 1, max_samples = 50, min_samples = 5;
-    double budget = 0.02;
+    double budget = 0.02, sweep_budget = 0;
     int no_links = 0;
     const rmx_arg spec[] = {
         {"json", RMX_ARG_STRING, &json, "write JSON lines to FILE ('-' for stdout)", 0, 0, NULL},
@@ -165,6 +182,10 @@ int cmd_ring(int argc, char **argv)
          10000, NULL},
         {"seed", RMX_ARG_INT, &seed, "seed of the random rings", 1, 1e18, NULL},
         {"budget", RMX_ARG_DOUBLE, &budget, "seconds of timed repetitions per measurement", 0.001, 3600, NULL},
+        {"sweep-budget", RMX_ARG_DOUBLE, &sweep_budget,
+         "seconds all its measurements may take (0: no limit); past them the random rings and links not yet "
+         "measured are left out (a 'cut' record names the first; the natural ring always runs)",
+         0, 86400, NULL},
         {"max-samples", RMX_ARG_INT, &max_samples, "most samples per measurement", 5, 100000, NULL},
         {"min-samples", RMX_ARG_INT, &min_samples,
          "fewest samples per measurement (below 5: no separate warm-up batch)", 2, 100000, NULL},
@@ -192,6 +213,7 @@ int cmd_ring(int argc, char **argv)
         rmx_json_int(j, "bw_size", (long long)bw_size);
         rmx_json_int(j, "random_rings", rings);
         rmx_json_int(j, "seed", seed);
+        rmx_json_num(j, "sweep_budget", sweep_budget);
         rmx_json_obj_end(j);
     }
     if (run.table)
@@ -200,15 +222,24 @@ int cmd_ring(int argc, char **argv)
 
     net_timing t = net_timing_make(budget, (size_t)max_samples, (size_t)min_samples);
     uint64_t state = (uint64_t)seed * 0x9e3779b97f4a7c15ULL + 7;
-    int *order = malloc((size_t)n * sizeof *order);
+    /* the ring's order, and after it rank 0's word on the sweep budget (1: used up) */
+    int *order = malloc(((size_t)n + 1) * sizeof *order);
     long invalid = 0;
     size_t msg[2] = {lat_size, bw_size};
-    for (long pat = 0; pat <= rings; pat++) {
+    double start = rmx_now();
+    int cut = 0;
+    for (long pat = 0; pat <= rings && !cut; pat++) {
         for (int i = 0; i < n; i++)
             order[i] = i;
         if (pat > 0 && me == 0)
             net_shuffle(order, n, &state);
-        MPI_Bcast(order, n, MPI_INT, 0, MPI_COMM_WORLD);
+        order[n] = pat > 0 && past_budget(me, start, sweep_budget);
+        MPI_Bcast(order, n + 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if ((cut = order[n])) {
+            if ((j = net_record(&run, "cut")))
+                cut_record(j, start, sweep_budget, "random ring", pat);
+            break;
+        }
         for (int i = 0; i < n; i++)
             if (order[i] == me) {
                 r.left = order[(i - 1 + n) % n];
@@ -237,11 +268,18 @@ int cmd_ring(int argc, char **argv)
             }
         }
     }
-    if (!no_links) {
+    if (!no_links && !cut) {
         rmx_step("ring links");
         if (run.table)
             printf("# %-6s %-6s %10s %16s %12s\n", "From", "To", "Size", "Latency(us)", "Best(us)");
-        for (int s = 0; s < 2; s++)
+        for (int s = 0; s < 2 && !cut; s++) {
+            cut = past_budget(me, start, sweep_budget);
+            MPI_Bcast(&cut, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            if (cut) {
+                if ((j = net_record(&run, "cut")))
+                    cut_record(j, start, sweep_budget, s ? "bandwidth links" : "links", 0);
+                break;
+            }
             for (int a = 0; a < n; a++) {
                 int b = (a + 1) % n, valid = 0;
                 double v[3];
@@ -263,6 +301,7 @@ int cmd_ring(int argc, char **argv)
                     printf("  %-6d %-6d %10zu %16.2f %12.2f%s\n", a, b, msg[s], v[0] * 1e6, v[1] * 1e6,
                            valid ? "" : "  INVALID");
             }
+        }
     }
     if ((j = net_run_done(&run)))
         rmx_json_int(j, "invalid", invalid);

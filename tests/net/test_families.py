@@ -70,6 +70,27 @@ def test_ring(db, ranks):
     assert {f.key: f.value for f in get("ring").metrics(s)}["natural.latency"] == s.natural_latency * 1e6
 
 
+@pytest.mark.parametrize("ranks", RANKS)
+def test_a_sweep_budget_used_up_keeps_what_was_measured_and_the_run_is_partial(db, ranks):
+    """--sweep-budget (a survey step's share, with a margin): past it the points not yet measured
+    are left out on every rank at once, named, and the run is partial with what it measured."""
+    for family, args, said in (("coll", ["--sweep-budget", "0.05"], "the points from "),
+                               ("ring", ["--random-rings", "20", "--sweep-budget", "0.05"], "the random rings from")):
+        proc = run_cli("bench", family, "--quick", "--budget", "0.002", *args, *ranks, "--json", timeout=120)
+        rec = json.loads(proc.stdout)
+        assert proc.returncode != 0 and rec["status"] == "partial", (family, rec.get("error"))
+        assert f"sweep budget (0.05 s) used up: {said}" in rec["error"], rec["error"]
+        s = typed(family, rec)
+        assert s.cut and s.cut in rec["error"]
+        if family == "coll":
+            sized = len(coll.DEFAULT_OPS) - 1    # barrier has no size; quick's two sizes for the others
+            full = (2 * sized + 1) * len(coll.DEFAULT_ORDERS) * (1 if int(ranks[1]) == 2 else 2)
+            assert 0 < len(s.points) < full and all(p.validated for p in s.points)
+        else:
+            assert s.natural_latency > 0 and 1 <= len(s.rings) < 21 and not s.links
+        assert any("sweep budget used up" in n for n in get(family).view(s).notes)
+
+
 def test_ring_geometric_mean():
     assert ring.geomean([1e-6, 4e-6]) == pytest.approx(2e-6)
     assert ring.geomean([]) is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
+from rmax.bench.runner import Parsed
 from rmax.bench.netlaunch import (MESSAGES, cell, check_memory, check_message_sizes, check_names, header_summary,
                                   require_ranks, split_records, parsed_records)
 from rmax.bench.view import Figure, Plot, Table, View, figure
@@ -37,6 +38,9 @@ class CollOptions:
                                      type=Names())
     seed: int = option(1, "Seed of the random order.", type=Count(1, 10**18))
     budget: float = option(0.02, "Seconds per point.", type=Seconds(0.001, 3600, lo_open=False), quick=0.005)
+    sweep_budget: float = option(0.0, "Seconds all points may take (0: no limit); past them the points not yet "
+                                      "measured are left out and the run is partial.",
+                                 type=Seconds(0, 86400, lo_open=False))
     max_samples: int = option(100, "Most samples per point.", type=Count(5, 100000), quick=20, cli=False)
     min_samples: int = option(5, "Fewest samples per point (the survey's plan lowers it where ranks crowd "
                                  "few cores: below 5, no warm-up batch either).", type=Count(2, 100000), cli=False)
@@ -65,6 +69,7 @@ class CollSummary(Summary):
     mpi_library: str | None = None
     procs: list[int] = ()
     statistic: str = STATISTIC
+    cut: str | None = None           # what the sweep budget left out (the points from one on)
 
 
 def _point(r: dict) -> CollPoint:
@@ -73,6 +78,14 @@ def _point(r: dict) -> CollPoint:
     return CollPoint(r["op"], r["procs"], r["order"], r["size"], r.get("rank_order"), med("summary"),
                      med("rank_min"), med("rank_max"), r["summary"].get("n"), r["summary"].get("ci95"),
                      r.get("validated"))
+
+
+def _cut_at(r: dict) -> str:
+    """What the kernel's sweep budget left out (its "cut" record names the first point)."""
+    op = r.get("op")
+    size = f" of {r['size']} B" if r.get("size") else ""
+    first = f"{op}{size} at " if op else ""
+    return f"the points from {first}{r['procs']} processes, {r['order']} order on (after {r['elapsed']:.1f} s)"
 
 
 def _key(p: CollPoint) -> str:
@@ -110,7 +123,8 @@ class Coll(Family):
     def argv(self, o):
         a = [executable("rmax-net"), "coll", "--json", "-", "--ops", ",".join(o.ops), "--orders", ",".join(o.orders),
              "--sizes", ",".join(map(str, o.sizes)), "--seed", str(o.seed), "--budget", str(o.budget),
-             "--max-samples", str(o.max_samples), "--min-samples", str(o.min_samples)]
+             "--max-samples", str(o.max_samples), "--min-samples", str(o.min_samples),
+             "--sweep-budget", str(o.sweep_budget)]
         if o.procs:
             a += ["--procs", ",".join(map(str, o.procs))]
         return a
@@ -119,10 +133,16 @@ class Coll(Family):
         header, points, done = split_records(records, "rmax.coll/1")
         pts = [_point(r) for r in points]
         samples = {_key(p): r.get("samples", []) for p, r in zip(pts, points)}
-        summary = CollSummary(pts, **header_summary(header), procs=header.get("procs") if header else [])
+        cut = next((r for r in records if r.get("schema") == "rmax.coll/1" and r.get("record") == "cut"), None)
+        where = _cut_at(cut) if cut else None
+        summary = CollSummary(pts, **header_summary(header), procs=header.get("procs") if header else [], cut=where)
         bad = [_key(p) for p in pts if not p.validated]
-        return parsed_records(summary, samples, bad, done, "wrong collective results at",
-                       "rmax-net coll stopped before its last point")
+        parsed = parsed_records(summary, samples, bad, done, "wrong collective results at",
+                                "rmax-net coll stopped before its last point")
+        if where and parsed.status == "ok":
+            return Parsed(summary, samples, "partial",
+                          f"sweep budget ({cut['sweep_budget']:g} s) used up: {where} left out")
+        return parsed
 
     def metrics(self, s: CollSummary) -> list[Figure]:
         out = [figure(s, ("points", i, "avg"), f"{p.op}.{p.procs}.{p.size}",
@@ -140,7 +160,8 @@ class Coll(Family):
                   f"{len(s.hosts)} ranks on {', '.join(sorted(set(s.hosts)))}; {STATISTIC}", left=3)
         data = [{"op": p.op, "procs": p.procs, "order": p.order, "size": p.size, "avg_s": p.avg, "min_s": p.min,
                  "max_s": p.max, "n": p.n, "validated": p.validated} for p in pts]
-        return View([t], [], {"collectives": data})
+        notes = [f"sweep budget used up: {s.cut} left out (not measured)"] if s.cut else []
+        return View([t], notes, {"collectives": data})
 
     def plots(self, runs):
         out = []

@@ -31,6 +31,9 @@ class RingOptions:
     random_rings: int = option(10, "Random rings.", type=Count(0, 10000), quick=3)
     seed: int = option(1, "Seed of the random rings.", type=Count(1, 10**18))
     budget: float = option(0.02, "Seconds per measurement.", type=Seconds(0.001, 3600, lo_open=False), quick=0.005)
+    sweep_budget: float = option(0.0, "Seconds all measurements may take (0: no limit); past them the random rings "
+                                      "and links not yet measured are left out and the run is partial (the natural "
+                                      "ring always runs).", type=Seconds(0, 86400, lo_open=False))
     max_samples: int = option(50, "Most samples per measurement.", type=Count(5, 100000), quick=20, cli=False)
     min_samples: int = option(5, "Fewest samples per measurement (the survey's plan lowers it where ranks crowd "
                                  "few cores: below 5, no warm-up batch either).", type=Count(2, 100000), cli=False)
@@ -76,6 +79,7 @@ class RingSummary(Summary):
     rings: list[Ring] = ()
     links: list[Link] = ()
     statistic: str = STATISTIC
+    cut: str | None = None                   # what the sweep budget left out
 
 
 def geomean(values: list[float]) -> float | None:
@@ -131,7 +135,8 @@ class RingFamily(Family):
     def argv(self, o):
         a = [executable("rmax-net"), "ring", "--json", "-", "--lat-size", str(o.lat_size), "--bw-size",
              str(o.bw_size), "--random-rings", str(o.random_rings), "--seed", str(o.seed), "--budget", str(o.budget),
-             "--max-samples", str(o.max_samples), "--min-samples", str(o.min_samples)]
+             "--max-samples", str(o.max_samples), "--min-samples", str(o.min_samples),
+             "--sweep-budget", str(o.sweep_budget)]
         return a + ([] if o.links else ["--no-links"])
 
     def parse(self, records):
@@ -139,6 +144,10 @@ class RingFamily(Family):
         header, _, done = split_records(records, schema)
         points = [r for r in records if r.get("schema") == schema and r.get("record") == "ring"]
         links = [r for r in records if r.get("schema") == schema and r.get("record") == "link"]
+        cut = next((r for r in records if r.get("schema") == schema and r.get("record") == "cut"), None)
+        where = None if cut is None else (
+            f"the random rings from pattern {cut['pattern']} on and what follows" if cut.get("pattern") else
+            f"the {cut['from']}") + f" (after {cut['elapsed']:.1f} s)"
         lat_size = header["lat_size"] if header else 8
         bw_size = header["bw_size"] if header else 2_000_000
         lat, bw = _ring_values(points, lat_size), _ring_values(points, bw_size)
@@ -152,7 +161,7 @@ class RingFamily(Family):
             random_bandwidth=bw_size / t_bw if t_bw else None,
             rings=[Ring(k, lat[k]["ring"], lat[k]["best"], bw_size / bw[k]["best"] if k in bw else None)
                    for k in sorted(lat)],
-            links=_links(links))
+            links=_links(links), cut=where)
         samples = {f"{r['ordering']}{r['pattern']}/{r['size']}/{r['method']}": r.get("samples", []) for r in points}
         bad = [f"pattern {r['pattern']} size {r['size']}" for r in points if not r.get("validated")]
         bad += [f"link {g['from']}->{g['to']}" for g in links if not g.get("validated")]
@@ -160,6 +169,9 @@ class RingFamily(Family):
             return Parsed(summary, samples, "invalid", f"ring messages failed validation: {', '.join(bad[:5])}")
         if done is None:
             return Parsed(summary, samples, "failed", "rmax-net ring stopped before its last measurement")
+        if where:
+            return Parsed(summary, samples, "partial",
+                          f"sweep budget ({cut['sweep_budget']:g} s) used up: {where} left out")
         return Parsed(summary, samples)
 
     def metrics(self, s: RingSummary) -> list[Figure]:
@@ -177,7 +189,7 @@ class RingFamily(Family):
                           cell(s.random_bandwidth, 1e-6, ".0f")]],
                         f"{len(s.hosts)} ranks; HPCC's definitions ({s.lat_size} B latency, {s.bw_size} B bandwidth), "
                         "best of samples")]
-        notes = []
+        notes = [f"sweep budget used up: {s.cut} left out (not measured)"] if s.cut else []
         if s.links:
             rows = [[str(k.from_rank), str(k.to_rank), str(k.size), cell(k.time, 1e6, ".3f"),
                      cell(k.time and k.size / k.time, 1e-6, ".0f"),

@@ -410,6 +410,15 @@ def net(o, s, n, crowd, quick):
     return {**out, **crowded(o, c)}
 
 
+SWEEP_MARGIN = 1.2   # a sweep's budget over its seconds: stopped past it, a step keeps within 1.25x of its plan
+
+
+def sweep(s: float) -> dict:
+    """The kernel's bound on all its points (--sweep-budget): past it the points not yet measured are
+    left out and the run is partial, so that a step the plan sized too large stops near its share."""
+    return {"sweep_budget": sig(SWEEP_MARGIN * s)}
+
+
 def thinned(values: tuple, keep: int) -> tuple:
     """`keep` of the values, evenly spread, the first and the last kept."""
     if keep >= len(values):
@@ -435,7 +444,7 @@ def coll(o, s, n, crowd, quick):
         sizes = thinned(o.sizes, len(sizes) - 1)
     c_all = crowd.per_core(n)
     if c_all <= 1:
-        return {"sizes": sizes, "budget": min(o.budget, per_point(s, per_size * len(sizes)))}
+        return {"sizes": sizes, "budget": min(o.budget, per_point(s, per_size * len(sizes))), **sweep(s)}
     # Crowded: each point's batches cost in proportion to its ranks per core, an alltoall's or an
     # allgather's bytes also to its process count. Cut the rank orders first (they differ only
     # with several ranks per node), then the largest size, then the process counts between 2 and
@@ -468,7 +477,7 @@ def coll(o, s, n, crowd, quick):
         out["orders"] = orders
     if counts != tuple(o.procs or coll_procs(n)):
         out["procs"] = counts
-    return {**out, **crowded(o, c_all)}
+    return {**out, **crowded(o, c_all), **sweep(s)}
 
 
 def ring(o, s, n, crowd, quick):
@@ -480,7 +489,8 @@ def ring(o, s, n, crowd, quick):
         measured -= 2
     c = crowd.per_core(n)
     if c <= 1:
-        return {"random_rings": rings, "links": bool(links), "budget": min(o.budget, per_point(s, measured))}
+        return {"random_rings": rings, "links": bool(links), "budget": min(o.budget, per_point(s, measured)),
+                **sweep(s)}
     # Crowded: a ring measurement is 2 sizes x 2 methods over every rank (each sends its message both
     # ways), a link's a pair's between two splits of the world. Cut the links, then the random
     # rings down to one, then the bandwidth message (to 64 KiB), until the fixed work fits 70 %.
@@ -505,7 +515,7 @@ def ring(o, s, n, crowd, quick):
            "budget": min(o.budget, per_point(max(0.0, s - fixed(rings, links, bw)), measured, 0.8))}
     if bw != o.bw_size:
         out["bw_size"] = bw
-    return {**out, **crowded(o, c)}
+    return {**out, **crowded(o, c), **sweep(s)}
 
 
 def shifts_of(n: int, most: int = 0) -> tuple[int, ...]:
