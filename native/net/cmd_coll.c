@@ -13,7 +13,6 @@
 #include "rmx_names.h"
 #include "rmx_step.h"
 #include "rmx_subcmd.h"
-#include "rmx_timer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,8 +64,7 @@ static void node_turns(int p, char (*hosts)[64], int serpentine, int *seq)
 
 /* The point the sweep budget stopped at: its process count and order, and its operation and size
  * (NULL: the count and order's first); the points from there on were left out. */
-static void cut_record(rmx_json *j, double start, double sweep_budget, int p, const char *order, const char *op,
-                       size_t size)
+static void cut_record(rmx_json *j, const net_sweep *sw, int p, const char *order, const char *op, size_t size)
 {
     rmx_json_int(j, "procs", p);
     rmx_json_str(j, "order", order);
@@ -74,9 +72,7 @@ static void cut_record(rmx_json *j, double start, double sweep_budget, int p, co
         rmx_json_str(j, "op", op);
         rmx_json_int(j, "size", (long long)size);
     }
-    rmx_json_num(j, "elapsed", rmx_now() - start);
-    rmx_json_num(j, "sweep_budget", sweep_budget);
-    rmx_json_obj_end(j);
+    net_sweep_cut_end(j, sw);
 }
 
 /* Positions of ranks 0..p-1 in the given order (hosts: every rank's host). */
@@ -182,7 +178,7 @@ int cmd_coll(int argc, char **argv)
     long points = 0, invalid = 0;
     /* the positions, and after them rank 0's word on the sweep budget (1: used up) */
     int *pos = malloc(((size_t)n + 1) * sizeof *pos);
-    double start = rmx_now();
+    net_sweep sw = net_sweep_start(sweep_budget);
     /* cut: this rank saw the sweep budget run out inside a process count it measured (the members of
      * one count decide together); stop: every rank leaves at the next count and order, told by rank 0 */
     int cut = 0, stop = 0;
@@ -194,7 +190,7 @@ int cmd_coll(int argc, char **argv)
                 continue;
             if (me == 0) {
                 make_order(order, p, run.hosts, pos, &state);
-                pos[p] = cut || (sweep_budget > 0 && rmx_now() - start >= sweep_budget);
+                pos[p] = cut || net_sweep_past(&sw, me);
                 char step[64];
                 snprintf(step, sizeof step, "coll p=%d %s", p, order);
                 rmx_step(step);
@@ -202,7 +198,7 @@ int cmd_coll(int argc, char **argv)
             MPI_Bcast(pos, p + 1, MPI_INT, 0, MPI_COMM_WORLD);
             if ((stop = pos[p])) {
                 if (!cut && (j = net_record(&run, "cut")))
-                    cut_record(j, start, sweep_budget, p, order, NULL, 0);
+                    cut_record(j, &sw, p, order, NULL, 0);
                 break;
             }
             MPI_Comm sub;
@@ -227,15 +223,14 @@ int cmd_coll(int argc, char **argv)
                         op->run(&c, 1);
                         /* this rank's wrong bytes, and (world rank 0's) whether the sweep budget is used
                          * up, in the one reduction the point makes before it is timed */
-                        long word[2] = {(long)op->check(&c, s), me == 0 && sweep_budget > 0 &&
-                                                                    rmx_now() - start >= sweep_budget};
+                        long word[2] = {(long)op->check(&c, s), net_sweep_past(&sw, me)};
                         long sum[2] = {0, 0};
                         MPI_Allreduce(word, sum, 2, MPI_LONG, MPI_SUM, sub);
                         if (sum[1]) {
                             cut = 1;
                             points--;
                             if ((j = net_record(&run, "cut")))
-                                cut_record(j, start, sweep_budget, p, order, op->name, c.size);
+                                cut_record(j, &sw, p, order, op->name, c.size);
                             break;
                         }
                         long bad = word[0], anybad = sum[0];

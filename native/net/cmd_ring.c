@@ -150,21 +150,13 @@ static void time_link(int a, int b, size_t size, unsigned char *sbuf, unsigned c
     *valid = v[3] != 0;
 }
 
-/* Rank 0's view of the sweep budget: used up (0 elsewhere, and with no budget). */
-static int past_budget(int me, double start, double sweep_budget)
-{
-    return me == 0 && sweep_budget > 0 && rmx_now() - start >= sweep_budget;
-}
-
 /* What the sweep budget left out: from this part on (a random ring's pattern, or the links). */
-static void cut_record(rmx_json *j, double start, double sweep_budget, const char *part, long pattern)
+static void cut_record(rmx_json *j, const net_sweep *sw, const char *part, long pattern)
 {
     rmx_json_str(j, "from", part);
     if (pattern > 0)
         rmx_json_int(j, "pattern", pattern);
-    rmx_json_num(j, "elapsed", rmx_now() - start);
-    rmx_json_num(j, "sweep_budget", sweep_budget);
-    rmx_json_obj_end(j);
+    net_sweep_cut_end(j, sw);
 }
 
 int cmd_ring(int argc, char **argv)
@@ -226,18 +218,18 @@ int cmd_ring(int argc, char **argv)
     int *order = malloc(((size_t)n + 1) * sizeof *order);
     long invalid = 0;
     size_t msg[2] = {lat_size, bw_size};
-    double start = rmx_now();
+    net_sweep sw = net_sweep_start(sweep_budget);
     int cut = 0;
     for (long pat = 0; pat <= rings && !cut; pat++) {
         for (int i = 0; i < n; i++)
             order[i] = i;
         if (pat > 0 && me == 0)
             net_shuffle(order, n, &state);
-        order[n] = pat > 0 && past_budget(me, start, sweep_budget);
+        order[n] = pat > 0 && net_sweep_past(&sw, me);
         MPI_Bcast(order, n + 1, MPI_INT, 0, MPI_COMM_WORLD);
         if ((cut = order[n])) {
             if ((j = net_record(&run, "cut")))
-                cut_record(j, start, sweep_budget, "random ring", pat);
+                cut_record(j, &sw, "random ring", pat);
             break;
         }
         for (int i = 0; i < n; i++)
@@ -273,11 +265,11 @@ int cmd_ring(int argc, char **argv)
         if (run.table)
             printf("# %-6s %-6s %10s %16s %12s\n", "From", "To", "Size", "Latency(us)", "Best(us)");
         for (int s = 0; s < 2 && !cut; s++) {
-            cut = past_budget(me, start, sweep_budget);
+            cut = net_sweep_past(&sw, me);
             MPI_Bcast(&cut, 1, MPI_INT, 0, MPI_COMM_WORLD);
             if (cut) {
                 if ((j = net_record(&run, "cut")))
-                    cut_record(j, start, sweep_budget, s ? "bandwidth links" : "links", 0);
+                    cut_record(j, &sw, s ? "bandwidth links" : "links", 0);
                 break;
             }
             for (int a = 0; a < n; a++) {

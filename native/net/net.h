@@ -75,6 +75,16 @@ void net_measure_free(net_measure *m);
  * warm-up batch either). */
 net_timing net_timing_make(double budget, size_t max_samples, size_t min_samples);
 
+/* A command's bound on all its measurements (--sweep-budget, seconds; 0: none), from its start. */
+typedef struct {
+    double start, budget;
+} net_sweep;
+net_sweep net_sweep_start(double budget);
+/* On rank 0, which decides: whether the bound is used up (0 on every other rank, and with none). */
+int net_sweep_past(const net_sweep *s, int me);
+/* The closing members of a "cut" record (its elapsed seconds and the bound), and its end. */
+void net_sweep_cut_end(rmx_json *j, const net_sweep *s);
+
 /* ---- payloads (payload.c) ---------------------------------------------- */
 void net_fill(unsigned char *buf, size_t n, uint64_t seed);
 /* Number of bytes that differ from the pattern of `seed` (0: valid). */

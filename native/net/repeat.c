@@ -43,6 +43,24 @@ net_timing net_timing_make(double budget, size_t max_samples, size_t min_samples
     return t;
 }
 
+net_sweep net_sweep_start(double budget)
+{
+    net_sweep s = {rmx_now(), budget};
+    return s;
+}
+
+int net_sweep_past(const net_sweep *s, int me)
+{
+    return me == 0 && s->budget > 0 && rmx_now() - s->start >= s->budget;
+}
+
+void net_sweep_cut_end(rmx_json *j, const net_sweep *s)
+{
+    rmx_json_num(j, "elapsed", rmx_now() - s->start);
+    rmx_json_num(j, "sweep_budget", s->budget);
+    rmx_json_obj_end(j);
+}
+
 static int past(const net_timing *t)
 {
     return t->deadline > 0 && rmx_now() >= t->deadline;

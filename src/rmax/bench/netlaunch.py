@@ -142,6 +142,25 @@ def split_records(records: list[dict], schema: str) -> tuple[dict | None, list[d
     return header, [r for r in recs if r.get("record") == "point"], done
 
 
+def cut_of(records: list[dict], schema: str) -> dict | None:
+    """The "cut" record of a command whose sweep budget (--sweep-budget) ran out, if any."""
+    return next((r for r in records if r.get("schema") == schema and r.get("record") == "cut"), None)
+
+
+def swept(parsed: Parsed, cut: dict | None, what: str | None) -> Parsed:
+    """A run whose sweep budget left `what` out (named from its cut record) is partial with what it
+    measured, unless something worse already holds."""
+    if cut is None or parsed.status != "ok":
+        return parsed
+    return Parsed(parsed.summary, parsed.samples, "partial",
+                  f"sweep budget ({cut['sweep_budget']:g} s) used up: {what} left out")
+
+
+def sweep_notes(what: str | None) -> list[str]:
+    """A view's note for what the sweep budget left out."""
+    return [f"sweep budget used up: {what} left out (not measured)"] if what else []
+
+
 def header_summary(header: dict | None) -> dict:
     return {"hosts": header.get("hosts", []) if header else [],
             "mpi_library": header.get("mpi_library") if header else None}

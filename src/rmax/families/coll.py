@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
-from rmax.bench.runner import Parsed
-from rmax.bench.netlaunch import (MESSAGES, cell, check_memory, check_message_sizes, check_names, header_summary,
-                                  require_ranks, split_records, parsed_records)
+from rmax.bench.netlaunch import (MESSAGES, cell, check_memory, check_message_sizes, check_names, cut_of,
+                                  header_summary, require_ranks, split_records, parsed_records, swept, sweep_notes)
 from rmax.bench.view import Figure, Plot, Table, View, figure
 from rmax.errors import RmaxError
 from rmax.launch.base import MAX_RANKS
@@ -133,16 +132,12 @@ class Coll(Family):
         header, points, done = split_records(records, "rmax.coll/1")
         pts = [_point(r) for r in points]
         samples = {_key(p): r.get("samples", []) for p, r in zip(pts, points)}
-        cut = next((r for r in records if r.get("schema") == "rmax.coll/1" and r.get("record") == "cut"), None)
+        cut = cut_of(records, "rmax.coll/1")
         where = _cut_at(cut) if cut else None
         summary = CollSummary(pts, **header_summary(header), procs=header.get("procs") if header else [], cut=where)
         bad = [_key(p) for p in pts if not p.validated]
-        parsed = parsed_records(summary, samples, bad, done, "wrong collective results at",
-                                "rmax-net coll stopped before its last point")
-        if where and parsed.status == "ok":
-            return Parsed(summary, samples, "partial",
-                          f"sweep budget ({cut['sweep_budget']:g} s) used up: {where} left out")
-        return parsed
+        return swept(parsed_records(summary, samples, bad, done, "wrong collective results at",
+                                    "rmax-net coll stopped before its last point"), cut, where)
 
     def metrics(self, s: CollSummary) -> list[Figure]:
         out = [figure(s, ("points", i, "avg"), f"{p.op}.{p.procs}.{p.size}",
@@ -160,8 +155,7 @@ class Coll(Family):
                   f"{len(s.hosts)} ranks on {', '.join(sorted(set(s.hosts)))}; {STATISTIC}", left=3)
         data = [{"op": p.op, "procs": p.procs, "order": p.order, "size": p.size, "avg_s": p.avg, "min_s": p.min,
                  "max_s": p.max, "n": p.n, "validated": p.validated} for p in pts]
-        notes = [f"sweep budget used up: {s.cut} left out (not measured)"] if s.cut else []
-        return View([t], notes, {"collectives": data})
+        return View([t], sweep_notes(s.cut), {"collectives": data})
 
     def plots(self, runs):
         out = []

@@ -13,8 +13,8 @@ import statistics
 from dataclasses import dataclass
 
 from rmax.bench.family import Family, Summary, SurveyPlan, option, register
-from rmax.bench.netlaunch import (MAX_MESSAGE, cell, check_memory, check_message_sizes, header_summary,
-                                  require_ranks, split_records)
+from rmax.bench.netlaunch import (MAX_MESSAGE, cell, check_memory, check_message_sizes, cut_of, header_summary,
+                                  require_ranks, split_records, swept, sweep_notes)
 from rmax.bench.runner import Parsed
 from rmax.bench.view import Figure, Table, View, figure
 from rmax.native import executable
@@ -144,7 +144,7 @@ class RingFamily(Family):
         header, _, done = split_records(records, schema)
         points = [r for r in records if r.get("schema") == schema and r.get("record") == "ring"]
         links = [r for r in records if r.get("schema") == schema and r.get("record") == "link"]
-        cut = next((r for r in records if r.get("schema") == schema and r.get("record") == "cut"), None)
+        cut = cut_of(records, schema)
         where = None if cut is None else (
             f"the random rings from pattern {cut['pattern']} on and what follows" if cut.get("pattern") else
             f"the {cut['from']}") + f" (after {cut['elapsed']:.1f} s)"
@@ -169,10 +169,7 @@ class RingFamily(Family):
             return Parsed(summary, samples, "invalid", f"ring messages failed validation: {', '.join(bad[:5])}")
         if done is None:
             return Parsed(summary, samples, "failed", "rmax-net ring stopped before its last measurement")
-        if where:
-            return Parsed(summary, samples, "partial",
-                          f"sweep budget ({cut['sweep_budget']:g} s) used up: {where} left out")
-        return Parsed(summary, samples)
+        return swept(Parsed(summary, samples), cut, where)
 
     def metrics(self, s: RingSummary) -> list[Figure]:
         out = [figure(s, (f"{which}_latency",), f"{which}.latency", f"{which} ring latency, {s.lat_size} B", "us",
@@ -189,7 +186,7 @@ class RingFamily(Family):
                           cell(s.random_bandwidth, 1e-6, ".0f")]],
                         f"{len(s.hosts)} ranks; HPCC's definitions ({s.lat_size} B latency, {s.bw_size} B bandwidth), "
                         "best of samples")]
-        notes = [f"sweep budget used up: {s.cut} left out (not measured)"] if s.cut else []
+        notes = sweep_notes(s.cut)
         if s.links:
             rows = [[str(k.from_rank), str(k.to_rank), str(k.size), cell(k.time, 1e6, ".3f"),
                      cell(k.time and k.size / k.time, 1e-6, ".0f"),
